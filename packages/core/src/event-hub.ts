@@ -1,0 +1,117 @@
+import { EventEmitter } from "eventemitter3";
+import type { RunEvent, RunEventOf, RunEventType } from "./run-events.js";
+
+type Listener<K extends RunEventType> = (event: RunEventOf<K>) => void;
+
+// Past this many unread events an iterator drops the oldest `agent-event`s (the only
+// high-volume kind), so a reader that stalls cannot grow memory without bound.
+const defaultMaxBuffered = 10_000;
+
+/**
+ * Delivers a run's events to listeners and to async iterators. A listener that throws does not
+ * stop the run or the other listeners; its error is reported as a process warning.
+ */
+export class EventHub {
+  private readonly emitter = new EventEmitter();
+  private readonly iterators = new Set<IteratorState>();
+  private finished: { error?: unknown } | undefined;
+
+  constructor(private readonly maxBuffered = defaultMaxBuffered) {}
+
+  on<K extends RunEventType>(type: K | "*", listener: Listener<K>): () => void {
+    const safe = (event: RunEventOf<K>) => {
+      try {
+        listener(event);
+      } catch (error) {
+        process.emitWarning(
+          `A taskledger event listener threw: ${String(error)}`,
+          "TaskLedgerWarning",
+        );
+      }
+    };
+    this.emitter.on(type, safe);
+    return () => this.emitter.off(type, safe);
+  }
+
+  emit(event: RunEvent): void {
+    this.emitter.emit(event.type, event);
+    this.emitter.emit("*", event);
+    for (const state of this.iterators) state.push(event, this.maxBuffered);
+  }
+
+  /** Ends every iterator: after its buffered events, it returns (or throws `error`). */
+  close(error?: unknown): void {
+    this.finished = error === undefined ? {} : { error };
+    for (const state of this.iterators) state.end(this.finished);
+    this.iterators.clear();
+    this.emitter.removeAllListeners();
+  }
+
+  /** Events from now on (all of them, if created before the run starts). */
+  iterate(): AsyncIterableIterator<RunEvent> {
+    const state = new IteratorState();
+    if (this.finished) state.end(this.finished);
+    else this.iterators.add(state);
+    const iterators = this.iterators;
+    return {
+      next: () => state.next(),
+      return: async () => {
+        iterators.delete(state);
+        state.end({});
+        return { done: true, value: undefined };
+      },
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+  }
+}
+
+class IteratorState {
+  private buffer: RunEvent[] = [];
+  private waiting: ((result: IteratorResult<RunEvent>) => void) | undefined;
+  private failWaiting: ((error: unknown) => void) | undefined;
+  private ended: { error?: unknown } | undefined;
+
+  push(event: RunEvent, maxBuffered: number): void {
+    if (this.waiting) {
+      const resolve = this.waiting;
+      this.waiting = this.failWaiting = undefined;
+      resolve({ done: false, value: event });
+      return;
+    }
+    this.buffer.push(event);
+    if (this.buffer.length > maxBuffered) {
+      const index = this.buffer.findIndex((e) => e.type === "agent-event");
+      if (index >= 0) this.buffer.splice(index, 1);
+    }
+  }
+
+  end(ended: { error?: unknown }): void {
+    if (this.ended) return;
+    this.ended = ended;
+    if (this.waiting && this.buffer.length === 0) {
+      const resolve = this.waiting;
+      const reject = this.failWaiting!;
+      this.waiting = this.failWaiting = undefined;
+      if (ended.error !== undefined) reject(ended.error);
+      else resolve({ done: true, value: undefined });
+    }
+  }
+
+  next(): Promise<IteratorResult<RunEvent>> {
+    const event = this.buffer.shift();
+    if (event) return Promise.resolve({ done: false, value: event });
+    if (this.ended) {
+      const { error } = this.ended;
+      this.ended = {};
+      return error !== undefined
+        ? Promise.reject(error)
+        : Promise.resolve({ done: true, value: undefined });
+    }
+    return new Promise((resolve, reject) => {
+      this.waiting = resolve;
+      this.failWaiting = reject;
+    });
+  }
+}

@@ -1,0 +1,60 @@
+import type { SubTask } from "./sub-task.js";
+import type { Usage } from "./usage.js";
+
+/**
+ * How an attempt ended. `finished`: the agent stopped on its own; `truncated`: it stopped because
+ * output ran out (or stopped with almost nothing after tool use); `error`: provider, tool or
+ * process failure; `timeout`: the attempt's time ran out; `cancelled`: its signal was aborted.
+ */
+export type AttemptOutcome = "finished" | "truncated" | "error" | "timeout" | "cancelled";
+
+/** A tool call the agent made, with input and output already trimmed to a bounded size. */
+export interface ToolCallRecord {
+  tool: string;
+  status: string;
+  input: string;
+  output: string;
+}
+
+/** What the executor returns for one attempt; everything in it is bounded in size. */
+export interface AttemptResult {
+  outcome: AttemptOutcome;
+  /** The agent's last text, which is usually its own account of what it did. */
+  finalText: string;
+  toolCalls: ToolCallRecord[];
+  /** Finish reason of each model step, in order (`stop`, `length`, `tool-calls`, …). */
+  stepFinishReasons: string[];
+  /** Files the agent wrote or edited, relative to the working directory, when known. */
+  filesChanged: string[];
+  usage: Usage;
+  /** Why it ended badly, when it did. */
+  error?: string;
+  durationMs: number;
+  /** Executor-specific facts for diagnosis: session id, exit code, stderr tail. */
+  details?: Record<string, unknown>;
+}
+
+/** A typed event the agent produced while an attempt runs, forwarded to the host as it arrives. */
+export type AgentEvent =
+  | { type: "step-start" }
+  | { type: "text"; text: string }
+  | { type: "tool-use"; tool: string; status: string; input: string; output: string }
+  | { type: "step-finish"; reason: string; usage?: Usage }
+  | { type: "error"; message: string; statusCode?: number }
+  | { type: "unknown"; rawType: string };
+
+export interface ExecuteOptions {
+  /** The sub-task being attempted (for executors that configure per sub-task). */
+  subTask: SubTask;
+  /** 1 for the first attempt, then 2, 3, … */
+  attempt: number;
+  /** The directory the agent works in. */
+  cwd: string;
+  abortSignal: AbortSignal;
+  onEvent?: (event: AgentEvent) => void;
+}
+
+/** Runs one attempt of one sub-task in a fresh agent session. */
+export interface Executor {
+  run(prompt: string, options: ExecuteOptions): Promise<AttemptResult>;
+}

@@ -1,0 +1,90 @@
+export {
+  buildDependencyContext,
+  type CompletedOutput,
+  type DependencyContext,
+} from "./dependency-context.js";
+export {
+  AbortedError,
+  ExecutorError,
+  InvalidConfigError,
+  InvalidRequestError,
+  isAbortError,
+  ModelError,
+  type PlanIssue,
+  type PlanIssueKind,
+  PlanValidationError,
+  StoreError,
+  StructuredOutputError,
+  TaskLedgerError,
+  type TaskLedgerErrorCode,
+  type TaskLedgerErrorOptions,
+  UnexpectedCallError,
+} from "./errors.js";
+export { type EvaluationInput, type Evaluator, outcomeEvaluator } from "./evaluator.js";
+export type {
+  AgentEvent,
+  AttemptOutcome,
+  AttemptResult,
+  ExecuteOptions,
+  Executor,
+  ToolCallRecord,
+} from "./executor.js";
+export { createManager, Manager, type RunOptions } from "./manager.js";
+export type { ManagerOptions, RunBudget } from "./manager-options.js";
+export type {
+  FinishReason,
+  GenerateRequest,
+  GenerateResult,
+  LanguageModel,
+  ModelMessage,
+  StructuredOutput,
+} from "./model.js";
+export {
+  type DecomposePolicy,
+  isTrivialRequest,
+  type PlanResult,
+  singleSubTaskLedger,
+} from "./planner.js";
+export {
+  type Evidence,
+  evidenceSchema,
+  type ProgressEntry,
+  type ProgressJudgment,
+  progressEntrySchema,
+  progressJudgmentSchema,
+  progressJudgmentSchemaName,
+} from "./progress-entry.js";
+export { buildSubTaskPrompt, type SubTaskPromptInput } from "./prompts.js";
+export type { BudgetExhaustion, RunEvent, RunEventOf, RunEventType } from "./run-events.js";
+export {
+  type RunReport,
+  type RunStatus,
+  runReportSchema,
+  runStatusSchema,
+  type SubTaskReport,
+  type SubTaskStatus,
+  subTaskReportSchema,
+  subTaskStatusSchema,
+} from "./run-report.js";
+export { MemoryRunStore, type RunStore } from "./run-store.js";
+export { parseStructuredOutput } from "./structured-output.js";
+export {
+  type Check,
+  checkSchema,
+  type SubTask,
+  type SubTaskInput,
+  subTaskIdSchema,
+  subTaskSchema,
+} from "./sub-task.js";
+export {
+  defaultMaxSubTasks,
+  type TaskLedger,
+  type TaskLedgerInput,
+  taskLedgerSchema,
+  taskLedgerSchemaName,
+  type ValidateTaskLedgerOptions,
+  validateTaskLedger,
+} from "./task-ledger.js";
+export { TaskRun } from "./task-run.js";
+export { estimateTokens, truncateToTokens } from "./tokens.js";
+export { addUsage, emptyUsage, totalTokens, type Usage, usageSchema } from "./usage.js";

@@ -1,0 +1,125 @@
+import { PlanValidationError, StructuredOutputError } from "./errors.js";
+import type { LanguageModel, ModelMessage } from "./model.js";
+import { plannerRepairMessage, plannerSystemPrompt } from "./prompts.js";
+import {
+  type TaskLedger,
+  taskLedgerSchema,
+  taskLedgerSchemaName,
+  validateTaskLedger,
+} from "./task-ledger.js";
+import { addUsage, emptyUsage, type Usage } from "./usage.js";
+
+/** `auto` skips the planning call for requests that are plainly one step. */
+export type DecomposePolicy = "auto" | "always" | "never" | ((request: string) => boolean);
+
+export interface PlanResult {
+  ledger: TaskLedger;
+  /** False when the request ran as a single sub-task without a planning call. */
+  decomposed: boolean;
+  /** True when the first plan was invalid and the repair call fixed it. */
+  repaired: boolean;
+  usage: Usage;
+}
+
+export interface PlanOptions {
+  model: LanguageModel | undefined;
+  request: string;
+  maxSubTasks: number;
+  decompose: DecomposePolicy;
+  abortSignal: AbortSignal;
+}
+
+// Words that usually join several steps ("build X and then deploy it").
+const multiStep = /\b(and|then|after|before|also|finally|each|every|all)\b|[;\n]|\d\.|^\s*[-*]/im;
+
+/** Heuristic for `auto`: short, one sentence, no joining words. Misses cost a planning call. */
+export function isTrivialRequest(request: string): boolean {
+  const text = request.trim();
+  const sentences = text.split(/[.!?]+\s/).filter(Boolean).length;
+  return text.length <= 120 && sentences <= 1 && !multiStep.test(text);
+}
+
+function shouldDecompose(policy: DecomposePolicy, request: string): boolean {
+  if (typeof policy === "function") return policy(request);
+  if (policy === "auto") return !isTrivialRequest(request);
+  return policy === "always";
+}
+
+/** The ledger of a request that runs as it is, in one sub-task. */
+export function singleSubTaskLedger(request: string): TaskLedger {
+  const firstLine = request.trim().split("\n")[0] ?? "";
+  return {
+    subTasks: [
+      {
+        id: "task",
+        title: firstLine.length > 80 ? `${firstLine.slice(0, 79)}…` : firstLine || "Task",
+        description: request.trim(),
+        successCriteria: ["Everything the request asks for is done."],
+        dependsOn: [],
+        checks: [],
+      },
+    ],
+  };
+}
+
+/**
+ * Turns a request into a validated Task Ledger: one structured call, and one repair call that
+ * shows the model what was wrong. A plan still invalid after that is a `PlanValidationError`.
+ */
+export async function planRequest(options: PlanOptions): Promise<PlanResult> {
+  const { model, request, maxSubTasks, abortSignal } = options;
+  if (!model || !shouldDecompose(options.decompose, request)) {
+    return {
+      ledger: singleSubTaskLedger(request),
+      decomposed: false,
+      repaired: false,
+      usage: emptyUsage(),
+    };
+  }
+  const system = plannerSystemPrompt(maxSubTasks);
+  const messages: ModelMessage[] = [{ role: "user", content: `Request:\n${request}` }];
+  let usage = emptyUsage();
+
+  const attempt = async (): Promise<TaskLedger> => {
+    try {
+      const result = await model.generate({
+        system,
+        messages: [...messages],
+        output: { name: taskLedgerSchemaName, schema: taskLedgerSchema },
+        abortSignal,
+      });
+      usage = addUsage(usage, result.usage);
+      messages.push({ role: "assistant", content: result.text });
+      return validateTaskLedger(result.object, { maxSubTasks });
+    } catch (error) {
+      if (StructuredOutputError.isInstance(error)) {
+        messages.push({ role: "assistant", content: error.text });
+      }
+      throw error;
+    }
+  };
+
+  try {
+    return { ledger: await attempt(), decomposed: true, repaired: false, usage };
+  } catch (error) {
+    if (!isRepairable(error)) throw error;
+    messages.push({ role: "user", content: plannerRepairMessage(error.message) });
+  }
+  try {
+    return { ledger: await attempt(), decomposed: true, repaired: true, usage };
+  } catch (error) {
+    if (!isRepairable(error)) throw error;
+    const context = "The model's Task Ledger was still invalid after one repair";
+    if (PlanValidationError.isInstance(error)) {
+      throw new PlanValidationError(error.issues, { context, cause: error });
+    }
+    throw new PlanValidationError([{ kind: "schema", message: error.message }], {
+      context,
+      cause: error,
+    });
+  }
+}
+
+function isRepairable(error: unknown): error is PlanValidationError | StructuredOutputError {
+  return PlanValidationError.isInstance(error) || StructuredOutputError.isInstance(error);
+}

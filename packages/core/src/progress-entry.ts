@@ -1,0 +1,35 @@
+import { z } from "zod";
+import { usageSchema } from "./usage.js";
+
+/** One piece of evidence behind a judgment: a checker's verdict or a fact about the attempt. */
+export const evidenceSchema = z.object({
+  /** What produced it: `finish-reason`, `command: npm test`, `llm-judge`, a custom checker. */
+  source: z.string().min(1).max(200),
+  passed: z.boolean(),
+  detail: z.string().max(4000),
+});
+export type Evidence = z.infer<typeof evidenceSchema>;
+
+/**
+ * What the judge model answers about one attempt. Its structured-output name is
+ * `progress_ledger_entry`; evidence and usage are added by the evaluator, not the model.
+ */
+export const progressJudgmentSchema = z.object({
+  completed: z.boolean(),
+  /** What the attempt achieved, for people and for the report. */
+  summary: z.string().max(4000),
+  /** What dependent sub-tasks need from this one, as text. */
+  outputData: z.string().max(20_000),
+  /** What the next attempt must do differently; empty when completed. */
+  feedback: z.string().max(4000),
+});
+export type ProgressJudgment = z.infer<typeof progressJudgmentSchema>;
+export const progressJudgmentSchemaName = "progress_ledger_entry";
+
+/** One entry of the Progress Ledger: the evaluator's verdict on one attempt of one sub-task. */
+export const progressEntrySchema = progressJudgmentSchema.extend({
+  evidence: z.array(evidenceSchema),
+  /** Tokens the evaluation itself spent. */
+  usage: usageSchema,
+});
+export type ProgressEntry = z.infer<typeof progressEntrySchema>;

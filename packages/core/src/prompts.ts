@@ -1,0 +1,85 @@
+import type { Evidence, ProgressEntry } from "./progress-entry.js";
+import type { SubTask } from "./sub-task.js";
+import { truncateToTokens } from "./tokens.js";
+
+export function plannerSystemPrompt(maxSubTasks: number): string {
+  return [
+    "You are the manager of a coding agent. Turn the user's request into a Task Ledger: a small",
+    "graph of sub-tasks. Each sub-task is done by a fresh agent session that sees only that",
+    "sub-task's text and the outputs of the sub-tasks it depends on, never the others' work.",
+    "",
+    "Rules:",
+    `- Use as few sub-tasks as the work needs, at most ${maxSubTasks}. A request that is one step is one sub-task.`,
+    "- Each sub-task must be self-contained: say exactly what to do, where, and what to report back.",
+    "- successCriteria are concrete and checkable (a file exists with given content, a command passes).",
+    "- dependsOn lists only the sub-tasks whose results this one needs; independent sub-tasks run in parallel.",
+    "- ids are short kebab-case words, unique in the plan.",
+    "- checks are optional, machine-verifiable: a command (argv, run without a shell in the working",
+    "  directory) that must exit 0, a file that must exist, or a file whose text must match a pattern.",
+    "",
+    "Answer with the Task Ledger as JSON only.",
+  ].join("\n");
+}
+
+export function plannerRepairMessage(errorMessage: string): string {
+  return [
+    "That Task Ledger cannot be used:",
+    errorMessage,
+    "",
+    "Return the corrected Task Ledger as JSON only. Keep what was right; fix only what is listed.",
+  ].join("\n");
+}
+
+export interface SubTaskPromptInput {
+  request: string;
+  subTask: SubTask;
+  /** Outputs of earlier sub-tasks, already cut to the context budget. */
+  context: string;
+  /** The Progress Ledger entry of the previous, incomplete attempt. */
+  previous?: { attempt: number; entry: ProgressEntry };
+  /** Tokens the overall request may take in the prompt. */
+  requestTokens: number;
+}
+
+/** The prompt of one attempt: the sub-task, its criteria, earlier results and, on a retry, why. */
+export function buildSubTaskPrompt(input: SubTaskPromptInput): string {
+  const { subTask, previous } = input;
+  const parts = [
+    `# Sub-task ${subTask.id}: ${subTask.title}`,
+    "You are doing one step of a larger request. Do this step completely, then stop.",
+    "",
+    "## The overall request (for orientation; do only your sub-task)",
+    truncateToTokens(input.request.trim(), input.requestTokens),
+    "",
+    "## Your sub-task",
+    subTask.description.trim(),
+    "",
+    "## Done when",
+    ...subTask.successCriteria.map((criterion) => `- ${criterion}`),
+  ];
+  if (input.context) {
+    parts.push("", "## Results of earlier sub-tasks", input.context);
+  }
+  if (previous) {
+    parts.push(
+      "",
+      `## Previous attempt (attempt ${previous.attempt} was not complete)`,
+      previous.entry.feedback.trim() || previous.entry.summary.trim(),
+      ...failedEvidence(previous.entry.evidence),
+    );
+  }
+  parts.push(
+    "",
+    "When you are done, end with a short account of what you did and where the results are.",
+  );
+  return parts.join("\n");
+}
+
+function failedEvidence(evidence: readonly Evidence[]): string[] {
+  const failed = evidence.filter((item) => !item.passed).slice(0, 5);
+  if (failed.length === 0) return [];
+  return [
+    "Failed checks:",
+    ...failed.map((item) => `- ${item.source}: ${item.detail.slice(0, 500)}`),
+  ];
+}

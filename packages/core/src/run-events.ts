@@ -1,0 +1,39 @@
+import type { AgentEvent, AttemptResult } from "./executor.js";
+import type { ProgressEntry } from "./progress-entry.js";
+import type { RunReport } from "./run-report.js";
+import type { TaskLedger } from "./task-ledger.js";
+
+interface EventBase {
+  runId: string;
+  /** Position of the event in its run, from 0. */
+  seq: number;
+  /** ISO 8601 time the event was recorded. */
+  time: string;
+}
+
+/** Why a budget stopped the run from starting new work. */
+export interface BudgetExhaustion {
+  kind: "tokens" | "time";
+  limit: number;
+  used: number;
+}
+
+/** Every step of a run, in the order it happens. Names are noun-verb, kebab-case. */
+export type RunEvent = EventBase &
+  (
+    | { type: "run-started"; request: string }
+    | { type: "plan-created"; ledger: TaskLedger; decomposed: boolean; repaired: boolean }
+    | { type: "sub-task-started"; subTaskId: string; attempt: number; promptTokens: number }
+    | { type: "agent-event"; subTaskId: string; attempt: number; event: AgentEvent }
+    | { type: "attempt-finished"; subTaskId: string; attempt: number; result: AttemptResult }
+    | { type: "sub-task-evaluated"; subTaskId: string; attempt: number; entry: ProgressEntry }
+    | { type: "sub-task-retrying"; subTaskId: string; attempt: number; feedback: string }
+    | { type: "sub-task-completed"; subTaskId: string; attempts: number; entry: ProgressEntry }
+    | { type: "sub-task-failed"; subTaskId: string; attempts: number; reason: string }
+    | { type: "sub-task-skipped"; subTaskId: string; reason: string; blockedBy: string[] }
+    | ({ type: "budget-exhausted" } & BudgetExhaustion)
+    | { type: "run-finished"; report: RunReport }
+  );
+
+export type RunEventType = RunEvent["type"];
+export type RunEventOf<K extends RunEventType> = Extract<RunEvent, { type: K }>;

@@ -1,0 +1,483 @@
+import PQueue from "p-queue";
+import type { CompletedOutput } from "./dependency-context.js";
+import { buildDependencyContext } from "./dependency-context.js";
+import { isAbortError, StoreError, TaskLedgerError } from "./errors.js";
+import type { EventHub } from "./event-hub.js";
+import type { AttemptResult } from "./executor.js";
+import type { ResolvedManagerOptions } from "./manager-options.js";
+import { planRequest } from "./planner.js";
+import type { ProgressEntry } from "./progress-entry.js";
+import { buildSubTaskPrompt } from "./prompts.js";
+import type { BudgetExhaustion, RunEvent } from "./run-events.js";
+import type { RunReport, RunStatus, SubTaskReport, SubTaskStatus } from "./run-report.js";
+import type { SubTask } from "./sub-task.js";
+import { type TaskLedger, type TaskLedgerInput, validateTaskLedger } from "./task-ledger.js";
+import { estimateTokens } from "./tokens.js";
+import { addUsage, emptyUsage, totalTokens, type Usage } from "./usage.js";
+
+export interface RunInput {
+  runId: string;
+  request: string;
+  cwd: string;
+  /** A plan the host already has; skips the planning call. */
+  plan?: TaskLedgerInput;
+  abortSignal?: AbortSignal;
+}
+
+interface SubTaskState {
+  subTask: SubTask;
+  status: SubTaskStatus;
+  queued: boolean;
+  attempts: number;
+  entry?: ProgressEntry;
+  reason: string | null;
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+type NewEvent = DistributiveOmit<RunEvent, "runId" | "seq" | "time">;
+
+// Tokens of the overall request repeated in each sub-task's prompt, for orientation only.
+const requestTokensInPrompt = 2000;
+
+/** One run of the manager loop: plan, dispatch, execute, evaluate, retry, report. */
+export class RunExecution {
+  private readonly controller = new AbortController();
+  private readonly states = new Map<string, SubTaskState>();
+  private readonly byId = new Map<string, SubTask>();
+  private readonly outputs = new Map<string, CompletedOutput>();
+  private managerUsage: Usage = emptyUsage();
+  private agentUsage: Usage = emptyUsage();
+  private seq = 0;
+  private completedCount = 0;
+  private recordChain: Promise<void> = Promise.resolve();
+  private cancelled = false;
+  private budgetStop: BudgetExhaustion | undefined;
+  private fatal: unknown;
+  private readonly startedAt = new Date();
+
+  constructor(
+    private readonly options: ResolvedManagerOptions,
+    private readonly input: RunInput,
+    private readonly hub: EventHub,
+  ) {}
+
+  async execute(): Promise<RunReport> {
+    const userSignal = this.input.abortSignal;
+    const onUserAbort = () => {
+      this.cancelled = true;
+      this.controller.abort(userSignal?.reason);
+    };
+    if (userSignal?.aborted) onUserAbort();
+    else userSignal?.addEventListener("abort", onUserAbort, { once: true });
+    const { maxDurationMs } = this.options.budget;
+    const timer =
+      maxDurationMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            void this.exhaust({ kind: "time", limit: maxDurationMs, used: this.elapsed() });
+            this.controller.abort(new Error("time budget reached"));
+          }, maxDurationMs);
+    try {
+      return await this.runLoop();
+    } finally {
+      clearTimeout(timer);
+      userSignal?.removeEventListener("abort", onUserAbort);
+      this.controller.abort();
+    }
+  }
+
+  private async runLoop(): Promise<RunReport> {
+    await this.record({ type: "run-started", request: this.input.request });
+    let ledger: TaskLedger;
+    try {
+      ledger = await this.plan();
+    } catch (error) {
+      if (this.cancelled && isAbortError(error)) return this.finish();
+      throw error;
+    }
+    for (const subTask of ledger.subTasks) {
+      this.byId.set(subTask.id, subTask);
+      this.states.set(subTask.id, {
+        subTask,
+        status: "pending",
+        queued: false,
+        attempts: 0,
+        reason: null,
+      });
+    }
+
+    const queue = new PQueue({ concurrency: this.options.concurrency });
+    const scheduleReady = () => {
+      if (this.stopping()) return;
+      for (const state of this.states.values()) {
+        if (state.status !== "pending" || state.queued) continue;
+        const ready = state.subTask.dependsOn.every(
+          (id) => this.states.get(id)?.status === "completed",
+        );
+        if (!ready) continue;
+        state.queued = true;
+        void queue.add(() => this.runSubTask(state, scheduleReady));
+      }
+    };
+    scheduleReady();
+    await queue.onIdle();
+    this.throwIfFatal();
+    await this.settleUnstarted();
+    return this.finish();
+  }
+
+  private async plan(): Promise<TaskLedger> {
+    const { maxSubTasks } = this.options;
+    if (this.input.plan !== undefined) {
+      const ledger = validateTaskLedger(this.input.plan, { maxSubTasks });
+      await this.record({ type: "plan-created", ledger, decomposed: true, repaired: false });
+      return ledger;
+    }
+    const result = await planRequest({
+      model: this.options.model,
+      request: this.input.request,
+      maxSubTasks,
+      decompose: this.options.decompose,
+      abortSignal: this.controller.signal,
+    });
+    this.managerUsage = addUsage(this.managerUsage, result.usage);
+    await this.record({
+      type: "plan-created",
+      ledger: result.ledger,
+      decomposed: result.decomposed,
+      repaired: result.repaired,
+    });
+    await this.checkTokenBudget();
+    return result.ledger;
+  }
+
+  /** Attempts one sub-task until it completes, fails for good, or the run stops. */
+  private async runSubTask(state: SubTaskState, scheduleReady: () => void): Promise<void> {
+    const { subTask } = state;
+    let previous: { attempt: number; entry: ProgressEntry } | undefined;
+    while (!this.stopping()) {
+      const attempt = ++state.attempts;
+      state.status = "running";
+      const context = buildDependencyContext(
+        subTask,
+        this.byId,
+        this.outputs,
+        this.options.contextTokenBudget,
+      );
+      const prompt = buildSubTaskPrompt({
+        request: this.input.request,
+        subTask,
+        context: context.text,
+        requestTokens: requestTokensInPrompt,
+        ...(previous ? { previous } : {}),
+      });
+      await this.record({
+        type: "sub-task-started",
+        subTaskId: subTask.id,
+        attempt,
+        promptTokens: estimateTokens(prompt),
+      });
+
+      const result = await this.attempt(prompt, subTask, attempt);
+      this.agentUsage = addUsage(this.agentUsage, result.usage);
+      await this.record({ type: "attempt-finished", subTaskId: subTask.id, attempt, result });
+      if (this.controller.signal.aborted) {
+        this.stopRunning(state, result);
+        return;
+      }
+
+      const entry = await this.evaluate(subTask, attempt, result);
+      this.managerUsage = addUsage(this.managerUsage, entry.usage);
+      await this.record({ type: "sub-task-evaluated", subTaskId: subTask.id, attempt, entry });
+      await this.checkTokenBudget();
+
+      if (entry.completed) {
+        state.status = "completed";
+        state.entry = entry;
+        this.outputs.set(subTask.id, {
+          subTask,
+          outputData: entry.outputData,
+          order: this.completedCount++,
+        });
+        await this.record({
+          type: "sub-task-completed",
+          subTaskId: subTask.id,
+          attempts: attempt,
+          entry,
+        });
+        scheduleReady();
+        return;
+      }
+      state.entry = entry;
+      if (this.controller.signal.aborted) {
+        this.stopRunning(state, result);
+        return;
+      }
+      if (attempt > this.options.maxRetries || this.stopping()) {
+        const why = entry.feedback || entry.summary;
+        const stop = this.stopping() && attempt <= this.options.maxRetries;
+        await this.fail(
+          state,
+          stop
+            ? `Incomplete after ${attempt} attempt(s); not retried because ${this.stopReason()}. ${why}`
+            : `Incomplete after ${attempt} attempt(s). ${why}`,
+        );
+        return;
+      }
+      await this.record({
+        type: "sub-task-retrying",
+        subTaskId: subTask.id,
+        attempt: attempt + 1,
+        feedback: entry.feedback,
+      });
+      previous = { attempt, entry };
+    }
+    // The run began stopping between a retry's announcement and its start.
+    if (state.status === "running") {
+      if (this.cancelled) {
+        state.status = "cancelled";
+        state.reason = "The run was cancelled before this sub-task's retry started.";
+      } else {
+        await this.fail(
+          state,
+          `Incomplete after ${state.attempts} attempt(s); not retried because ${this.stopReason()}.`,
+        );
+      }
+    }
+  }
+
+  /** Runs the executor; a throw becomes an `error` attempt so one crash never ends the run. */
+  private async attempt(prompt: string, subTask: SubTask, attempt: number): Promise<AttemptResult> {
+    const started = performance.now();
+    try {
+      return await this.options.executor.run(prompt, {
+        subTask,
+        attempt,
+        cwd: this.input.cwd,
+        abortSignal: this.controller.signal,
+        onEvent: (event) => {
+          void this.record({ type: "agent-event", subTaskId: subTask.id, attempt, event }, false);
+        },
+      });
+    } catch (error) {
+      const aborted = this.controller.signal.aborted && isAbortError(error);
+      return {
+        outcome: aborted ? "cancelled" : "error",
+        finalText: "",
+        toolCalls: [],
+        stepFinishReasons: [],
+        filesChanged: [],
+        usage: emptyUsage(),
+        error: aborted ? "aborted" : describeError(error),
+        durationMs: performance.now() - started,
+      };
+    }
+  }
+
+  /** Runs the evaluator; a throw becomes an incomplete entry that says why. */
+  private async evaluate(
+    subTask: SubTask,
+    attempt: number,
+    result: AttemptResult,
+  ): Promise<ProgressEntry> {
+    try {
+      return await this.options.evaluator.evaluate(
+        { request: this.input.request, subTask, attempt, result, cwd: this.input.cwd },
+        { abortSignal: this.controller.signal },
+      );
+    } catch (error) {
+      const reason = `The evaluator failed: ${describeError(error)}`;
+      return {
+        completed: false,
+        summary: reason,
+        outputData: "",
+        feedback: reason,
+        evidence: [{ source: "evaluator", passed: false, detail: reason }],
+        usage: emptyUsage(),
+      };
+    }
+  }
+
+  private stopRunning(state: SubTaskState, result: AttemptResult): void {
+    state.status = "cancelled";
+    state.reason = this.cancelled
+      ? "The run was cancelled while this sub-task was running."
+      : `Stopped while running: ${this.stopReason()}.`;
+    if (result.finalText) state.reason += ` Last output: ${result.finalText.slice(0, 200)}`;
+  }
+
+  private async fail(state: SubTaskState, reason: string): Promise<void> {
+    state.status = "failed";
+    state.reason = reason;
+    await this.record({
+      type: "sub-task-failed",
+      subTaskId: state.subTask.id,
+      attempts: state.attempts,
+      reason,
+    });
+    await this.skipDependents(state.subTask.id);
+  }
+
+  /** Skips every sub-task downstream of `failedId`; independent branches go on. */
+  private async skipDependents(failedId: string): Promise<void> {
+    const blocked = new Set([failedId]);
+    let changed = true;
+    while (changed) {
+      changed = false;
+      for (const state of this.states.values()) {
+        if (state.status !== "pending" || blocked.has(state.subTask.id)) continue;
+        const blockedBy = state.subTask.dependsOn.filter((id) => blocked.has(id));
+        if (blockedBy.length === 0) continue;
+        state.status = "skipped";
+        state.reason = `Depends on ${blockedBy.join(", ")}, which did not complete.`;
+        blocked.add(state.subTask.id);
+        changed = true;
+        await this.record({
+          type: "sub-task-skipped",
+          subTaskId: state.subTask.id,
+          reason: state.reason,
+          blockedBy,
+        });
+      }
+    }
+  }
+
+  /** Sub-tasks never started because the run was cancelled or a budget ran out. */
+  private async settleUnstarted(): Promise<void> {
+    for (const state of this.states.values()) {
+      if (state.status !== "pending") continue;
+      if (this.cancelled) {
+        state.status = "cancelled";
+        state.reason = "The run was cancelled before this sub-task started.";
+        continue;
+      }
+      state.status = "skipped";
+      state.reason = `Not started: ${this.stopReason()}.`;
+      await this.record({
+        type: "sub-task-skipped",
+        subTaskId: state.subTask.id,
+        reason: state.reason,
+        blockedBy: [],
+      });
+    }
+  }
+
+  private async checkTokenBudget(): Promise<void> {
+    const { maxTokens } = this.options.budget;
+    if (maxTokens === undefined) return;
+    const used = totalTokens(addUsage(this.managerUsage, this.agentUsage));
+    if (used >= maxTokens) await this.exhaust({ kind: "tokens", limit: maxTokens, used });
+  }
+
+  private async exhaust(exhaustion: BudgetExhaustion): Promise<void> {
+    if (this.budgetStop || this.cancelled) return;
+    this.budgetStop = exhaustion;
+    await this.record({ type: "budget-exhausted", ...exhaustion });
+  }
+
+  private stopping(): boolean {
+    return this.cancelled || this.budgetStop !== undefined || this.fatal !== undefined;
+  }
+
+  private stopReason(): string {
+    if (this.cancelled) return "the run was cancelled";
+    const stop = this.budgetStop;
+    if (stop?.kind === "tokens")
+      return `the token budget of ${stop.limit} was reached (${stop.used} used)`;
+    if (stop?.kind === "time") return `the time budget of ${stop.limit} ms was reached`;
+    return "the run stopped";
+  }
+
+  private async finish(): Promise<RunReport> {
+    this.throwIfFatal();
+    const subTasks: SubTaskReport[] = [...this.states.values()].map((state) => ({
+      id: state.subTask.id,
+      title: state.subTask.title,
+      status: state.status,
+      attempts: state.attempts,
+      summary: state.entry?.summary ?? "",
+      outputData: state.status === "completed" ? (state.entry?.outputData ?? "") : "",
+      reason: state.status === "completed" ? null : state.reason,
+    }));
+    const completed = subTasks.filter((s) => s.status === "completed").length;
+    let status: RunStatus;
+    if (this.cancelled) status = "cancelled";
+    else if (completed === subTasks.length && completed > 0) status = "completed";
+    else if (completed > 0) status = "partial";
+    else status = "failed";
+    const notDone = subTasks.filter((s) => s.status !== "completed");
+    let reason: string | null = null;
+    if (status !== "completed") {
+      reason = this.stopping()
+        ? `Stopped: ${this.stopReason()}.`
+        : `${notDone.length} of ${subTasks.length} sub-task(s) did not complete: ${notDone
+            .map((s) => `${s.id} (${s.status})`)
+            .join(", ")}.`;
+    }
+    const finishedAt = new Date();
+    const report: RunReport = {
+      runId: this.input.runId,
+      request: this.input.request,
+      status,
+      reason,
+      subTasks,
+      usage: {
+        manager: this.managerUsage,
+        agents: this.agentUsage,
+        total: addUsage(this.managerUsage, this.agentUsage),
+      },
+      startedAt: this.startedAt.toISOString(),
+      finishedAt: finishedAt.toISOString(),
+      durationMs: finishedAt.getTime() - this.startedAt.getTime(),
+    };
+    await this.record({ type: "run-finished", report });
+    this.throwIfFatal();
+    return report;
+  }
+
+  /**
+   * Appends the event to the store, then announces it; appends are serialised so the store and
+   * the listeners see one order. `agent-event`s are announced but not stored: they are not state.
+   */
+  private record(event: NewEvent, store = true): Promise<void> {
+    const full = {
+      ...event,
+      runId: this.input.runId,
+      seq: this.seq++,
+      time: new Date().toISOString(),
+    } as RunEvent;
+    const step = this.recordChain.then(async () => {
+      if (this.fatal !== undefined) return;
+      if (store) {
+        try {
+          await this.options.store.append(this.input.runId, full);
+        } catch (cause) {
+          this.fatal = StoreError.isInstance(cause)
+            ? cause
+            : new StoreError(`Could not append to the run store: ${describeError(cause)}`, {
+                cause,
+              });
+          this.controller.abort(this.fatal);
+          return;
+        }
+      }
+      this.hub.emit(full);
+    });
+    this.recordChain = step;
+    return step;
+  }
+
+  private throwIfFatal(): void {
+    if (this.fatal !== undefined) throw this.fatal;
+  }
+
+  private elapsed(): number {
+    return Date.now() - this.startedAt.getTime();
+  }
+}
+
+function describeError(error: unknown): string {
+  if (TaskLedgerError.isInstance(error)) return `${error.message} [${error.code}]`;
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

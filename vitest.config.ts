@@ -1,0 +1,28 @@
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vitest/config";
+
+// The one place that lists the test projects: one per package. Workspace packages resolve to
+// their sources, so tests never need a build.
+const packages = ["core", "testing"] as const;
+
+const alias = Object.fromEntries(
+  packages.map((name) => [
+    `@taskledger/${name}`,
+    fileURLToPath(new URL(`./packages/${name}/src/index.ts`, import.meta.url)),
+  ]),
+);
+
+export default defineConfig({
+  test: {
+    projects: packages.map((name) => ({
+      resolve: { alias },
+      test: {
+        name,
+        root: `./packages/${name}`,
+        include: ["src/**/*.test.ts"],
+        environment: "node",
+        testTimeout: 30_000,
+      },
+    })),
+  },
+});
