@@ -7,6 +7,21 @@ export {
   type FakeExecutorOptions,
 } from "./fake-executor.js";
 export {
+  createModelServer,
+  type Face,
+  type ModelServer,
+  type ModelServerOptions,
+  type RecordedRequest,
+  type ScriptedCompletion,
+  type ScriptedFinishReason,
+  type ScriptedHang,
+  type ScriptedHttpError,
+  type ScriptedRawBody,
+  type ScriptedReply,
+  type ScriptedToolCall,
+  type ScriptedUsage,
+} from "./model-server.js";
+export {
   createScriptedModel,
   ScriptedModel,
   type ScriptedModelOptions,

@@ -1,0 +1,188 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createModelServer, type ModelServer } from "./model-server.js";
+
+let server: ModelServer;
+afterEach(async () => {
+  await server?.close();
+});
+
+const post = (path: string, body: unknown, signal?: AbortSignal) =>
+  fetch(`${server.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+    ...(signal ? { signal } : {}),
+  });
+
+/** Parses an SSE body into its `data:` payloads (and `event:` names when present). */
+async function sse(response: Response): Promise<{ event?: string; data: string }[]> {
+  const text = await response.text();
+  return text
+    .split("\n\n")
+    .filter(Boolean)
+    .map((frame) => {
+      const lines = frame.split("\n");
+      const event = lines.find((l) => l.startsWith("event: "))?.slice(7);
+      const data = lines.find((l) => l.startsWith("data: "))?.slice(6) ?? "";
+      return event ? { event, data } : { data };
+    });
+}
+
+describe("createModelServer", () => {
+  it("answers OpenAI chat completions as JSON with usage and records the request", async () => {
+    server = await createModelServer({
+      replies: [{ text: "hello", usage: { inputTokens: 7, outputTokens: 2, cacheReadTokens: 3 } }],
+    });
+    const response = await post("/v1/chat/completions", {
+      model: "m1",
+      messages: [{ role: "user", content: "hi" }],
+    });
+    const body = await response.json();
+    expect(body.choices[0]).toMatchObject({
+      message: { role: "assistant", content: "hello" },
+      finish_reason: "stop",
+    });
+    expect(body.usage).toMatchObject({
+      prompt_tokens: 10,
+      completion_tokens: 2,
+      prompt_tokens_details: { cached_tokens: 3 },
+    });
+    expect(server.requests[0]).toMatchObject({ face: "openai", model: "m1", stream: false });
+  });
+
+  it("streams OpenAI tool calls, the finish reason and a usage chunk", async () => {
+    server = await createModelServer({
+      replies: [
+        {
+          toolCalls: [
+            { name: "write", arguments: { filePath: "a.txt", content: "x".repeat(100) } },
+          ],
+        },
+      ],
+    });
+    const frames = await sse(
+      await post("/v1/chat/completions", {
+        model: "m",
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
+    );
+    expect(frames.at(-1)?.data).toBe("[DONE]");
+    const chunks = frames.slice(0, -1).map((f) => JSON.parse(f.data));
+    const args = chunks
+      .flatMap((c) => c.choices[0]?.delta?.tool_calls ?? [])
+      .map((t: { function: { arguments: string } }) => t.function.arguments)
+      .join("");
+    expect(JSON.parse(args)).toMatchObject({ filePath: "a.txt" });
+    expect(chunks.find((c) => c.choices[0]?.finish_reason)?.choices[0].finish_reason).toBe(
+      "tool_calls",
+    );
+    expect(chunks.at(-1)).toMatchObject({
+      choices: [],
+      usage: { completion_tokens: expect.any(Number) },
+    });
+  });
+
+  it("speaks Anthropic messages, JSON and stream", async () => {
+    server = await createModelServer({
+      replies: [
+        { text: "cut", finishReason: "length" },
+        { text: "streamed text", usage: { outputTokens: 4 } },
+      ],
+    });
+    const body = await (await post("/v1/messages", { model: "claude", max_tokens: 5 })).json();
+    expect(body).toMatchObject({
+      type: "message",
+      content: [{ type: "text", text: "cut" }],
+      stop_reason: "max_tokens",
+    });
+    const frames = await sse(await post("/v1/messages", { model: "claude", stream: true }));
+    expect(frames.map((f) => f.event)).toEqual([
+      "message_start",
+      "content_block_start",
+      "content_block_delta",
+      "content_block_stop",
+      "message_delta",
+      "message_stop",
+    ]);
+    expect(JSON.parse(frames[4]!.data)).toMatchObject({
+      delta: { stop_reason: "end_turn" },
+      usage: { output_tokens: 4 },
+    });
+  });
+
+  it("speaks Gemini generateContent and streamGenerateContent", async () => {
+    server = await createModelServer({ replies: [{ text: '{"a":1}' }, { text: "x".repeat(100) }] });
+    const body = await (
+      await post("/v1beta/models/gemini-x:generateContent", { contents: [] })
+    ).json();
+    expect(body.candidates[0]).toMatchObject({
+      content: { parts: [{ text: '{"a":1}' }] },
+      finishReason: "STOP",
+    });
+    expect(body.usageMetadata.candidatesTokenCount).toBeGreaterThan(0);
+    expect(server.requests[0]).toMatchObject({ face: "google", model: "gemini-x", stream: false });
+    const frames = await sse(
+      await post("/v1beta/models/gemini-x:streamGenerateContent?alt=sse", { contents: [] }),
+    );
+    const text = frames
+      .map((f) =>
+        JSON.parse(f.data)
+          .candidates[0].content.parts.map((p: { text?: string }) => p.text ?? "")
+          .join(""),
+      )
+      .join("");
+    expect(text).toBe("x".repeat(100));
+    expect(server.requests[1]?.stream).toBe(true);
+  });
+
+  it("injects HTTP errors in each provider's shape, with headers", async () => {
+    server = await createModelServer({
+      replies: [{ status: 429, headers: { "retry-after": "0" } }, { status: 401 }, { status: 500 }],
+    });
+    const limited = await post("/v1/chat/completions", {});
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("retry-after")).toBe("0");
+    expect((await limited.json()).error.type).toBe("rate_limit_exceeded");
+    expect(await (await post("/v1/messages", {})).json()).toMatchObject({
+      type: "error",
+      error: { type: "authentication_error" },
+    });
+    expect(await (await post("/v1beta/models/g:generateContent", {})).json()).toMatchObject({
+      error: { code: 500, status: "INTERNAL" },
+    });
+  });
+
+  it("sends raw bodies, hangs until the client aborts, and drops streams mid-way", async () => {
+    server = await createModelServer({
+      replies: [
+        { rawBody: '{"choices": [' },
+        { hang: true },
+        { text: "a".repeat(200), disconnectAfterChunks: 3 },
+      ],
+    });
+    expect(await (await post("/v1/chat/completions", {})).text()).toBe('{"choices": [');
+    const controller = new AbortController();
+    const hanging = post("/v1/chat/completions", {}, controller.signal);
+    setTimeout(() => controller.abort(), 20);
+    await expect(hanging).rejects.toThrow();
+    const dropped = await post("/v1/chat/completions", { stream: true });
+    await expect(dropped.text()).rejects.toThrow();
+  });
+
+  it("answers an unexpected request with a 500 and counts it", async () => {
+    server = await createModelServer();
+    const response = await post("/v1/chat/completions", {});
+    expect(response.status).toBe(500);
+    expect(server.unexpected).toBe(1);
+  });
+
+  it("answers from a function of the request", async () => {
+    server = await createModelServer({
+      replies: (request) => ({ text: `you asked for ${request.model}` }),
+    });
+    const body = await (await post("/v1/chat/completions", { model: "abc" })).json();
+    expect(body.choices[0].message.content).toBe("you asked for abc");
+    expect(server.unexpected).toBe(0);
+  });
+});
