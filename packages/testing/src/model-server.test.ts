@@ -14,6 +14,10 @@ const post = (path: string, body: unknown, signal?: AbortSignal) =>
     ...(signal ? { signal } : {}),
   });
 
+// biome-ignore lint/suspicious/noExplicitAny: wire bodies are read loosely in assertions
+type Loose = any;
+const json = async (response: Response): Promise<Loose> => response.json();
+
 /** Parses an SSE body into its `data:` payloads (and `event:` names when present). */
 async function sse(response: Response): Promise<{ event?: string; data: string }[]> {
   const text = await response.text();
@@ -37,7 +41,7 @@ describe("createModelServer", () => {
       model: "m1",
       messages: [{ role: "user", content: "hi" }],
     });
-    const body = await response.json();
+    const body = await json(response);
     expect(body.choices[0]).toMatchObject({
       message: { role: "assistant", content: "hello" },
       finish_reason: "stop",
@@ -90,7 +94,7 @@ describe("createModelServer", () => {
         { text: "streamed text", usage: { outputTokens: 4 } },
       ],
     });
-    const body = await (await post("/v1/messages", { model: "claude", max_tokens: 5 })).json();
+    const body = await json(await post("/v1/messages", { model: "claude", max_tokens: 5 }));
     expect(body).toMatchObject({
       type: "message",
       content: [{ type: "text", text: "cut" }],
@@ -113,9 +117,9 @@ describe("createModelServer", () => {
 
   it("speaks Gemini generateContent and streamGenerateContent", async () => {
     server = await createModelServer({ replies: [{ text: '{"a":1}' }, { text: "x".repeat(100) }] });
-    const body = await (
-      await post("/v1beta/models/gemini-x:generateContent", { contents: [] })
-    ).json();
+    const body = await json(
+      await post("/v1beta/models/gemini-x:generateContent", { contents: [] }),
+    );
     expect(body.candidates[0]).toMatchObject({
       content: { parts: [{ text: '{"a":1}' }] },
       finishReason: "STOP",
@@ -143,12 +147,12 @@ describe("createModelServer", () => {
     const limited = await post("/v1/chat/completions", {});
     expect(limited.status).toBe(429);
     expect(limited.headers.get("retry-after")).toBe("0");
-    expect((await limited.json()).error.type).toBe("rate_limit_exceeded");
-    expect(await (await post("/v1/messages", {})).json()).toMatchObject({
+    expect((await json(limited)).error.type).toBe("rate_limit_exceeded");
+    expect(await json(await post("/v1/messages", {}))).toMatchObject({
       type: "error",
       error: { type: "authentication_error" },
     });
-    expect(await (await post("/v1beta/models/g:generateContent", {})).json()).toMatchObject({
+    expect(await json(await post("/v1beta/models/g:generateContent", {}))).toMatchObject({
       error: { code: 500, status: "INTERNAL" },
     });
   });
@@ -181,7 +185,7 @@ describe("createModelServer", () => {
     server = await createModelServer({
       replies: (request) => ({ text: `you asked for ${request.model}` }),
     });
-    const body = await (await post("/v1/chat/completions", { model: "abc" })).json();
+    const body = await json(await post("/v1/chat/completions", { model: "abc" }));
     expect(body.choices[0].message.content).toBe("you asked for abc");
     expect(server.unexpected).toBe(0);
   });
