@@ -73,13 +73,24 @@ describe("planning", () => {
     const cyclic = { subTasks: [task("a", ["b"]), task("b", ["a"])] };
     const model = createScriptedModel({ responses: [{ object: cyclic }, { object: cyclic }] });
     const executor = createFakeExecutor({ fallback: { type: "success" } });
-    const run = createManager({ model, executor }).start(longRequest);
+    const store = new MemoryRunStore();
+    const run = createManager({ model, executor, store }).start(longRequest);
+    const failures: string[] = [];
+    run.on("run-failed", (e) => failures.push(e.error.code));
     const error = await run.result.catch((e: unknown) => e);
+    expect(failures).toEqual(["invalid-plan"]);
+    expect((await store.read(run.runId)).map((r) => r.type)).toEqual(["run-started", "run-failed"]);
     expect(PlanValidationError.isInstance(error)).toBe(true);
     expect((error as PlanValidationError).issues[0]).toMatchObject({ kind: "cycle" });
     expect((error as Error).message).toContain("after one repair");
     expect(executor.calls).toHaveLength(0);
     expect(model.remaining).toBe(0);
+    const iterated = (async () => {
+      for await (const _ of run) {
+        /* a late iterator ends with the run's error */
+      }
+    })();
+    await expect(iterated).rejects.toSatisfy(PlanValidationError.isInstance);
   });
 
   it("does not repair a provider error", async () => {

@@ -33,6 +33,8 @@ export type RunEvent = EventBase &
     | { type: "sub-task-skipped"; subTaskId: string; reason: string; blockedBy: string[] }
     | ({ type: "budget-exhausted" } & BudgetExhaustion)
     | { type: "run-finished"; report: RunReport }
+    /** The run could not go on (an invalid plan, a provider refusing the key); `result` rejects. */
+    | { type: "run-failed"; error: { code: string; message: string } }
   );
 
 export type RunEventType = RunEvent["type"];

@@ -79,6 +79,11 @@ export class RunExecution {
           }, maxDurationMs);
     try {
       return await this.runLoop();
+    } catch (error) {
+      if (!StoreError.isInstance(error)) {
+        await this.record({ type: "run-failed", error: errorInfo(error) }).catch(() => {});
+      }
+      throw error;
     } finally {
       clearTimeout(timer);
       userSignal?.removeEventListener("abort", onUserAbort);
@@ -474,6 +479,11 @@ export class RunExecution {
   private elapsed(): number {
     return Date.now() - this.startedAt.getTime();
   }
+}
+
+function errorInfo(error: unknown): { code: string; message: string } {
+  if (TaskLedgerError.isInstance(error)) return { code: error.code, message: error.message };
+  return { code: "unknown", message: error instanceof Error ? error.message : String(error) };
 }
 
 function describeError(error: unknown): string {
