@@ -1,0 +1,6 @@
+export { type CreateModelOptions, createModel, type Provider } from "./create-model.js";
+export { type ProviderJsonSchema, toProviderJsonSchema } from "./json-schema.js";
+export { costOf, type ModelPrice, type PriceTable } from "./price.js";
+export type { JsonMode } from "./provider-call.js";
+export { redactSecrets } from "./provider-error.js";
+export type { Backoff } from "./provider-model.js";

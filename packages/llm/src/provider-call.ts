@@ -1,0 +1,39 @@
+import type { FinishReason, ModelMessage, Usage } from "@taskledger/core";
+import type { ProviderJsonSchema } from "./json-schema.js";
+
+/**
+ * How a structured call asks for JSON. `schema`: the provider's native JSON Schema feature
+ * (OpenAI-style `json_schema`, Anthropic `output_config.format`, Gemini `responseJsonSchema`).
+ * `tool`: Anthropic only, a forced tool whose input is the answer. `json-object`: JSON mode without
+ * a schema (OpenAI-style `json_object`, Gemini `application/json`), schema in the prompt.
+ * `prompt`: nothing but the prompt, for servers with no JSON support at all.
+ */
+export type JsonMode = "schema" | "tool" | "json-object" | "prompt";
+
+/** One HTTP call's worth of request, already shaped by the model client. */
+export interface ProviderRequest {
+  system: string | undefined;
+  messages: ModelMessage[];
+  /** Present for a structured call. */
+  output:
+    | {
+        name: string;
+        description: string | undefined;
+        jsonSchema: ProviderJsonSchema;
+        mode: JsonMode;
+      }
+    | undefined;
+  maxOutputTokens: number;
+  /** Aborts on the caller's signal or on this attempt's timeout. */
+  signal: AbortSignal;
+}
+
+export interface ProviderResponse {
+  /** The answer's text; for a forced tool, the JSON of its input. */
+  text: string;
+  usage: Usage;
+  finishReason: FinishReason;
+}
+
+/** One attempt against one provider through its SDK; retries and repair are the caller's. */
+export type ProviderCall = (request: ProviderRequest) => Promise<ProviderResponse>;
