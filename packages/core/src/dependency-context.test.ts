@@ -76,4 +76,17 @@ describe("buildDependencyContext", () => {
     const context = buildDependencyContext(byId.get("root")!, byId, outputs({}, []), 1000);
     expect(context).toEqual({ text: "", included: [], omitted: [] });
   });
+
+  it("walks only as far as the budget can use on a long chain", () => {
+    const chain = Array.from({ length: 50_000 }, (_, i) => task(`t${i}`, i ? [`t${i - 1}`] : []));
+    const chainById = new Map(chain.map((t) => [t.id, t]));
+    const done = new Map<string, CompletedOutput>(
+      chain
+        .slice(0, -1)
+        .map((t, order) => [t.id, { subTask: t, outputData: `out ${t.id}`, order }]),
+    );
+    const context = buildDependencyContext(chain.at(-1)!, chainById, done, 400);
+    expect(context.included).toEqual(Array.from({ length: 10 }, (_, i) => `t${49_998 - i}`));
+    expect(context.omitted).toEqual(["t49988"]);
+  });
 });

@@ -30,7 +30,9 @@ export function buildDependencyContext(
   outputs: ReadonlyMap<string, CompletedOutput>,
   budgetTokens: number,
 ): DependencyContext {
-  const distance = ancestorDistances(subTask, byId);
+  // No more sections than the budget can hold are ever needed, so the walk stops there.
+  const maxSections = Math.floor(budgetTokens / minSectionTokens);
+  const distance = ancestorDistances(subTask, byId, maxSections + 1);
   const ranked = [...distance.keys()]
     .map((id) => outputs.get(id))
     .filter((output): output is CompletedOutput => output !== undefined)
@@ -75,16 +77,18 @@ function fairShare(sizes: readonly number[], budget: number): number {
   return Number.POSITIVE_INFINITY;
 }
 
-/** Breadth-first distance from `start` to each of its ancestors (direct dependencies are 1). */
+/** Breadth-first distance from `start` to its nearest `limit` ancestors (direct dependencies are 1). */
 function ancestorDistances(
   start: SubTask,
   byId: ReadonlyMap<string, SubTask>,
+  limit: number,
 ): Map<string, number> {
   const distance = new Map<string, number>();
   let frontier: readonly string[] = start.dependsOn;
   for (let depth = 1; frontier.length > 0; depth++) {
     const next: string[] = [];
     for (const id of frontier) {
+      if (distance.size >= limit) return distance;
       if (distance.has(id) || id === start.id) continue;
       distance.set(id, depth);
       next.push(...(byId.get(id)?.dependsOn ?? []));

@@ -31,6 +31,8 @@ interface SubTaskState {
   attempts: number;
   entry?: ProgressEntry;
   reason: string | null;
+  /** Dependencies not completed yet; the sub-task is ready at 0. */
+  waitingOn: number;
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -44,6 +46,7 @@ export class RunExecution {
   private readonly controller = new AbortController();
   private readonly states = new Map<string, SubTaskState>();
   private readonly byId = new Map<string, SubTask>();
+  private readonly dependents = new Map<string, string[]>();
   private readonly outputs = new Map<string, CompletedOutput>();
   private managerUsage: Usage = emptyUsage();
   private agentUsage: Usage = emptyUsage();
@@ -102,27 +105,37 @@ export class RunExecution {
     }
     for (const subTask of ledger.subTasks) {
       this.byId.set(subTask.id, subTask);
+      const dependsOn = new Set(subTask.dependsOn);
       this.states.set(subTask.id, {
         subTask,
         status: "pending",
         queued: false,
         attempts: 0,
         reason: null,
+        waitingOn: dependsOn.size,
       });
+      for (const id of dependsOn) {
+        const list = this.dependents.get(id);
+        if (list) list.push(subTask.id);
+        else this.dependents.set(id, [subTask.id]);
+      }
     }
 
+    // Each completion only looks at its own dependents, so dispatch stays linear in the graph.
     const queue = new PQueue({ concurrency: this.options.concurrency });
-    const scheduleReady = () => {
-      if (this.stopping()) return;
-      for (const state of this.states.values()) {
-        if (state.status !== "pending" || state.queued) continue;
-        const ready = state.subTask.dependsOn.every(
-          (id) => this.states.get(id)?.status === "completed",
-        );
-        if (!ready) continue;
-        state.queued = true;
-        void queue.add(() => this.runSubTask(state, scheduleReady));
+    const enqueue = (state: SubTaskState) => {
+      if (this.stopping() || state.status !== "pending" || state.queued) return;
+      state.queued = true;
+      void queue.add(() => this.runSubTask(state, onCompleted));
+    };
+    const onCompleted = (id: string) => {
+      for (const dependent of this.dependents.get(id) ?? []) {
+        const state = this.states.get(dependent)!;
+        if (--state.waitingOn === 0) enqueue(state);
       }
+    };
+    const scheduleReady = () => {
+      for (const state of this.states.values()) if (state.waitingOn === 0) enqueue(state);
     };
     scheduleReady();
     await queue.onIdle();
@@ -157,7 +170,7 @@ export class RunExecution {
   }
 
   /** Attempts one sub-task until it completes, fails for good, or the run stops. */
-  private async runSubTask(state: SubTaskState, scheduleReady: () => void): Promise<void> {
+  private async runSubTask(state: SubTaskState, onCompleted: (id: string) => void): Promise<void> {
     const { subTask } = state;
     let previous: { attempt: number; entry: ProgressEntry } | undefined;
     while (!this.stopping()) {
@@ -210,7 +223,7 @@ export class RunExecution {
           attempts: attempt,
           entry,
         });
-        scheduleReady();
+        onCompleted(subTask.id);
         return;
       }
       state.entry = entry;
@@ -325,21 +338,21 @@ export class RunExecution {
 
   /** Skips every sub-task downstream of `failedId`; independent branches go on. */
   private async skipDependents(failedId: string): Promise<void> {
-    const blocked = new Set([failedId]);
-    let changed = true;
-    while (changed) {
-      changed = false;
-      for (const state of this.states.values()) {
-        if (state.status !== "pending" || blocked.has(state.subTask.id)) continue;
-        const blockedBy = state.subTask.dependsOn.filter((id) => blocked.has(id));
-        if (blockedBy.length === 0) continue;
+    const frontier = [failedId];
+    for (let id = frontier.shift(); id !== undefined; id = frontier.shift()) {
+      for (const dependent of this.dependents.get(id) ?? []) {
+        const state = this.states.get(dependent)!;
+        if (state.status !== "pending") continue;
+        const blockedBy = [...new Set(state.subTask.dependsOn)].filter((dep) => {
+          const status = this.states.get(dep)?.status;
+          return status === "failed" || status === "skipped";
+        });
         state.status = "skipped";
         state.reason = `Depends on ${blockedBy.join(", ")}, which did not complete.`;
-        blocked.add(state.subTask.id);
-        changed = true;
+        frontier.push(dependent);
         await this.record({
           type: "sub-task-skipped",
-          subTaskId: state.subTask.id,
+          subTaskId: dependent,
           reason: state.reason,
           blockedBy,
         });
