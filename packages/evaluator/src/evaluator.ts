@@ -1,0 +1,260 @@
+import { createHash } from "node:crypto";
+import {
+  addUsage,
+  type EvaluationInput,
+  type Evaluator,
+  type Evidence,
+  InvalidConfigError,
+  type LanguageModel,
+  type ProgressEntry,
+  progressEntrySchema,
+} from "@taskledger/core";
+import { defaultDigestTokens, digestAttempt } from "./attempt-digest.js";
+import { type AttemptFingerprint, fingerprintAttempt, isStuck } from "./attempt-fingerprint.js";
+import {
+  type CheckContext,
+  type Checker,
+  type NamedCheckResult,
+  runChecker,
+  toEvidence,
+} from "./checker.js";
+import { clipMiddle, oneLine } from "./clip.js";
+import { checkerForCheck } from "./declared-checks.js";
+import { finishReasonChecker } from "./finish-reason-checker.js";
+import { type JudgeOutcome, judgeAttempt } from "./judge.js";
+
+export interface EvaluatorOptions {
+  /** The judge. Without one, an attempt is complete when every checker passes. */
+  model?: LanguageModel;
+  /** The host's own checkers, run after the built-in ones; each one's result is evidence. */
+  checkers?: readonly Checker[];
+  /** Tokens the attempt's digest may take in the judge's prompt. Default 3,000. */
+  digestTokens?: number;
+  /** For declared command checks without their own timeout. Default 120,000 ms. */
+  commandTimeoutMs?: number;
+  /** Output bytes kept per stream of a command check. Default 8 KiB. */
+  maxOutputBytes?: number;
+  /** `always` (default) lets the judge write feedback even when a check already failed. */
+  judge?: "always" | "when-checks-pass";
+  /** Most tokens the judge may answer with. Default 2,000. */
+  judgeMaxOutputTokens?: number;
+  /** Compare each attempt with the previous one of the same sub-task. Default true. */
+  stuckDetection?: boolean;
+}
+
+/** The `source` of the evidence item that says an attempt repeated the previous one. */
+export const stuckEvidenceSource = "stuck";
+/** The `source` of the judge's evidence item. */
+export const judgeEvidenceSource = "llm-judge";
+
+const maxRemembered = 1000;
+const limits = { summary: 4000, outputData: 20_000, feedback: 4000 };
+
+/**
+ * Evidence first: the finish reason, the sub-task's declared checks (run for real in its working
+ * directory) and the host's checkers; then, with a model, the judge on a bounded digest. A failing
+ * check makes the entry incomplete whatever the judge says.
+ */
+export class LedgerEvaluator implements Evaluator {
+  private readonly options: EvaluatorOptions;
+  // The last fingerprint per sub-task; the Evaluator interface carries no run id, so the key is
+  // the working directory, the request and the sub-task id.
+  private readonly fingerprints = new Map<
+    string,
+    { attempt: number; fingerprint: AttemptFingerprint }
+  >();
+
+  constructor(options: EvaluatorOptions = {}) {
+    validate(options);
+    this.options = options;
+  }
+
+  async evaluate(
+    input: EvaluationInput,
+    { abortSignal }: { abortSignal: AbortSignal },
+  ): Promise<ProgressEntry> {
+    abortSignal.throwIfAborted();
+    const { result, subTask } = input;
+    const context: CheckContext = { ...input, abortSignal };
+    const checkers: Checker[] = [
+      finishReasonChecker(),
+      ...subTask.checks.map((check) => checkerForCheck(check, this.declaredOptions())),
+      ...(this.options.checkers ?? []),
+    ];
+    // One at a time: command checks share the working directory and the machine.
+    const results: NamedCheckResult[] = [];
+    for (const checker of checkers) results.push(await runChecker(checker, context));
+    const evidence: Evidence[] = results.map(toEvidence);
+    const failed = results.filter((item) => !item.complete);
+
+    const { model } = this.options;
+    let judged: JudgeOutcome | undefined;
+    const judgeWanted =
+      model !== undefined &&
+      result.outcome !== "cancelled" &&
+      (this.options.judge !== "when-checks-pass" || failed.length === 0);
+    if (model && judgeWanted) {
+      judged = await judgeAttempt(model, {
+        request: input.request,
+        subTask,
+        attempt: input.attempt,
+        digest: digestAttempt(result, {
+          maxTokens: this.options.digestTokens ?? defaultDigestTokens,
+        }),
+        evidence,
+        abortSignal,
+        maxOutputTokens: this.options.judgeMaxOutputTokens ?? 2000,
+      });
+      evidence.push(judgeEvidence(judged));
+    }
+
+    const judgeSaysDone =
+      judged === undefined ? model === undefined : judged.ok && judged.judgment.completed;
+    const completed = failed.length === 0 && judgeSaysDone;
+    const stuck = await this.trackProgress(input, completed);
+    if (stuck) evidence.push(stuck);
+
+    const entry: ProgressEntry = {
+      completed,
+      summary: clipMiddle(summaryOf(input, judged, failed, completed), limits.summary),
+      outputData: completed ? clipMiddle(outputOf(input, judged), limits.outputData) : "",
+      feedback: completed ? "" : clipMiddle(feedbackOf(judged, failed, stuck), limits.feedback),
+      evidence,
+      usage: judged?.usage ?? addUsage(),
+    };
+    // Clipped above to the schema's limits; parsing proves it and fills nothing in.
+    return progressEntrySchema.parse(entry);
+  }
+
+  private declaredOptions() {
+    return {
+      ...(this.options.commandTimeoutMs ? { commandTimeoutMs: this.options.commandTimeoutMs } : {}),
+      ...(this.options.maxOutputBytes ? { maxOutputBytes: this.options.maxOutputBytes } : {}),
+    };
+  }
+
+  /** Remembers this attempt's fingerprint; returns a `stuck` item when it repeats the last one. */
+  private async trackProgress(
+    input: EvaluationInput,
+    completed: boolean,
+  ): Promise<Evidence | undefined> {
+    if (this.options.stuckDetection === false) return undefined;
+    const key = createHash("sha256")
+      .update(`${input.cwd}\u0000${input.request}\u0000${input.subTask.id}`)
+      .digest("hex");
+    const previous = this.fingerprints.get(key);
+    this.fingerprints.delete(key);
+    if (completed) return undefined;
+    const fingerprint = await fingerprintAttempt(input.result, input.cwd);
+    this.fingerprints.set(key, { attempt: input.attempt, fingerprint });
+    if (this.fingerprints.size > maxRemembered) {
+      const oldest = this.fingerprints.keys().next().value;
+      if (oldest !== undefined) this.fingerprints.delete(oldest);
+    }
+    if (!previous || previous.attempt !== input.attempt - 1) return undefined;
+    if (!isStuck(previous.fingerprint, fingerprint)) return undefined;
+    return {
+      source: stuckEvidenceSource,
+      passed: false,
+      detail:
+        `Attempt ${input.attempt} repeated attempt ${previous.attempt} exactly: the same outcome ` +
+        `(${fingerprint.outcome}), the same files with the same content, the same final text and ` +
+        "the same tool calls. It made no progress.",
+    };
+  }
+}
+
+/** The evaluator a host passes to `createManager({ evaluator })`; with `model`, it judges too. */
+export function createEvaluator(options: EvaluatorOptions = {}): LedgerEvaluator {
+  return new LedgerEvaluator(options);
+}
+
+/** True when the entry says its attempt repeated the previous one (no progress). */
+export function isStuckEntry(entry: ProgressEntry): boolean {
+  return entry.evidence.some((item) => item.source === stuckEvidenceSource && !item.passed);
+}
+
+function judgeEvidence(judged: JudgeOutcome): Evidence {
+  if (!judged.ok)
+    return { source: judgeEvidenceSource, passed: false, detail: clipMiddle(judged.reason, 4000) };
+  const { judgment } = judged;
+  const detail = judgment.completed
+    ? `complete: ${judgment.summary}`
+    : `incomplete: ${judgment.feedback || judgment.summary}`;
+  return {
+    source: judgeEvidenceSource,
+    passed: judgment.completed,
+    detail: clipMiddle(detail, 4000),
+  };
+}
+
+function summaryOf(
+  input: EvaluationInput,
+  judged: JudgeOutcome | undefined,
+  failed: readonly NamedCheckResult[],
+  completed: boolean,
+): string {
+  const base =
+    judged?.ok === true
+      ? judged.judgment.summary.trim()
+      : clipMiddle(input.result.finalText.trim(), 500) ||
+        `The attempt ended: ${input.result.outcome}.`;
+  if (completed || failed.length === 0) return base;
+  const names = failed.map((item) => item.name).join(", ");
+  return `Incomplete: failed ${oneLine(names, 300)}. ${base}`;
+}
+
+function outputOf(input: EvaluationInput, judged: JudgeOutcome | undefined): string {
+  if (judged?.ok === true && judged.judgment.outputData.trim()) return judged.judgment.outputData;
+  return input.result.finalText.trim().slice(0, 8000);
+}
+
+/** What the next attempt must do: no progress first, then failed checks, then the judge's view. */
+function feedbackOf(
+  judged: JudgeOutcome | undefined,
+  failed: readonly NamedCheckResult[],
+  stuck: Evidence | undefined,
+): string {
+  const lines: string[] = [];
+  if (stuck) {
+    lines.push(
+      "The previous attempt repeated the one before it exactly and made no progress: take a " +
+        "different approach rather than the same steps.",
+    );
+  }
+  for (const item of failed.slice(0, 6)) {
+    lines.push(clipMiddle(item.feedback?.trim() || `${item.name} failed.`, 900));
+  }
+  if (judged?.ok === true) {
+    const { judgment } = judged;
+    if (!judgment.completed && judgment.feedback.trim()) lines.push(judgment.feedback.trim());
+    else if (!judgment.completed) lines.push(`Not yet complete: ${judgment.summary.trim()}`);
+  } else if (judged) {
+    lines.push(
+      "The attempt could not be judged, so its completion is unproven. Meet every success " +
+        "criterion and end with an account naming the files written and commands run.",
+    );
+  }
+  return lines.join("\n") || "Incomplete; no checker said why.";
+}
+
+function validate(options: EvaluatorOptions): void {
+  const { digestTokens, commandTimeoutMs, maxOutputBytes, judgeMaxOutputTokens } = options;
+  if (digestTokens !== undefined && (!Number.isFinite(digestTokens) || digestTokens < 200)) {
+    throw new InvalidConfigError(`digestTokens must be at least 200, not ${digestTokens}`);
+  }
+  for (const [name, value] of Object.entries({
+    commandTimeoutMs,
+    maxOutputBytes,
+    judgeMaxOutputTokens,
+  })) {
+    if (value !== undefined && (!Number.isInteger(value) || value <= 0)) {
+      throw new InvalidConfigError(`${name} must be a positive integer, not ${value}`);
+    }
+  }
+  for (const checker of options.checkers ?? []) {
+    if (typeof (checker as Partial<Checker>)?.check !== "function") {
+      throw new InvalidConfigError("Every checker needs a check(context) method");
+    }
+  }
+}
