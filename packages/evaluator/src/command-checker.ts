@@ -1,6 +1,6 @@
 import { InvalidConfigError } from "@taskledger/core";
 import type { Checker, CheckResult } from "./checker.js";
-import { clipStart, oneLine } from "./clip.js";
+import { clipMiddle, clipStart, oneLine } from "./clip.js";
 import { type CommandRun, runCommand } from "./run-command.js";
 
 export interface CommandCheckerOptions {
@@ -70,8 +70,8 @@ function verdict(shown: string, timeoutMs: number, run: CommandRun): CheckResult
 // stderr first: a failing command usually says why there, and the evidence detail is cut at its end.
 function describeOutput(run: CommandRun): string {
   const parts: string[] = [];
-  if (run.stderr.trim()) parts.push(`stderr:\n${clipStart(run.stderr.trimEnd(), 1500)}`);
-  if (run.stdout.trim()) parts.push(`stdout:\n${clipStart(run.stdout.trimEnd(), 1500)}`);
+  if (run.stderr.trim()) parts.push(`stderr:\n${clipMiddle(run.stderr.trimEnd(), 1500)}`);
+  if (run.stdout.trim()) parts.push(`stdout:\n${clipMiddle(run.stdout.trimEnd(), 1500)}`);
   return parts.join("\n") || "(no output)";
 }
 
