@@ -1,0 +1,69 @@
+import type { AttemptOutcome } from "@taskledger/core";
+import type { Transcript } from "./transcript.js";
+
+/** How the process ended, as the executor saw it. */
+export interface ProcessEnd {
+  exitCode: number | null;
+  signal: string | null;
+  /** Why the executor ended it itself, if it did. */
+  stoppedBy?: "abort" | "timeout" | "step-limit" | "unknown-finish-loop" | "exit";
+  /** Could not start (spawn error). */
+  spawnError?: string;
+}
+
+/** A stop with at most this many output tokens after tool use is the seed's truncation. */
+export const tinyStopOutputTokens = 2;
+
+/**
+ * Decides how an attempt ended. Order matters: the executor's own stops first, then errors the
+ * agent reported, then the process's exit, then what the last model step said.
+ */
+export function decideOutcome(
+  end: ProcessEnd,
+  transcript: Transcript,
+): { outcome: AttemptOutcome; error?: string } {
+  if (end.stoppedBy === "abort") return { outcome: "cancelled", error: "aborted" };
+  if (end.stoppedBy === "timeout") return { outcome: "timeout", error: "the attempt timed out" };
+  if (end.stoppedBy === "step-limit") {
+    return { outcome: "error", error: `stopped after ${transcript.stepCount} steps (step limit)` };
+  }
+  if (end.stoppedBy === "unknown-finish-loop") {
+    return {
+      outcome: "error",
+      error: `the model stream ended without a finish reason ${transcript.unknownFinishStreak} times in a row; opencode would loop`,
+    };
+  }
+  if (end.spawnError) return { outcome: "error", error: end.spawnError };
+  const lastError = transcript.errors.at(-1);
+  if (lastError) {
+    const status = lastError.statusCode === undefined ? "" : ` (status ${lastError.statusCode})`;
+    return { outcome: "error", error: `${lastError.message}${status}` };
+  }
+  if (end.signal) return { outcome: "error", error: `opencode was killed by ${end.signal}` };
+  if (end.exitCode !== 0)
+    return { outcome: "error", error: `opencode exited with code ${end.exitCode}` };
+  const rejection = transcript.permissionRejections.at(-1);
+  if (rejection) return { outcome: "error", error: `a permission was rejected: ${rejection}` };
+  const reason = transcript.lastFinishReason;
+  if (reason === undefined)
+    return { outcome: "error", error: "opencode ended without a model step" };
+  if (reason === "length")
+    return { outcome: "truncated", error: "the model's output ran out (length)" };
+  if (reason === "stop") {
+    const output = transcript.lastStepUsage?.outputTokens ?? 0;
+    const afterTools =
+      transcript.toolCallsBeforeLastStep > 0 && transcript.toolCallsInLastStep === 0;
+    if (
+      afterTools &&
+      output <= tinyStopOutputTokens &&
+      transcript.finalTextOfLastStep.trim().length < 20
+    ) {
+      return {
+        outcome: "truncated",
+        error: `the model stopped after tool use with ${output} output tokens`,
+      };
+    }
+    return { outcome: "finished" };
+  }
+  return { outcome: "truncated", error: `the last step ended with "${reason}", not "stop"` };
+}

@@ -1,0 +1,163 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+
+/** An opencode config object (opencode.json), as loose JSON. */
+export type OpencodeConfig = Record<string, unknown>;
+
+/**
+ * Default permissions: the agent edits files and runs commands, nothing reaches outside the
+ * sub-task's directory or the web, and nothing is left to ask a person (`opencode run` would
+ * reject it and end the run).
+ */
+export const defaultPermission: Record<string, string> = {
+  read: "allow",
+  edit: "allow",
+  bash: "allow",
+  glob: "allow",
+  grep: "allow",
+  list: "allow",
+  todowrite: "allow",
+  todoread: "allow",
+  task: "allow",
+  skill: "allow",
+  webfetch: "deny",
+  websearch: "deny",
+  codesearch: "deny",
+  external_directory: "deny",
+  doom_loop: "deny",
+  question: "deny",
+};
+
+export interface RunConfigInput {
+  /** `provider/model`. */
+  model: string;
+  agent: string;
+  hostConfig: OpencodeConfig | undefined;
+  permission: Record<string, unknown> | undefined;
+  timeoutMs: number;
+  maxSteps: number;
+}
+
+/**
+ * The config one attempt runs with: run defaults, then the host's config, then what the run
+ * cannot do without (no autoupdate, no sharing, a step cap).
+ */
+export function buildRunConfig(input: RunConfigInput): OpencodeConfig {
+  const providerId = input.model.split("/")[0] ?? "";
+  // opencode's provider timeouts default to 5 minutes per chunk; an attempt's own limit rules.
+  const timeouts = {
+    timeout: input.timeoutMs,
+    chunkTimeout: input.timeoutMs,
+    headerTimeout: input.timeoutMs,
+  };
+  const defaults: OpencodeConfig = {
+    permission: defaultPermission,
+    provider: { [providerId]: { options: timeouts } },
+  };
+  const forced: OpencodeConfig = {
+    $schema: "https://opencode.ai/config.json",
+    autoupdate: false,
+    share: "disabled",
+    agent: { [input.agent]: { steps: input.maxSteps } },
+    ...(input.permission ? { permission: input.permission } : {}),
+  };
+  return deepMerge(deepMerge(defaults, input.hostConfig ?? {}), forced);
+}
+
+/** Plain objects merge key by key; anything else (arrays included) replaces. */
+export function deepMerge(base: OpencodeConfig, over: OpencodeConfig): OpencodeConfig {
+  const merged: OpencodeConfig = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const current = merged[key];
+    merged[key] =
+      isPlainObject(current) && isPlainObject(value) ? deepMerge(current, value) : value;
+  }
+  return merged;
+}
+
+export interface AttemptDirs {
+  root: string;
+  config: string;
+  data: string;
+  state: string;
+  cache: string;
+}
+
+/**
+ * Creates an attempt's own XDG directories. opencode 1.18 npm-installs `@opencode-ai/plugin` into
+ * every config directory it loads unless that directory already has `node_modules` and a lockfile
+ * naming it; seeding both keeps the run off the network.
+ */
+export async function createAttemptDirs(
+  root: string,
+  opencodeVersion: string,
+): Promise<AttemptDirs> {
+  const dirs: AttemptDirs = {
+    root,
+    config: join(root, "config"),
+    data: join(root, "data"),
+    state: join(root, "state"),
+    cache: join(root, "cache"),
+  };
+  const opencodeConfigDir = join(dirs.config, "opencode");
+  await Promise.all([
+    mkdir(join(opencodeConfigDir, "node_modules"), { recursive: true }),
+    mkdir(dirs.data, { recursive: true }),
+    mkdir(dirs.state, { recursive: true }),
+    mkdir(dirs.cache, { recursive: true }),
+  ]);
+  const dependencies = { "@opencode-ai/plugin": opencodeVersion };
+  await Promise.all([
+    writeFile(join(opencodeConfigDir, "package.json"), JSON.stringify({ dependencies })),
+    writeFile(
+      join(opencodeConfigDir, "package-lock.json"),
+      JSON.stringify({ lockfileVersion: 3, packages: { "": { dependencies } } }),
+    ),
+  ]);
+  return dirs;
+}
+
+/** Environment for an attempt: the host's, minus anything that would point opencode elsewhere. */
+export function buildRunEnv(input: {
+  dirs: AttemptDirs;
+  config: OpencodeConfig;
+  inheritGlobalConfig: boolean;
+  projectConfig: boolean;
+  base: NodeJS.ProcessEnv;
+  extra: Record<string, string> | undefined;
+}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(input.base)) {
+    if (value === undefined) continue;
+    if (!input.inheritGlobalConfig && (key.startsWith("OPENCODE_") || key.startsWith("XDG_"))) {
+      continue;
+    }
+    env[key] = value;
+  }
+  Object.assign(env, {
+    XDG_DATA_HOME: input.dirs.data,
+    XDG_STATE_HOME: input.dirs.state,
+    XDG_CACHE_HOME: input.dirs.cache,
+    OPENCODE_CONFIG_CONTENT: JSON.stringify(input.config),
+    OPENCODE_DISABLE_AUTOUPDATE: "1",
+    OPENCODE_DISABLE_MODELS_FETCH: "1",
+    OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+    OPENCODE_DISABLE_SHARE: "1",
+    OPENCODE_DISABLE_TERMINAL_TITLE: "1",
+  });
+  if (!input.inheritGlobalConfig) {
+    Object.assign(env, {
+      XDG_CONFIG_HOME: input.dirs.config,
+      OPENCODE_DISABLE_CLAUDE_CODE: "1",
+      OPENCODE_DISABLE_EXTERNAL_SKILLS: "1",
+      OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
+    });
+  }
+  if (!input.projectConfig) env.OPENCODE_DISABLE_PROJECT_CONFIG = "1";
+  Object.assign(env, input.extra);
+  return env;
+}
+
+function isPlainObject(value: unknown): value is OpencodeConfig {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,289 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  type AttemptResult,
+  type ExecuteOptions,
+  type Executor,
+  InvalidConfigError,
+  type SubTask,
+} from "@taskledger/core";
+import { decideOutcome, type ProcessEnd } from "./attempt-outcome.js";
+import { BoundedTail } from "./bounded-tail.js";
+import {
+  buildRunConfig,
+  buildRunEnv,
+  createAttemptDirs,
+  type OpencodeConfig,
+} from "./hermetic-config.js";
+import { resolveOpencodeBinary } from "./opencode-binary.js";
+import {
+  defaultEventParseLimits,
+  type EventParseLimits,
+  type OpencodeEvent,
+  parseOpencodeEvents,
+} from "./opencode-events.js";
+import { groupAlive, signalGroup, spawnGroup } from "./process-group.js";
+import { defaultTranscriptLimits, Transcript, type TranscriptLimits } from "./transcript.js";
+
+/** The opencode release this package is built and tested against (its `opencode-ai` dependency). */
+export const opencodeVersion = "1.18.33";
+
+export interface OpencodeExecutorOptions {
+  /** `provider/model`, as opencode's `--model` takes it. */
+  model: string;
+  /** An opencode executable; default: the one the `opencode-ai` dependency installed. */
+  binaryPath?: string;
+  /** opencode config merged into each attempt's (providers, agents, MCP servers, …). */
+  config?: OpencodeConfig;
+  /** Replaces keys of the default permissions (see `defaultPermission`). */
+  permission?: Record<string, unknown>;
+  /** The opencode agent to run; default `build`. */
+  agent?: string;
+  /** Wall-clock limit of one attempt; default 20 minutes. */
+  timeoutMs?: number;
+  /** Model steps one attempt may take; default 50. */
+  maxSteps?: number;
+  /** Consecutive `unknown` finishes after which the attempt is ended; default 3. */
+  maxUnknownFinishes?: number;
+  /** Time between SIGTERM and SIGKILL of the process group; default 2 s. */
+  killGraceMs?: number;
+  /** Extra environment for opencode (API keys, `OPENCODE_AUTH_CONTENT`, …). */
+  env?: Record<string, string>;
+  /** Pass the host's own environment through (minus `OPENCODE_*` and `XDG_*`); default true. */
+  inheritEnv?: boolean;
+  /** Let the user's global opencode config, plugins and skills in; default false. */
+  inheritGlobalConfig?: boolean;
+  /** Load `opencode.json` and `.opencode/` of the working directory; default true. */
+  projectConfig?: boolean;
+  /** Allow opencode's external plugins (`--pure` otherwise); default false. */
+  plugins?: boolean;
+  /** Where attempt directories are made; default the OS temp directory. */
+  workRoot?: string;
+  /** Keep each attempt's config and data directories for diagnosis; default false. */
+  keepAttemptDirs?: boolean;
+  /** Session title; giving one saves opencode's title-generation model call. */
+  title?: (subTask: SubTask, attempt: number) => string;
+  limits?: Partial<TranscriptLimits & EventParseLimits & { maxStderrChars: number }>;
+}
+
+/** Runs each attempt of a sub-task as a fresh `opencode run --format json` session. */
+export class OpencodeExecutor implements Executor {
+  private binary: string | undefined;
+
+  constructor(private readonly options: OpencodeExecutorOptions) {
+    if (!/^[^/\s]+\/\S+$/.test(options.model)) {
+      throw new InvalidConfigError(`model must be "provider/model", got "${options.model}"`);
+    }
+    for (const key of ["timeoutMs", "maxSteps", "maxUnknownFinishes", "killGraceMs"] as const) {
+      const value = options[key];
+      if (value !== undefined && !(Number.isFinite(value) && value > 0)) {
+        throw new InvalidConfigError(`${key} must be a positive number, got ${value}`);
+      }
+    }
+  }
+
+  async run(prompt: string, options: ExecuteOptions): Promise<AttemptResult> {
+    const started = performance.now();
+    const settings = this.settings();
+    const transcript = new Transcript(options.cwd, settings.transcriptLimits);
+    if (options.abortSignal.aborted) {
+      return this.result(
+        transcript,
+        { exitCode: null, signal: null, stoppedBy: "abort" },
+        started,
+        {},
+      );
+    }
+    this.binary ??= resolveOpencodeBinary(this.options.binaryPath);
+    const root = await mkdtemp(join(this.options.workRoot ?? tmpdir(), "taskledger-opencode-"));
+    try {
+      const dirs = await createAttemptDirs(root, opencodeVersion);
+      const config = buildRunConfig({
+        model: this.options.model,
+        agent: settings.agent,
+        hostConfig: this.options.config,
+        permission: this.options.permission,
+        timeoutMs: settings.timeoutMs,
+        maxSteps: settings.maxSteps,
+      });
+      const env = buildRunEnv({
+        dirs,
+        config,
+        inheritGlobalConfig: this.options.inheritGlobalConfig ?? false,
+        projectConfig: this.options.projectConfig ?? true,
+        base: this.options.inheritEnv === false ? { PATH: process.env.PATH } : process.env,
+        extra: this.options.env,
+      });
+      // opencode takes its directory from PWD when set, so an inherited PWD would send it elsewhere.
+      env.PWD = options.cwd;
+      const title =
+        this.options.title?.(options.subTask, options.attempt) ??
+        `taskledger ${options.subTask.id} attempt ${options.attempt}`;
+      const args = [
+        "run",
+        "--format",
+        "json",
+        "--model",
+        this.options.model,
+        "--agent",
+        settings.agent,
+        "--title",
+        title,
+      ];
+      if (!this.options.plugins) args.push("--pure");
+      const { end, stderr, pid } = await this.spawnAndWatch(
+        args,
+        env,
+        prompt,
+        options,
+        transcript,
+        settings,
+      );
+      return this.result(transcript, end, started, {
+        pid,
+        stderr,
+        attemptDir: this.options.keepAttemptDirs ? root : undefined,
+      });
+    } finally {
+      if (!this.options.keepAttemptDirs)
+        await rm(root, { recursive: true, force: true }).catch(() => {});
+    }
+  }
+
+  private async spawnAndWatch(
+    args: string[],
+    env: Record<string, string>,
+    prompt: string,
+    options: ExecuteOptions,
+    transcript: Transcript,
+    settings: ReturnType<OpencodeExecutor["settings"]>,
+  ): Promise<{ end: ProcessEnd; stderr: string; pid: number | undefined }> {
+    const binary = this.binary as string;
+    const child = spawnGroup(binary, args, { cwd: options.cwd, env, stdin: prompt });
+    const pid = child.pid;
+    const stderr = new BoundedTail(settings.maxStderrChars);
+    child.stderr?.on("data", (chunk: Buffer) => stderr.write(chunk));
+    const end: ProcessEnd = { exitCode: null, signal: null };
+    let killTimer: NodeJS.Timeout | undefined;
+    const stop = (reason: NonNullable<ProcessEnd["stoppedBy"]>) => {
+      end.stoppedBy ??= reason;
+      if (pid === undefined) return;
+      signalGroup(pid, "SIGTERM");
+      killTimer ??= setTimeout(() => signalGroup(pid, "SIGKILL"), settings.killGraceMs);
+    };
+    const onAbort = () => stop("abort");
+    options.abortSignal.addEventListener("abort", onAbort, { once: true });
+    const timeout = setTimeout(() => stop("timeout"), settings.timeoutMs);
+
+    const exited = new Promise<void>((resolve) => {
+      child.once("error", (error: NodeJS.ErrnoException) => {
+        end.spawnError =
+          error.code === "ENOENT"
+            ? `opencode binary not found at ${binary}; install opencode-ai or pass binaryPath`
+            : `could not start opencode: ${error.message}`;
+        resolve();
+      });
+      child.once("exit", (code, signal) => {
+        end.exitCode = code;
+        end.signal = signal;
+        // The leader is gone; anything it left in its group (a tool's subprocess) goes with it.
+        if (pid !== undefined) signalGroup(pid, "SIGKILL");
+        resolve();
+      });
+    });
+
+    const emit = (event: OpencodeEvent) => {
+      try {
+        options.onEvent?.(event);
+      } catch {
+        // A host listener's fault must not end the attempt.
+      }
+    };
+    try {
+      if (child.stdout) {
+        for await (const event of parseOpencodeEvents(child.stdout, settings.parseLimits)) {
+          transcript.add(event);
+          emit(event);
+          if (transcript.stepCount > settings.maxSteps) stop("step-limit");
+          else if (transcript.unknownFinishStreak >= settings.maxUnknownFinishes)
+            stop("unknown-finish-loop");
+        }
+      }
+    } catch {
+      // The pipe broke because the process was killed; the exit below says why.
+    }
+    await exited;
+    clearTimeout(timeout);
+    clearTimeout(killTimer);
+    options.abortSignal.removeEventListener("abort", onAbort);
+    if (pid !== undefined && groupAlive(pid)) signalGroup(pid, "SIGKILL");
+    return { end, stderr: stderr.toString(), pid };
+  }
+
+  private settings() {
+    const limits = this.options.limits ?? {};
+    return {
+      agent: this.options.agent ?? "build",
+      timeoutMs: this.options.timeoutMs ?? 20 * 60_000,
+      maxSteps: this.options.maxSteps ?? 50,
+      maxUnknownFinishes: this.options.maxUnknownFinishes ?? 3,
+      killGraceMs: this.options.killGraceMs ?? 2000,
+      maxStderrChars: limits.maxStderrChars ?? 16_000,
+      transcriptLimits: { ...defaultTranscriptLimits, ...pick(limits, defaultTranscriptLimits) },
+      parseLimits: { ...defaultEventParseLimits, ...pick(limits, defaultEventParseLimits) },
+    };
+  }
+
+  private result(
+    transcript: Transcript,
+    end: ProcessEnd,
+    started: number,
+    extra: { pid?: number | undefined; stderr?: string; attemptDir?: string | undefined },
+  ): AttemptResult {
+    const { outcome, error } = decideOutcome(end, transcript);
+    const result: AttemptResult = {
+      outcome,
+      finalText: transcript.finalText,
+      toolCalls: transcript.toolCalls,
+      stepFinishReasons: transcript.stepFinishReasons,
+      filesChanged: transcript.filesChanged,
+      usage: transcript.usage,
+      durationMs: performance.now() - started,
+      details: {
+        executor: "opencode",
+        model: this.options.model,
+        sessionId: transcript.sessionId,
+        pid: extra.pid,
+        exitCode: end.exitCode,
+        signal: end.signal,
+        stoppedBy: end.stoppedBy,
+        steps: transcript.stepCount,
+        toolCallCount: transcript.toolCallCount,
+        toolCallsDropped: transcript.toolCallsDropped,
+        stepsDropped: transcript.stepsDropped,
+        errors: transcript.errors,
+        errorCount: transcript.errorCount,
+        statusCode: transcript.errors.at(-1)?.statusCode,
+        permissionRejected: transcript.permissionRejections.length > 0,
+        permissionRejections: transcript.permissionRejections,
+        unknownEvents: transcript.unknownEvents,
+        stderr: extra.stderr ?? "",
+        attemptDir: extra.attemptDir,
+      },
+    };
+    if (error !== undefined) result.error = error;
+    return result;
+  }
+}
+
+/** An executor that runs every attempt as a fresh opencode session. */
+export function createOpencodeExecutor(options: OpencodeExecutorOptions): OpencodeExecutor {
+  return new OpencodeExecutor(options);
+}
+
+function pick<T extends object>(source: Record<string, unknown>, keysOf: T): Partial<T> {
+  const picked: Record<string, unknown> = {};
+  for (const key of Object.keys(keysOf)) if (source[key] !== undefined) picked[key] = source[key];
+  return picked as Partial<T>;
+}
