@@ -29,6 +29,7 @@ export type {
   Executor,
   ToolCallRecord,
 } from "./executor.js";
+export { FileRunStore } from "./file-run-store.js";
 export { createManager, Manager, type RunOptions } from "./manager.js";
 export type { ManagerOptions, RunBudget } from "./manager-options.js";
 export type {
