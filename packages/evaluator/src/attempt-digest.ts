@@ -72,39 +72,53 @@ function describeFiles(files: readonly string[], maxChars: number): string {
   return [header, ...lines].join("\n");
 }
 
-/** The newest calls that fit, oldest first, and a count by tool of those left out. */
+/**
+ * The newest calls in detail (input and the end of the output), then earlier ones as one line
+ * each, oldest first, and a count by tool of those left out entirely.
+ */
 function describeToolCalls(calls: readonly ToolCallRecord[], maxChars: number): string {
   if (calls.length === 0) return "## Tool calls\n(none)";
   const reserve = 300; // header plus the line naming the calls left out
-  let room = maxChars - reserve;
-  const shown: string[] = [];
+  const room = maxChars - reserve;
+  const outputChars = Math.max(120, Math.min(maxOutputChars, Math.floor(room / 8)));
+  let detailRoom = Math.floor(room * 0.75);
+  const detailed: string[] = [];
   let index = calls.length - 1;
-  for (; index >= 0 && room >= minCallChars; index--) {
+  for (; index >= 0 && detailRoom >= minCallChars; index--) {
     const call = calls[index]!;
-    let text = describeCall(call, index + 1, maxInputChars, maxOutputChars);
-    if (text.length > room) text = describeCall(call, index + 1, 80, Math.max(40, room - 200));
-    if (text.length > room) break;
-    shown.unshift(text);
-    room -= text.length + 1;
+    let text = describeCall(call, index + 1, maxInputChars, outputChars);
+    if (text.length > detailRoom) text = describeCall(call, index + 1, 80, detailRoom - 200);
+    if (text.length > detailRoom) break;
+    detailed.unshift(text);
+    detailRoom -= text.length + 1;
+  }
+  let briefRoom = room - Math.floor(room * 0.75) + detailRoom;
+  const brief: string[] = [];
+  for (; index >= 0; index--) {
+    const call = calls[index]!;
+    const line = `[${index + 1}] ${oneLine(call.tool, 40)} (${oneLine(call.status, 20)}) ${oneLine(call.input, 100)}`;
+    if (line.length + 1 > briefRoom) break;
+    brief.unshift(line);
+    briefRoom -= line.length + 1;
   }
   const omitted = calls.slice(0, index + 1);
-  const header = `## Tool calls (${calls.length}; ${shown.length === calls.length ? "all" : `the last ${shown.length}`} shown)`;
+  const shown = calls.length - omitted.length;
+  const header = `## Tool calls (${calls.length}; ${
+    omitted.length === 0 && brief.length === 0
+      ? "all shown"
+      : `the last ${detailed.length} in detail, ${shown - detailed.length} more in brief`
+  })`;
   const lines = [header];
   if (omitted.length > 0) lines.push(`Earlier, not shown: ${countByTool(omitted)}`);
-  return [...lines, ...shown].join("\n");
+  return [...lines, ...brief, ...detailed].join("\n");
 }
 
 function describeCall(call: ToolCallRecord, n: number, inputChars: number, outputChars: number) {
   const input = oneLine(call.input, inputChars);
-  const output = call.output.trim() ? clipStart(call.output.trim(), outputChars) : "(no output)";
-  return `[${n}] ${oneLine(call.tool, 60)} (${oneLine(call.status, 30)}) ${input}\n${indent(output)}`;
-}
-
-function indent(text: string): string {
-  return text
-    .split("\n")
-    .map((line) => `    ${line}`)
-    .join("\n");
+  const output = call.output.trim()
+    ? clipStart(call.output.trim(), Math.max(40, outputChars))
+    : "(no output)";
+  return `[${n}] ${oneLine(call.tool, 60)} (${oneLine(call.status, 30)}) ${input}\n→ ${output}`;
 }
 
 function countByTool(calls: readonly ToolCallRecord[]): string {

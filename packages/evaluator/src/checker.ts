@@ -5,6 +5,7 @@ import {
   isAbortError,
   type SubTask,
 } from "@taskledger/core";
+import { throwIfAborted } from "./abort.js";
 import { clipMiddle } from "./clip.js";
 
 /** What a checker sees: the attempt, the sub-task it was for and where it ran. */
@@ -53,7 +54,7 @@ export async function runChecker(
   context: CheckContext,
 ): Promise<NamedCheckResult> {
   const name = checkerName(checker);
-  context.abortSignal.throwIfAborted();
+  throwIfAborted(context.abortSignal);
   try {
     const result = await checker.check(context);
     return { ...result, name };

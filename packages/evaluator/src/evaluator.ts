@@ -9,6 +9,7 @@ import {
   type ProgressEntry,
   progressEntrySchema,
 } from "@taskledger/core";
+import { throwIfAborted } from "./abort.js";
 import { defaultDigestTokens, digestAttempt } from "./attempt-digest.js";
 import { type AttemptFingerprint, fingerprintAttempt, isStuck } from "./attempt-fingerprint.js";
 import {
@@ -73,7 +74,7 @@ export class LedgerEvaluator implements Evaluator {
     input: EvaluationInput,
     { abortSignal }: { abortSignal: AbortSignal },
   ): Promise<ProgressEntry> {
-    abortSignal.throwIfAborted();
+    throwIfAborted(abortSignal);
     const { result, subTask } = input;
     const context: CheckContext = { ...input, abortSignal };
     const checkers: Checker[] = [

@@ -14,6 +14,7 @@ import {
   truncateToTokens,
   type Usage,
 } from "@taskledger/core";
+import { throwIfAborted } from "./abort.js";
 import { clipMiddle } from "./clip.js";
 
 export interface JudgeInput {
@@ -97,7 +98,7 @@ export async function judgeAttempt(model: LanguageModel, input: JudgeInput): Pro
   let usage: Usage = addUsage();
   let calls = 0;
   for (let round = 0; round < 2; round++) {
-    input.abortSignal.throwIfAborted();
+    throwIfAborted(input.abortSignal);
     calls++;
     try {
       const result = await model.generate({

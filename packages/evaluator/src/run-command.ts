@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { AbortedError } from "@taskledger/core";
+import { throwIfAborted } from "./abort.js";
 import { HeadTailBuffer } from "./head-tail-buffer.js";
 
 export interface RunCommandOptions {
@@ -39,7 +40,11 @@ export function runCommand(
 ): Promise<CommandRun> {
   const [program, ...args] = argv;
   if (program === undefined) return Promise.reject(new TypeError("argv is empty"));
-  options.abortSignal.throwIfAborted();
+  try {
+    throwIfAborted(options.abortSignal);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   const half = Math.max(1, Math.floor((options.maxOutputBytes ?? defaultMaxOutputBytes) / 2));
   const stdout = new HeadTailBuffer(half, half);
   const stderr = new HeadTailBuffer(half, half);
