@@ -54,6 +54,12 @@ describe("finishReasonChecker", () => {
     expect(result.feedback).toContain("Permission was refused for: bash rm -rf /tmp/elsewhere");
   });
 
+  it("fails a finished attempt whose executor reports a refused permission", async () => {
+    const result = await check({ details: { permissionRejected: true } });
+    expect(result.complete).toBe(false);
+    expect(result.feedback).toContain("Permission was refused for: a tool call");
+  });
+
   it("does not mistake a completed tool call that mentions permissions for a refusal", async () => {
     const result = await check({
       toolCalls: [

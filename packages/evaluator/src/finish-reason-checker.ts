@@ -14,6 +14,11 @@ export function rejectedToolCalls(result: AttemptResult): ToolCallRecord[] {
   );
 }
 
+/** True when the executor says a permission was refused, or a tool call shows one. */
+export function hadRejectedPermission(result: AttemptResult): boolean {
+  return result.details?.permissionRejected === true || rejectedToolCalls(result).length > 0;
+}
+
 /**
  * Incomplete when the attempt did not end on its own: `truncated`, `error`, `timeout`,
  * `cancelled`, or a tool call refused permission. Its feedback names where the attempt stopped.
@@ -66,15 +71,16 @@ function checkFinish(result: AttemptResult): CheckResult {
     case "finished":
       break;
   }
-  const rejected = rejectedToolCalls(result);
-  if (rejected.length > 0) {
-    const calls = rejected
-      .slice(0, 3)
-      .map((call) => `${call.tool} ${oneLine(call.input, 120)}`)
-      .join("; ");
+  if (hadRejectedPermission(result)) {
+    const rejected = rejectedToolCalls(result);
+    const calls =
+      rejected
+        .slice(0, 3)
+        .map((call) => `${call.tool} ${oneLine(call.input, 120)}`)
+        .join("; ") || "a tool call";
     return {
       complete: false,
-      detail: `${detail}; ${rejected.length} tool call(s) refused permission: ${calls}`,
+      detail: `${detail}; permission refused: ${calls}`,
       feedback:
         `Permission was refused for: ${calls}. That action is not allowed here; reach the goal ` +
         "another way (for example, stay inside the working directory).",

@@ -25,7 +25,11 @@ export {
 } from "./evaluator.js";
 export { fileExistsChecker } from "./file-exists-checker.js";
 export { type FileMatchesOptions, fileMatchesChecker } from "./file-matches-checker.js";
-export { finishReasonChecker, rejectedToolCalls } from "./finish-reason-checker.js";
+export {
+  finishReasonChecker,
+  hadRejectedPermission,
+  rejectedToolCalls,
+} from "./finish-reason-checker.js";
 export {
   buildJudgePrompt,
   type JudgeInput,
