@@ -1,0 +1,87 @@
+import { appendFile, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createFakeExecutor } from "@taskledger/testing";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { StoreError } from "./errors.js";
+import { FileRunStore } from "./file-run-store.js";
+import { createManager } from "./manager.js";
+import type { RunEvent } from "./run-events.js";
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "taskledger-store-"));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const event = (seq: number): RunEvent => ({
+  type: "run-started",
+  request: `r${seq}`,
+  runId: "run1",
+  seq,
+  time: "t",
+});
+
+describe("FileRunStore", () => {
+  it("appends records and reads them back in order", async () => {
+    const store = new FileRunStore(join(dir, "nested"));
+    await store.append("run1", event(0));
+    await store.append("run1", event(1));
+    expect((await store.read("run1")).map((r) => r.seq)).toEqual([0, 1]);
+    expect(await store.read("other")).toEqual([]);
+  });
+
+  it("ignores a torn last record and rejects a corrupted one in the middle", async () => {
+    const store = new FileRunStore(dir);
+    await store.append("run1", event(0));
+    await appendFile(join(dir, "run1.jsonl"), '{"type":"run-fin');
+    expect(await store.read("run1")).toHaveLength(1);
+    await writeFile(
+      join(dir, "run2.jsonl"),
+      `${JSON.stringify(event(0))}\nnot json\n${JSON.stringify(event(2))}\n`,
+    );
+    await expect(store.read("run2")).rejects.toSatisfy(
+      (e) => StoreError.isInstance(e) && (e as Error).message.includes("line 2"),
+    );
+  });
+
+  it("refuses run ids that would leave the directory", async () => {
+    await expect(new FileRunStore(dir).append("../escape", event(0))).rejects.toSatisfy(
+      StoreError.isInstance,
+    );
+  });
+
+  it("a directory that cannot be written is a StoreError", async () => {
+    // A regular file where the directory should be fails for root too, unlike a chmod.
+    const blocked = join(dir, "blocked");
+    await writeFile(blocked, "");
+    await expect(new FileRunStore(blocked).append("run1", event(0))).rejects.toSatisfy(
+      StoreError.isInstance,
+    );
+  });
+
+  it("holds every state change of a managed run", async () => {
+    const store = new FileRunStore(dir);
+    const executor = createFakeExecutor({ fallback: { type: "success" } });
+    const run = createManager({ executor, store, createRunId: () => "run-a" }).start("x", {
+      plan: { subTasks: [{ id: "a", title: "A", description: "d", successCriteria: ["c"] }] },
+    });
+    const report = await run.result;
+    const records = await store.read("run-a");
+    expect(records.map((r) => r.type)).toEqual([
+      "run-started",
+      "plan-created",
+      "sub-task-started",
+      "attempt-finished",
+      "sub-task-evaluated",
+      "sub-task-completed",
+      "run-finished",
+    ]);
+    expect(records.at(-1)).toMatchObject({
+      type: "run-finished",
+      report: { status: report.status },
+    });
+  });
+});
