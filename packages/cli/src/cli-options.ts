@@ -1,0 +1,123 @@
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import type { Provider } from "@taskledger/llm";
+
+export const providers: readonly Provider[] = [
+  "anthropic",
+  "openai",
+  "google",
+  "xai",
+  "openai-compatible",
+];
+
+/** A mistake in how the command was called: exit code 2 with this message. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+export interface RawRunOptions {
+  provider?: string;
+  model?: string;
+  baseUrl?: string;
+  agentModel?: string;
+  opencodeConfig?: string;
+  cwd?: string;
+  concurrency?: string;
+  maxRetries?: string;
+  store?: string;
+  json?: boolean;
+  yes?: boolean;
+  dryRun?: boolean;
+}
+
+export interface RunOptions {
+  provider: Provider;
+  model: string;
+  baseURL: string | undefined;
+  /** `provider/model` for opencode; defaults to the manager's provider and model. */
+  agentModel: string;
+  opencodeConfig: Record<string, unknown> | undefined;
+  cwd: string;
+  concurrency: number;
+  maxRetries: number;
+  store: string | undefined;
+  json: boolean;
+  yes: boolean;
+  dryRun: boolean;
+}
+
+const defaultModels: Partial<Record<Provider, string>> = {
+  anthropic: "claude-sonnet-4-5",
+  openai: "gpt-5",
+  google: "gemini-2.5-pro",
+  xai: "grok-4",
+};
+
+export async function parseRunOptions(raw: RawRunOptions, cwd: string): Promise<RunOptions> {
+  const provider = (raw.provider ?? "anthropic") as Provider;
+  if (!providers.includes(provider)) {
+    throw new UsageError(
+      `--provider must be one of ${providers.join(", ")}; got "${raw.provider}"`,
+    );
+  }
+  const model = raw.model ?? defaultModels[provider];
+  if (!model) throw new UsageError(`--model is required with --provider ${provider}`);
+  if (provider === "openai-compatible" && !raw.baseUrl) {
+    throw new UsageError("--base-url is required with --provider openai-compatible");
+  }
+  const agentModel = raw.agentModel ?? `${provider}/${model}`;
+  if (!/^[^/\s]+\/\S+$/.test(agentModel)) {
+    throw new UsageError(`--agent-model must look like provider/model; got "${agentModel}"`);
+  }
+  return {
+    provider,
+    model,
+    baseURL: raw.baseUrl,
+    agentModel,
+    opencodeConfig: raw.opencodeConfig
+      ? await readConfig(resolve(cwd, raw.opencodeConfig))
+      : undefined,
+    cwd: resolve(cwd, raw.cwd ?? "."),
+    concurrency: integer("--concurrency", raw.concurrency, 3, 1, 64),
+    maxRetries: integer("--max-retries", raw.maxRetries, 2, 0, 20),
+    store: raw.store === undefined ? undefined : resolve(cwd, raw.store),
+    json: raw.json === true,
+    yes: raw.yes === true,
+    dryRun: raw.dryRun === true,
+  };
+}
+
+function integer(
+  flag: string,
+  value: string | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}; got "${value}"`);
+  }
+  return n;
+}
+
+async function readConfig(path: string): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw new UsageError(`--opencode-config: cannot read ${path}: ${(error as Error).message}`);
+  }
+  try {
+    const config: unknown = JSON.parse(text);
+    if (typeof config !== "object" || config === null || Array.isArray(config)) {
+      throw new Error("not a JSON object");
+    }
+    return config as Record<string, unknown>;
+  } catch (error) {
+    throw new UsageError(
+      `--opencode-config: ${path} is not a JSON object: ${(error as Error).message}`,
+    );
+  }
+}

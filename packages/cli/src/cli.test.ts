@@ -1,0 +1,142 @@
+import { PassThrough } from "node:stream";
+import { createModelServer, type ModelServer } from "@taskledger/testing";
+import { afterEach, describe, expect, it } from "vitest";
+import { type CliIo, runCli } from "./cli.js";
+import { demoPlan } from "./demo-scenario.js";
+import type { JsonReport } from "./json-report.js";
+
+function io(overrides: Partial<CliIo> = {}) {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = "";
+  let err = "";
+  stdout.on("data", (d) => {
+    out += d;
+  });
+  stderr.on("data", (d) => {
+    err += d;
+  });
+  const value: CliIo = {
+    stdout,
+    stderr,
+    stdin: new PassThrough(),
+    env: { CI: "true" },
+    cwd: process.cwd(),
+    signal: new AbortController().signal,
+    ...overrides,
+  };
+  return { io: value, out: () => out, err: () => err };
+}
+
+let server: ModelServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe("taskledger usage errors", () => {
+  it.each([
+    [["run", "x", "--provider", "nope"], "--provider must be one of"],
+    [["run", "x", "--concurrency", "0"], "--concurrency must be a whole number"],
+    [["run", "x", "--provider", "openai-compatible", "--model", "m"], "--base-url is required"],
+    [["run", "x", "--agent-model", "nomodel"], "--agent-model must look like provider/model"],
+    [["run", "x", "--opencode-config", "/does/not/exist.json"], "cannot read"],
+    [["bogus"], "unknown command"],
+  ])("%j exits 2 and says why", async (argv, message) => {
+    const t = io();
+    expect(await runCli(argv, t.io)).toBe(2);
+    expect(t.err()).toContain(message);
+  });
+
+  it("a missing API key is a configuration error (exit 2) that names the variable", async () => {
+    const t = io({ env: { CI: "true" } });
+    expect(await runCli(["run", "do it", "--provider", "anthropic"], t.io)).toBe(2);
+    expect(t.err()).toContain("ANTHROPIC_API_KEY");
+  });
+
+  it("--help exits 0", async () => {
+    const t = io();
+    expect(await runCli(["--help"], t.io)).toBe(0);
+    expect(t.out()).toContain("demo");
+  });
+});
+
+describe("taskledger plan", () => {
+  it("prints the Task Ledger as JSON with --json, progress on stderr", async () => {
+    server = await createModelServer({ replies: [{ text: JSON.stringify(demoPlan) }] });
+    const t = io();
+    const code = await runCli(
+      [
+        "plan",
+        "Build",
+        "the",
+        "greet",
+        "library",
+        "and",
+        "test",
+        "it",
+        "--provider",
+        "openai-compatible",
+        "--model",
+        "m",
+        "--base-url",
+        server.openaiBaseURL,
+        "--json",
+      ],
+      t.io,
+    );
+    expect(code).toBe(0);
+    const ledger = JSON.parse(t.out());
+    expect(ledger.subTasks.map((s: { id: string }) => s.id)).toEqual(["library", "tests", "docs"]);
+    expect(t.err()).toContain("Plan: 3 sub-tasks");
+    const body = server.requests[0]?.body as { response_format: { json_schema: { name: string } } };
+    expect(body.response_format.json_schema.name).toBe("task_ledger");
+  });
+
+  it("a provider that refuses the key ends with exit 1 and a typed message, the key nowhere", async () => {
+    server = await createModelServer({ replies: [{ status: 401 }] });
+    const t = io({ env: { CI: "true", OPENAI_API_KEY: "sk-planted-secret-123" } });
+    const code = await runCli(
+      [
+        "plan",
+        "Build",
+        "it",
+        "and",
+        "then",
+        "test",
+        "it",
+        "--provider",
+        "openai",
+        "--model",
+        "m",
+        "--base-url",
+        server.openaiBaseURL,
+      ],
+      t.io,
+    );
+    expect(code).toBe(1);
+    expect(t.err()).toContain("401");
+    expect(t.out() + t.err()).not.toContain("sk-planted-secret-123");
+  });
+});
+
+describe("taskledger demo (real opencode CLI, scripted model server)", () => {
+  it("plans, runs, retries the truncated attempt and reports completed as JSON", async () => {
+    const t = io();
+    const code = await runCli(["demo", "--json"], t.io);
+    const report = JSON.parse(t.out()) as JsonReport;
+    expect({ code, status: report.status }).toEqual({ code: 0, status: "completed" });
+    expect(report.version).toBe(1);
+    expect(report.subTasks.map((s) => [s.id, s.status, s.attempts])).toEqual([
+      ["library", "completed", 1],
+      ["tests", "completed", 2],
+      ["docs", "completed", 1],
+    ]);
+    expect(report.usage.agents.inputTokens).toBeGreaterThan(0);
+    expect(report.usage.manager.inputTokens).toBeGreaterThan(0);
+    const err = t.err();
+    expect(err).toContain("retrying (attempt 2)");
+    expect(err).toMatch(/── greet\.test\.js\n/);
+    expect(err).toMatch(/── greet\.js\nexport function greet/);
+  }, 180_000);
+});

@@ -1,0 +1,239 @@
+import { createInterface } from "node:readline/promises";
+import {
+  addUsage,
+  InvalidConfigError,
+  InvalidRequestError,
+  type RunReport,
+  type TaskLedger,
+  TaskLedgerError,
+  type Usage,
+} from "@taskledger/core";
+import { Command, CommanderError } from "commander";
+import pc from "picocolors";
+import type { Colors } from "picocolors/types.js";
+import { parseRunOptions, type RawRunOptions, type RunOptions, UsageError } from "./cli-options.js";
+import { setUpDemo } from "./demo.js";
+import { eventLines } from "./event-lines.js";
+import { toJsonReport } from "./json-report.js";
+import { applyEvent, createProgressState } from "./progress-state.js";
+import { createLineReporter, createTtyReporter, type Reporter } from "./reporter.js";
+import { createRuntime, type Runtime } from "./runtime.js";
+import { summaryTable } from "./summary-table.js";
+
+export interface CliIo {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+  /** Aborted on Ctrl-C by the binary; tests abort it directly. */
+  signal: AbortSignal;
+}
+
+export const exitCodes = { completed: 0, notCompleted: 1, usage: 2, cancelled: 130 } as const;
+
+/** Runs the `taskledger` command line and resolves with its exit code; never calls `process.exit`. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let exitCode: number = exitCodes.completed;
+  const program = new Command("taskledger")
+    .description(
+      "Plan a request into sub-tasks, run each as a fresh opencode session, judge, retry and report.",
+    )
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+    });
+
+  const withRunOptions = (command: Command) =>
+    command
+      .option(
+        "--provider <name>",
+        "manager model provider: anthropic|openai|google|xai|openai-compatible",
+        "anthropic",
+      )
+      .option("--model <id>", "manager model id (default per provider)")
+      .option("--base-url <url>", "API base URL (required for openai-compatible)")
+      .option("--agent-model <provider/model>", "the model opencode uses (default: the manager's)")
+      .option("--opencode-config <file>", "JSON merged into each opencode session's config")
+      .option("--cwd <dir>", "directory the agents work in", ".")
+      .option("--concurrency <n>", "sub-tasks running at once", "3")
+      .option("--max-retries <n>", "retries per sub-task", "2")
+      .option("--store <dir>", "directory for the run's durable log")
+      .option("--json", "print the final report as JSON on stdout; progress goes to stderr");
+
+  withRunOptions(program.command("run").argument("<request...>", "what to get done"))
+    .description("plan the request, run every sub-task, evaluate, retry and report")
+    .option("-y, --yes", "do not ask before running the plan")
+    .option("--dry-run", "plan only: print the Task Ledger and stop")
+    .action(async (words: string[], raw: RawRunOptions) => {
+      exitCode = await runCommand(words.join(" "), await parseRunOptions(raw, io.cwd), io);
+    });
+
+  withRunOptions(program.command("plan").argument("<request...>", "what to plan"))
+    .description("print the Task Ledger the manager would run")
+    .action(async (words: string[], raw: RawRunOptions) => {
+      exitCode = await runCommand(
+        words.join(" "),
+        { ...(await parseRunOptions(raw, io.cwd)), dryRun: true },
+        io,
+      );
+    });
+
+  program
+    .command("demo")
+    .description(
+      "run a scripted multi-step request offline: a local model server and the real opencode CLI",
+    )
+    .option("--json", "print the final report as JSON on stdout; progress goes to stderr")
+    .option("--keep", "keep the directory the agents worked in")
+    .option("--concurrency <n>", "sub-tasks running at once", "2")
+    .action(async (raw: { json?: boolean; keep?: boolean; concurrency?: string }) => {
+      const concurrency = (await parseRunOptions({ concurrency: raw.concurrency }, io.cwd))
+        .concurrency;
+      const demo = await setUpDemo({
+        json: raw.json === true,
+        keep: raw.keep === true,
+        concurrency,
+      });
+      const human = demo.options.json ? io.stderr : io.stdout;
+      try {
+        exitCode = await runCommand(demo.request, demo.options, io);
+      } finally {
+        await demo.finish((text) => human.write(text));
+      }
+    });
+
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return exitCode;
+  } catch (error) {
+    return reportError(error, io);
+  }
+}
+
+function reportError(error: unknown, io: CliIo): number {
+  if (error instanceof CommanderError) {
+    return error.exitCode === 0 ? exitCodes.completed : exitCodes.usage;
+  }
+  const c = colorsFor(io.stderr, io.env);
+  if (
+    error instanceof UsageError ||
+    InvalidConfigError.isInstance(error) ||
+    InvalidRequestError.isInstance(error)
+  ) {
+    io.stderr.write(`${c.red("error:")} ${error.message}\n`);
+    return exitCodes.usage;
+  }
+  if (TaskLedgerError.isInstance(error)) {
+    io.stderr.write(`${c.red("error:")} ${error.message} ${c.dim(`[${error.code}]`)}\n`);
+    return error.code === "aborted" ? exitCodes.cancelled : exitCodes.notCompleted;
+  }
+  io.stderr.write(`${c.red("error:")} ${error instanceof Error ? error.message : String(error)}\n`);
+  return exitCodes.notCompleted;
+}
+
+function colorsFor(stream: { isTTY?: boolean }, env: CliIo["env"]): Colors {
+  const enabled = stream.isTTY === true && env.NO_COLOR === undefined && env.CI === undefined;
+  return pc.createColors(enabled);
+}
+
+async function runCommand(request: string, options: RunOptions, io: CliIo): Promise<number> {
+  if (request.trim() === "") throw new UsageError("the request is empty");
+  // With --json, stdout carries only the report; people read progress on stderr.
+  const human = options.json ? io.stderr : io.stdout;
+  const c = colorsFor(human, io.env);
+  const runtime = createRuntime(options, io.env);
+  try {
+    return await planAndRun(request, options, runtime, io, human, c);
+  } finally {
+    await runtime.close();
+  }
+}
+
+async function planAndRun(
+  request: string,
+  options: RunOptions,
+  runtime: Runtime,
+  io: CliIo,
+  human: CliIo["stdout"],
+  c: Colors,
+): Promise<number> {
+  const { manager } = runtime;
+  human.write(c.dim(`Planning with ${options.provider}/${options.model}…\n`));
+  const plan = await manager.plan(request, { abortSignal: io.signal });
+  printPlan(plan.ledger, plan.decomposed, plan.repaired, human, c);
+  if (options.dryRun) {
+    if (options.json) io.stdout.write(`${JSON.stringify(plan.ledger, null, 2)}\n`);
+    return exitCodes.completed;
+  }
+  if (!options.yes && !options.json && io.stdin.isTTY && human.isTTY) {
+    if (!(await confirm("Run this plan?", io))) {
+      human.write("Not run.\n");
+      return exitCodes.notCompleted;
+    }
+  }
+
+  const live = human.isTTY === true && io.env.CI === undefined;
+  const reporter: Reporter = live
+    ? createTtyReporter(human as NodeJS.WriteStream, c)
+    : createLineReporter(human, c);
+  const run = manager.start(request, {
+    plan: plan.ledger,
+    abortSignal: io.signal,
+    cwd: options.cwd,
+  });
+  run.on("*", (event) => {
+    // The plan was printed above; the run announces it again.
+    if (event.type !== "plan-created") reporter.onEvent(event);
+    else applyEvent(reporter.state, event);
+  });
+  let report: RunReport;
+  try {
+    report = await run.result;
+  } finally {
+    reporter.stop();
+  }
+  // The plan was made before the run started; its tokens are the manager's too.
+  const manager_ = addUsage(report.usage.manager, plan.usage);
+  report = {
+    ...report,
+    usage: { ...report.usage, manager: manager_, total: addUsage(manager_, report.usage.agents) },
+  };
+  const perSubTask = new Map<string, Usage>(reporter.state.subTasks.map((s) => [s.id, s.usage]));
+  human.write(`${summaryTable(report, perSubTask, c)}\n`);
+  if (options.json) io.stdout.write(`${JSON.stringify(toJsonReport(report), null, 2)}\n`);
+  if (report.status === "cancelled") return exitCodes.cancelled;
+  return report.status === "completed" ? exitCodes.completed : exitCodes.notCompleted;
+}
+
+function printPlan(
+  ledger: TaskLedger,
+  decomposed: boolean,
+  repaired: boolean,
+  out: CliIo["stdout"],
+  c: Colors,
+): void {
+  const state = createProgressState();
+  const event = {
+    type: "plan-created",
+    ledger,
+    decomposed,
+    repaired,
+    runId: "",
+    seq: 0,
+    time: "",
+  } as const;
+  applyEvent(state, event);
+  out.write(`${eventLines(event, state, c).join("\n")}\n`);
+}
+
+async function confirm(question: string, io: CliIo): Promise<boolean> {
+  const rl = createInterface({ input: io.stdin, output: io.stdout });
+  try {
+    const answer = await rl.question(`${question} [Y/n] `, { signal: io.signal });
+    return !/^n/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}

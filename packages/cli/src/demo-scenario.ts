@@ -1,0 +1,98 @@
+import type { TaskLedgerInput } from "@taskledger/core";
+import type { RecordedRequest, ScriptedReply } from "@taskledger/testing";
+
+export const demoRequest =
+  "Create a tiny greeting library: greet.js exporting greet(name), a test script greet.test.js " +
+  "that checks it with node:assert, and a README.md that shows how to use it.";
+
+const greetJs = `export function greet(name) {\n  return \`Hello, \${name}!\`;\n}\n`;
+const greetTest = `import assert from "node:assert/strict";\nimport { greet } from "./greet.js";\n\nassert.equal(greet("Ada"), "Hello, Ada!");\nconsole.log("greet.test.js: ok");\n`;
+const readme = `# greet\n\n\`\`\`js\nimport { greet } from "./greet.js";\ngreet("Ada"); // "Hello, Ada!"\n\`\`\`\n\nRun the test with \`node greet.test.js\`.\n`;
+
+/** The plan the scripted manager answers with. */
+export const demoPlan: TaskLedgerInput = {
+  subTasks: [
+    {
+      id: "library",
+      title: "Write greet.js",
+      description:
+        "Create greet.js, an ES module exporting greet(name) that returns `Hello, <name>!`.",
+      successCriteria: ["greet.js exists and exports greet"],
+      dependsOn: [],
+      checks: [{ type: "file-matches", path: "greet.js", pattern: "export function greet" }],
+    },
+    {
+      id: "tests",
+      title: "Test greet",
+      description:
+        "Create greet.test.js that imports greet from ./greet.js and checks it with node:assert.",
+      successCriteria: ["node greet.test.js exits 0"],
+      dependsOn: ["library"],
+      checks: [{ type: "command", argv: ["node", "greet.test.js"], timeoutMs: 30_000 }],
+    },
+    {
+      id: "docs",
+      title: "Document greet",
+      description: "Write README.md with a usage example of greet and how to run the test.",
+      successCriteria: ["README.md shows an example call of greet"],
+      dependsOn: ["library"],
+      checks: [{ type: "file-exists", path: "README.md" }],
+    },
+  ],
+};
+
+const files: Record<string, { path: string; content: string; summary: string }> = {
+  library: { path: "greet.js", content: greetJs, summary: "Wrote greet.js exporting greet(name)." },
+  tests: { path: "greet.test.js", content: greetTest, summary: "Wrote greet.test.js; it passes." },
+  docs: { path: "README.md", content: readme, summary: "Wrote README.md with a usage example." },
+};
+
+interface ChatBody {
+  response_format?: { json_schema?: { name?: string } };
+  messages?: { role: string; content?: unknown }[];
+}
+
+const text = (content: unknown): string =>
+  typeof content === "string" ? content : JSON.stringify(content ?? "");
+
+/**
+ * Answers the demo's model calls as a real provider would: the manager's plan, the judge's
+ * verdicts and the agents' turns (a write tool call, then a short report). The first attempt of
+ * `tests` is cut off with a `length` finish, so the run shows a targeted retry.
+ */
+export function createDemoReplies(): (request: RecordedRequest) => ScriptedReply {
+  const agentAttempts = new Map<string, number>();
+  return (request) => {
+    const body = request.body as ChatBody;
+    const messages = body.messages ?? [];
+    const name = body.response_format?.json_schema?.name;
+    if (name === "task_ledger") return { text: JSON.stringify(demoPlan) };
+    const prompt = messages.map((m) => text(m.content)).join("\n");
+    const id = /# Sub-task ([\w.-]+):/.exec(prompt)?.[1] ?? "";
+    const file = files[id];
+    if (name === "progress_ledger_entry") {
+      return {
+        text: JSON.stringify({
+          completed: true,
+          summary: file?.summary ?? "Done.",
+          outputData: file ? `${file.path}:\n${file.content}` : "",
+          feedback: "",
+        }),
+      };
+    }
+    if (!file) return { text: "Nothing to do." };
+    // The agent's turn after its tool ran: report and stop.
+    if (messages.at(-1)?.role === "tool") return { text: file.summary };
+    const attempt = (agentAttempts.get(id) ?? 0) + 1;
+    agentAttempts.set(id, attempt);
+    if (id === "tests" && attempt === 1) {
+      return {
+        text: "I will now write the test file that imports greet and",
+        finishReason: "length",
+      };
+    }
+    return {
+      toolCalls: [{ name: "write", arguments: { filePath: file.path, content: file.content } }],
+    };
+  };
+}

@@ -1,0 +1,57 @@
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createModelServer } from "@taskledger/testing";
+import type { RunOptions } from "./cli-options.js";
+import { createDemoReplies, demoRequest } from "./demo-scenario.js";
+import { compatibleProviderId } from "./runtime.js";
+
+export interface DemoSetup {
+  request: string;
+  options: RunOptions;
+  /** Prints the files the agents produced, then stops the server and removes the directory. */
+  finish(write: (text: string) => void): Promise<void>;
+}
+
+/**
+ * The offline demo: the scripted model server on 127.0.0.1 plays both the manager's model and the
+ * agents' model, and the real opencode CLI does the work in a temporary directory.
+ */
+export async function setUpDemo(base: {
+  json: boolean;
+  keep: boolean;
+  concurrency: number;
+}): Promise<DemoSetup> {
+  const server = await createModelServer({ replies: createDemoReplies() });
+  const cwd = await mkdtemp(join(tmpdir(), "taskledger-demo-"));
+  return {
+    request: demoRequest,
+    options: {
+      provider: "openai-compatible",
+      model: "demo-manager",
+      baseURL: server.openaiBaseURL,
+      agentModel: `${compatibleProviderId}/demo-agent`,
+      opencodeConfig: undefined,
+      cwd,
+      concurrency: base.concurrency,
+      maxRetries: 2,
+      store: undefined,
+      json: base.json,
+      yes: true,
+      dryRun: false,
+    },
+    async finish(write) {
+      try {
+        const names = (await readdir(cwd)).filter((name) => !name.startsWith(".")).sort();
+        write(`\nFiles in ${cwd}:\n`);
+        for (const name of names) {
+          const content = await readFile(join(cwd, name), "utf8").catch(() => "(unreadable)");
+          write(`\n── ${name}\n${content.slice(0, 2000)}`);
+        }
+      } finally {
+        await server.close();
+        if (!base.keep) await rm(cwd, { recursive: true, force: true });
+      }
+    },
+  };
+}

@@ -1,0 +1,72 @@
+import type { RunEvent } from "@taskledger/core";
+import type { Colors } from "picocolors/types.js";
+import type { ProgressState } from "./progress-state.js";
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  const seconds = ms / 1000;
+  if (seconds < 60) return `${seconds.toFixed(1)}s`;
+  return `${Math.floor(seconds / 60)}m${Math.round(seconds % 60)
+    .toString()
+    .padStart(2, "0")}s`;
+}
+
+/** The lines that stay in the scrollback for an event (after `applyEvent` has folded it in). */
+export function eventLines(event: RunEvent, state: ProgressState, c: Colors): string[] {
+  const total = state.subTasks.length;
+  const step = (id: string) => {
+    const view = state.byId.get(id);
+    return view ? `Step ${view.index}/${total} ${c.bold(view.title)}` : id;
+  };
+  switch (event.type) {
+    case "plan-created": {
+      const { subTasks } = event.ledger;
+      const head = event.decomposed
+        ? `Plan: ${subTasks.length} sub-task${subTasks.length === 1 ? "" : "s"}${event.repaired ? " (repaired once)" : ""}`
+        : "Plan: one step, run as it is";
+      return [
+        c.bold(head),
+        ...subTasks.map((s, i) => {
+          const after = s.dependsOn.length > 0 ? c.dim(` (after ${s.dependsOn.join(", ")})`) : "";
+          return `  ${i + 1}. ${s.title} ${c.dim(`[${s.id}]`)}${after}`;
+        }),
+      ];
+    }
+    case "sub-task-started":
+      return [
+        `${c.cyan("▶")} ${step(event.subTaskId)}${event.attempt > 1 ? c.dim(` · attempt ${event.attempt}`) : ""}`,
+      ];
+    case "sub-task-retrying":
+      return [
+        `${c.yellow("↻")} ${step(event.subTaskId)} retrying ${c.dim(`(attempt ${event.attempt})`)}: ${state.byId.get(event.subTaskId)?.note ?? ""}`,
+      ];
+    case "sub-task-completed": {
+      const view = state.byId.get(event.subTaskId);
+      const took =
+        view?.lastDurationMs === undefined
+          ? ""
+          : c.dim(` in ${formatDuration(view.lastDurationMs)}`);
+      return [`${c.green("✔")} ${step(event.subTaskId)}${took}: ${view?.note ?? ""}`];
+    }
+    case "sub-task-failed":
+      return [
+        `${c.red("✘")} ${step(event.subTaskId)} failed after ${event.attempts} attempt(s): ${state.byId.get(event.subTaskId)?.note ?? ""}`,
+      ];
+    case "sub-task-skipped":
+      return [
+        `${c.dim("–")} ${step(event.subTaskId)} skipped: ${state.byId.get(event.subTaskId)?.note ?? ""}`,
+      ];
+    case "budget-exhausted":
+      return [
+        c.yellow(
+          event.kind === "tokens"
+            ? `Token budget reached (${event.used} of ${event.limit}): nothing new starts.`
+            : `Time budget of ${formatDuration(event.limit)} reached: stopping.`,
+        ),
+      ];
+    case "run-failed":
+      return [c.red(`Run failed: ${event.error.message}`)];
+    default:
+      return [];
+  }
+}

@@ -1,0 +1,29 @@
+import type { RunReport } from "@taskledger/core";
+
+/**
+ * The `--json` report: a stable contract (docs/json-report.md). Fields are only ever added;
+ * `version` changes if one is removed or changes meaning.
+ */
+export function toJsonReport(report: RunReport) {
+  return {
+    version: 1 as const,
+    runId: report.runId,
+    status: report.status,
+    reason: report.reason,
+    request: report.request,
+    subTasks: report.subTasks.map((s) => ({
+      id: s.id,
+      title: s.title,
+      status: s.status,
+      attempts: s.attempts,
+      summary: s.summary,
+      outputData: s.outputData,
+      reason: s.reason,
+    })),
+    usage: report.usage,
+    startedAt: report.startedAt,
+    finishedAt: report.finishedAt,
+    durationMs: report.durationMs,
+  };
+}
+export type JsonReport = ReturnType<typeof toJsonReport>;

@@ -1,0 +1,112 @@
+import type { RunEvent, SubTaskStatus, Usage } from "@taskledger/core";
+import { addUsage, emptyUsage } from "@taskledger/core";
+
+export interface SubTaskView {
+  id: string;
+  title: string;
+  /** 1-based position in the plan, for "Step 2/3". */
+  index: number;
+  status: SubTaskStatus;
+  attempt: number;
+  /** When the current attempt started (ms since epoch). */
+  startedAt: number | undefined;
+  /** Duration of the last finished attempt (ms). */
+  lastDurationMs: number | undefined;
+  /** Last agent activity: the tool it used or the text it wrote, one line. */
+  activity: string;
+  note: string;
+  usage: Usage;
+}
+
+/** What a person watching a run needs to see, folded from its events. */
+export interface ProgressState {
+  planned: boolean;
+  subTasks: SubTaskView[];
+  byId: Map<string, SubTaskView>;
+}
+
+export function createProgressState(): ProgressState {
+  return { planned: false, subTasks: [], byId: new Map() };
+}
+
+const oneLine = (text: string, max = 80) => {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+};
+
+/** Folds one event into the state; returns what changed, if anything worth a log line. */
+export function applyEvent(state: ProgressState, event: RunEvent, now = Date.now()): void {
+  switch (event.type) {
+    case "plan-created":
+      state.planned = true;
+      state.subTasks = event.ledger.subTasks.map((subTask, i) => ({
+        id: subTask.id,
+        title: subTask.title,
+        index: i + 1,
+        status: "pending",
+        attempt: 0,
+        startedAt: undefined,
+        lastDurationMs: undefined,
+        activity: "",
+        note: "",
+        usage: emptyUsage(),
+      }));
+      state.byId = new Map(state.subTasks.map((view) => [view.id, view]));
+      return;
+    case "sub-task-started": {
+      const view = state.byId.get(event.subTaskId);
+      if (!view) return;
+      view.status = "running";
+      view.attempt = event.attempt;
+      view.startedAt = now;
+      view.activity = "";
+      return;
+    }
+    case "agent-event": {
+      const view = state.byId.get(event.subTaskId);
+      if (!view) return;
+      const agent = event.event;
+      if (agent.type === "tool-use") view.activity = oneLine(`${agent.tool} ${agent.input}`, 60);
+      else if (agent.type === "text" && agent.text.trim()) view.activity = oneLine(agent.text, 60);
+      return;
+    }
+    case "attempt-finished": {
+      const view = state.byId.get(event.subTaskId);
+      if (!view) return;
+      view.lastDurationMs = event.result.durationMs;
+      view.usage = addUsage(view.usage, event.result.usage);
+      return;
+    }
+    case "sub-task-retrying": {
+      const view = state.byId.get(event.subTaskId);
+      if (view) view.note = oneLine(event.feedback || "incomplete", 100);
+      return;
+    }
+    case "sub-task-completed":
+    case "sub-task-failed":
+    case "sub-task-skipped": {
+      const view = state.byId.get(event.subTaskId);
+      if (!view) return;
+      view.status =
+        event.type === "sub-task-completed"
+          ? "completed"
+          : event.type === "sub-task-failed"
+            ? "failed"
+            : "skipped";
+      view.note =
+        event.type === "sub-task-completed"
+          ? oneLine(event.entry.summary, 100)
+          : oneLine(event.reason, 100);
+      view.startedAt = undefined;
+      return;
+    }
+    case "run-finished":
+      for (const report of event.report.subTasks) {
+        const view = state.byId.get(report.id);
+        if (view) view.status = report.status;
+      }
+      return;
+    default:
+      return;
+  }
+}

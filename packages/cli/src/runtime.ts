@@ -1,0 +1,64 @@
+import { createManager, FileRunStore, type Manager } from "@taskledger/core";
+import { createEvaluator } from "@taskledger/evaluator";
+import { createOpencodeExecutor, type OpencodeConfig } from "@taskledger/executor";
+import { createModel } from "@taskledger/llm";
+import type { RunOptions } from "./cli-options.js";
+
+/** Everything one command needs, built from its options. */
+export interface Runtime {
+  manager: Manager;
+  close(): Promise<void>;
+}
+
+/** The provider id opencode knows an `openai-compatible` server by. */
+export const compatibleProviderId = "taskledger-compatible";
+
+export function createRuntime(
+  options: RunOptions,
+  env: Readonly<Record<string, string | undefined>>,
+): Runtime {
+  const model = createModel({
+    provider: options.provider,
+    model: options.model,
+    ...(options.baseURL ? { baseURL: options.baseURL } : {}),
+    env,
+  });
+  const executor = createOpencodeExecutor({
+    model: options.agentModel,
+    config: agentConfig(options),
+  });
+  const manager = createManager({
+    model,
+    executor,
+    evaluator: createEvaluator({ model }),
+    concurrency: options.concurrency,
+    maxRetries: options.maxRetries,
+    cwd: options.cwd,
+    ...(options.store ? { store: new FileRunStore(options.store) } : {}),
+  });
+  return { manager, close: async () => {} };
+}
+
+/** The host's opencode config, plus a provider entry when the agent talks to an OpenAI-compatible server. */
+function agentConfig(options: RunOptions): OpencodeConfig {
+  const config: OpencodeConfig = { ...(options.opencodeConfig ?? {}) };
+  const [providerId, ...rest] = options.agentModel.split("/");
+  if (
+    options.provider === "openai-compatible" &&
+    providerId === compatibleProviderId &&
+    options.baseURL
+  ) {
+    const modelId = rest.join("/");
+    const providers = (config.provider ?? {}) as Record<string, unknown>;
+    config.provider = {
+      ...providers,
+      [compatibleProviderId]: {
+        npm: "@ai-sdk/openai-compatible",
+        name: "OpenAI-compatible (taskledger)",
+        options: { baseURL: options.baseURL },
+        models: { [modelId]: { name: modelId } },
+      },
+    };
+  }
+  return config;
+}

@@ -1,0 +1,52 @@
+import type { RunReport, Usage } from "@taskledger/core";
+import { totalTokens } from "@taskledger/core";
+import type { Colors } from "picocolors/types.js";
+import { formatDuration } from "./event-lines.js";
+
+const statusColor = (status: string, c: Colors) =>
+  status === "completed"
+    ? c.green
+    : status === "failed"
+      ? c.red
+      : status === "skipped" || status === "cancelled"
+        ? c.yellow
+        : c.dim;
+
+const cost = (usage: Usage) => (usage.costUsd === undefined ? "–" : `$${usage.costUsd.toFixed(4)}`);
+
+/** The final table: one row a sub-task, then manager, agents and total usage. */
+export function summaryTable(
+  report: RunReport,
+  perSubTask: ReadonlyMap<string, Usage>,
+  c: Colors,
+): string {
+  const rows = report.subTasks.map((s) => {
+    const usage = perSubTask.get(s.id);
+    return [
+      s.id,
+      s.status,
+      String(s.attempts),
+      usage ? String(totalTokens(usage)) : "0",
+      usage ? cost(usage) : "–",
+    ];
+  });
+  const header = ["sub-task", "status", "attempts", "tokens", "cost"];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[], color?: (s: string) => string) =>
+    cells
+      .map((cell, i) => {
+        const padded = i >= 2 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!);
+        return i === 1 && color ? color(padded) : padded;
+      })
+      .join("  ");
+  const { manager, agents, total } = report.usage;
+  const headline = `Run ${statusColor(report.status, c)(report.status)} in ${formatDuration(report.durationMs)}${report.reason ? c.dim(` — ${report.reason}`) : ""}`;
+  return [
+    "",
+    c.bold(headline),
+    c.dim(line(header)),
+    ...rows.map((r) => line(r, statusColor(r[1]!, c))),
+    "",
+    `tokens: manager ${totalTokens(manager)} (${cost(manager)}), agents ${totalTokens(agents)} (${cost(agents)}), total ${totalTokens(total)} (${cost(total)})`,
+  ].join("\n");
+}
