@@ -1,0 +1,119 @@
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const root = resolve(import.meta.dirname, "../../..");
+const packages = ["core", "testing", "llm", "executor", "evaluator", "cli"];
+let project: string;
+
+// Packs every package as npm would publish it and installs the tarballs into an empty project:
+// what a user gets, not what the workspace links.
+beforeAll(async () => {
+  for (const name of packages) {
+    if (!existsSync(join(root, "packages", name, "dist", "index.js"))) {
+      throw new Error(`packages/${name}/dist is missing: run \`npm run build\` first`);
+    }
+  }
+  project = await mkdtemp(join(tmpdir(), "taskledger-packed-"));
+  const packed = join(project, "tarballs");
+  await mkdir(packed);
+  const workspaces = packages.flatMap((p) => ["-w", `packages/${p}`]);
+  await run("npm", ["pack", "--silent", "--pack-destination", packed, ...workspaces], {
+    cwd: root,
+  });
+  const tarballs = (await readdir(packed)).map((file) => join(packed, file));
+  await writeFile(
+    join(project, "package.json"),
+    JSON.stringify({ name: "host", private: true, type: "commonjs" }),
+  );
+  // Scripts are skipped: the opencode binary is not needed to import the packages.
+  await run(
+    "npm",
+    ["install", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund", ...tarballs],
+    {
+      cwd: project,
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
+}, 240_000);
+
+afterAll(async () => {
+  if (project) await rm(project, { recursive: true, force: true });
+});
+
+describe("the packed packages", () => {
+  it("ship dist and types, not tests", async () => {
+    const { stdout } = await run("npm", ["pack", "--dry-run", "--json", "-w", "packages/core"], {
+      cwd: root,
+    });
+    const files = (JSON.parse(stdout) as { files: { path: string }[] }[])[0]!.files.map(
+      (f) => f.path,
+    );
+    expect(files).toContain("dist/index.js");
+    expect(files).toContain("dist/index.d.ts");
+    expect(files.some((f) => f.endsWith(".test.ts") || f.endsWith(".test.js"))).toBe(false);
+  });
+
+  it("import as ESM in a fresh project and run a scripted request", async () => {
+    const script = `
+      import { createManager, TaskLedgerError } from "@taskledger/core";
+      import { createFakeExecutor } from "@taskledger/testing";
+      import { createModel } from "@taskledger/llm";
+      import { createOpencodeExecutor } from "@taskledger/executor";
+      import { createEvaluator } from "@taskledger/evaluator";
+      import { runCli } from "taskledger";
+      for (const f of [createModel, createOpencodeExecutor, createEvaluator, runCli]) if (typeof f !== "function") throw new Error("missing export");
+      const manager = createManager({ executor: createFakeExecutor({ fallback: { type: "success" } }) });
+      const report = await manager.run("Fix the typo", {});
+      console.log(report.status, typeof TaskLedgerError.isInstance);
+    `;
+    await writeFile(join(project, "esm.mjs"), script);
+    const { stdout } = await run(process.execPath, ["esm.mjs"], { cwd: project });
+    expect(stdout.trim()).toBe("completed function");
+  });
+
+  it("load with require() from a CommonJS host such as an Electron main process", async () => {
+    const script = `
+      const core = require("@taskledger/core");
+      const { createModel } = require("@taskledger/llm");
+      console.log(typeof core.createManager, typeof createModel);
+    `;
+    await writeFile(join(project, "cjs.cjs"), script);
+    const { stdout } = await run(process.execPath, ["cjs.cjs"], { cwd: project });
+    expect(stdout.trim()).toBe("function function");
+  });
+
+  it("type-check for a TypeScript consumer", async () => {
+    const source = `
+      import { createManager, type RunReport } from "@taskledger/core";
+      import { createFakeExecutor } from "@taskledger/testing";
+      const manager = createManager({ executor: createFakeExecutor() });
+      export const report: Promise<RunReport> = manager.run("x");
+    `;
+    await writeFile(join(project, "consumer.ts"), source);
+    await writeFile(
+      join(project, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          module: "nodenext",
+          moduleResolution: "nodenext",
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          types: [],
+        },
+        files: ["consumer.ts"],
+      }),
+    );
+    const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
+    const result = await run(process.execPath, [tsc, "-p", "tsconfig.json"], {
+      cwd: project,
+    }).catch((e) => e);
+    expect(result.stdout ?? "").toBe("");
+  });
+});
