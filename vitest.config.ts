@@ -14,15 +14,21 @@ const alias = Object.fromEntries(
 
 export default defineConfig({
   test: {
-    projects: packages.map((name) => ({
-      resolve: { alias },
-      test: {
-        name,
-        root: `./packages/${name}`,
-        include: ["src/**/*.test.ts"],
-        environment: "node",
-        testTimeout: 30_000,
+    projects: [
+      ...packages.map((name) => ({
+        resolve: { alias },
+        test: {
+          name,
+          root: `./packages/${name}`,
+          include: ["src/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 30_000,
+        },
+      })),
+      {
+        resolve: { alias },
+        test: { name: "examples", root: "./examples", include: ["*.test.ts"], testTimeout: 30_000 },
       },
-    })),
+    ],
   },
 });

@@ -1,0 +1,206 @@
+import { execFile } from "node:child_process";
+import { EventEmitter } from "node:events";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { createManager, type RunReport, type TaskLedger } from "@taskledger/core";
+import { createFakeExecutor, createScriptedModel } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
+import { type IpcMainLike, registerTaskLedgerIpc } from "./electron-bridge.ts";
+import { createTaskLedgerServer } from "./http-server.ts";
+
+const plan: TaskLedger = {
+  subTasks: [
+    { id: "a", title: "A", description: "do a", successCriteria: ["a"], dependsOn: [], checks: [] },
+    {
+      id: "b",
+      title: "B",
+      description: "do b",
+      successCriteria: ["b"],
+      dependsOn: ["a"],
+      checks: [],
+    },
+    { id: "c", title: "C", description: "do c", successCriteria: ["c"], dependsOn: [], checks: [] },
+  ],
+};
+const request = "Do a, then b, and also c.";
+
+function managerWith(executor = createFakeExecutor({ fallback: { type: "success", delayMs: 5 } })) {
+  return {
+    manager: createManager({
+      model: createScriptedModel({ responses: [{ object: plan }] }),
+      executor,
+    }),
+    executor,
+  };
+}
+
+describe("examples/scripted-run.ts", () => {
+  it("runs to a completed report", async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      join(import.meta.dirname, "scripted-run.ts"),
+    ]);
+    expect(stdout).toContain("Run completed");
+    expect(stdout).toMatch(/completed tests\s+attempts 2/);
+  }, 60_000);
+});
+
+/** Electron's ipcMain, as far as the bridge uses it: `handle`/`invoke` and `on`/`send`. */
+class FakeIpcMain implements IpcMainLike {
+  private readonly handlers = new Map<string, (event: unknown, ...args: unknown[]) => unknown>();
+  private readonly emitter = new EventEmitter();
+  handle(channel: string, listener: (event: unknown, ...args: unknown[]) => unknown) {
+    this.handlers.set(channel, listener);
+  }
+  on(channel: string, listener: (event: unknown, ...args: unknown[]) => void) {
+    this.emitter.on(channel, listener);
+  }
+  removeHandler(channel: string) {
+    this.handlers.delete(channel);
+  }
+  removeAllListeners(channel: string) {
+    this.emitter.removeAllListeners(channel);
+  }
+  invoke(channel: string, ...args: unknown[]) {
+    return Promise.resolve(this.handlers.get(channel)?.({}, ...args));
+  }
+  send(channel: string, ...args: unknown[]) {
+    this.emitter.emit(channel, {}, ...args);
+  }
+  get listenerCount() {
+    return this.handlers.size + this.emitter.eventNames().length;
+  }
+}
+
+class FakeRenderer extends EventEmitter {
+  destroyed = false;
+  send(channel: string, payload: unknown) {
+    this.emit(channel, payload);
+  }
+  isDestroyed() {
+    return this.destroyed;
+  }
+  next<T>(channel: string): Promise<T> {
+    return new Promise((resolve) => this.once(channel, resolve));
+  }
+}
+
+describe("examples/electron-bridge.ts", () => {
+  it("sends the plan, runs the edited plan the UI approves and forwards every event", async () => {
+    const ipc = new FakeIpcMain();
+    const renderer = new FakeRenderer();
+    const { manager, executor } = managerWith();
+    const dispose = registerTaskLedgerIpc(ipc, renderer, manager);
+    const events: { type: string }[] = [];
+    renderer.on("taskledger:event", (e) => events.push(e));
+    const planned = renderer.next<{ runId: string; ledger: TaskLedger }>("taskledger:plan");
+    const runId = await ipc.invoke("taskledger:start", request);
+    const { ledger } = await planned;
+    expect(ledger.subTasks.map((s) => s.id)).toEqual(["a", "b", "c"]);
+    const reported = renderer.next<{ report: RunReport }>("taskledger:report");
+    // The person removes "c" before approving.
+    ipc.send("taskledger:approve", runId, {
+      subTasks: ledger.subTasks.filter((s) => s.id !== "c"),
+    });
+    const { report } = await reported;
+    expect(report.status).toBe("completed");
+    expect(executor.calls.map((c) => c.subTaskId)).toEqual(["a", "b"]);
+    expect(events[0]?.type).toBe("run-started");
+    expect(events.at(-1)?.type).toBe("run-finished");
+    dispose();
+    expect(ipc.listenerCount).toBe(0);
+  });
+
+  it("cancels from the UI, and a rejected plan runs nothing", async () => {
+    const ipc = new FakeIpcMain();
+    const renderer = new FakeRenderer();
+    const { manager, executor } = managerWith(createFakeExecutor({ fallback: { type: "hang" } }));
+    registerTaskLedgerIpc(ipc, renderer, manager);
+    const planned = renderer.next("taskledger:plan");
+    const runId = await ipc.invoke("taskledger:start", request);
+    await planned;
+    const started = renderer.next("taskledger:event");
+    ipc.send("taskledger:approve", runId);
+    await started;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const reported = renderer.next<{ report: RunReport }>("taskledger:report");
+    ipc.send("taskledger:cancel", runId);
+    expect((await reported).report.status).toBe("cancelled");
+    expect(executor.active).toBe(0);
+
+    const { manager: second, executor: unused } = managerWith();
+    const ipc2 = new FakeIpcMain();
+    const renderer2 = new FakeRenderer();
+    registerTaskLedgerIpc(ipc2, renderer2, second);
+    const planned2 = renderer2.next("taskledger:plan");
+    const runId2 = await ipc2.invoke("taskledger:start", request);
+    await planned2;
+    const failed = renderer2.next<{ code: string }>("taskledger:error");
+    renderer2.destroyed = true; // the window closes too: nothing may throw
+    ipc2.send("taskledger:reject", runId2);
+    renderer2.destroyed = false;
+    expect((await failed).code).toBe("aborted");
+    expect(unused.calls).toHaveLength(0);
+  });
+});
+
+async function readSse(response: Response): Promise<{ type: string; seq: number }[]> {
+  const text = await response.text();
+  return text
+    .split("\n\n")
+    .filter(Boolean)
+    .map((frame) =>
+      JSON.parse(
+        frame
+          .split("\n")
+          .find((l) => l.startsWith("data: "))!
+          .slice(6),
+      ),
+    );
+}
+
+describe("examples/http-server.ts", () => {
+  async function listen(manager: ReturnType<typeof createManager>) {
+    const server = createTaskLedgerServer(manager);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return { url, close: () => new Promise((resolve) => server.close(resolve)) };
+  }
+
+  it("starts a run and streams its events as Server-Sent Events, then serves the report", async () => {
+    const { url, close } = await listen(managerWith().manager);
+    const started = await fetch(`${url}/runs`, {
+      method: "POST",
+      body: JSON.stringify({ request }),
+    });
+    expect(started.status).toBe(202);
+    const { runId } = (await started.json()) as { runId: string };
+    const events = await readSse(await fetch(`${url}/runs/${runId}/events`));
+    expect(events[0]?.type).toBe("run-started");
+    expect(events.at(-1)?.type).toBe("run-finished");
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i));
+    const report = (await (await fetch(`${url}/runs/${runId}`)).json()) as RunReport;
+    expect(report.status).toBe("completed");
+    await close();
+  });
+
+  it("cancels a run over HTTP and rejects bad input with 400", async () => {
+    const { manager, executor } = managerWith(createFakeExecutor({ fallback: { type: "hang" } }));
+    const { url, close } = await listen(manager);
+    const { runId } = (await (
+      await fetch(`${url}/runs`, { method: "POST", body: JSON.stringify({ request }) })
+    ).json()) as { runId: string };
+    const stream = fetch(`${url}/runs/${runId}/events`).then(readSse);
+    while (executor.active === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect((await fetch(`${url}/runs/${runId}/cancel`, { method: "POST" })).status).toBe(202);
+    const events = await stream;
+    expect(events.at(-1)).toMatchObject({ type: "run-finished", report: { status: "cancelled" } });
+    expect((await fetch(`${url}/runs`, { method: "POST", body: "not json" })).status).toBe(400);
+    expect(
+      (await fetch(`${url}/runs`, { method: "POST", body: JSON.stringify({ request: " " }) }))
+        .status,
+    ).toBe(400);
+    expect((await fetch(`${url}/runs/nope`)).status).toBe(404);
+    await close();
+  });
+});
