@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -151,6 +151,33 @@ describe("createEvaluator", () => {
     expect(entry.completed).toBe(false);
     expect(model.calls).toHaveLength(0);
     expect(entry.feedback).toContain("ECONNRESET");
+  });
+
+  it("runs no commands and no judge for a cancelled attempt", async () => {
+    const model = createScriptedModel();
+    const marker = join(cwd, "ran");
+    const touch = {
+      type: "command" as const,
+      argv: [node, "-e", `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "x")`],
+      timeoutMs: null,
+    };
+    const entry = await createEvaluator({ model }).evaluate(
+      evaluation({
+        subTask: subTask({ checks: [touch] }),
+        result: attemptResult({ outcome: "cancelled" }),
+      }),
+      signal(),
+    );
+    expect(entry.completed).toBe(false);
+    expect(entry.evidence.map((e) => e.source)).toEqual(["finish-reason"]);
+    expect(model.calls).toHaveLength(0);
+    await expect(stat(marker)).rejects.toThrow();
+    // The same check does run for an attempt that finished.
+    await createEvaluator().evaluate(
+      evaluation({ subTask: subTask({ checks: [touch] }) }),
+      signal(),
+    );
+    expect((await stat(marker)).isFile()).toBe(true);
   });
 
   it("builds a retry prompt that carries what exactly to fix, not a generic reminder", async () => {

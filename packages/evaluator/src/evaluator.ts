@@ -77,11 +77,15 @@ export class LedgerEvaluator implements Evaluator {
     throwIfAborted(abortSignal);
     const { result, subTask } = input;
     const context: CheckContext = { ...input, abortSignal };
-    const checkers: Checker[] = [
-      finishReasonChecker(),
-      ...subTask.checks.map((check) => checkerForCheck(check, this.declaredOptions())),
-      ...(this.options.checkers ?? []),
-    ];
+    // A cancelled attempt is incomplete by its finish alone; running its commands would be waste.
+    const checkers: Checker[] =
+      result.outcome === "cancelled"
+        ? [finishReasonChecker()]
+        : [
+            finishReasonChecker(),
+            ...subTask.checks.map((check) => checkerForCheck(check, this.declaredOptions())),
+            ...(this.options.checkers ?? []),
+          ];
     // One at a time: command checks share the working directory and the machine.
     const results: NamedCheckResult[] = [];
     for (const checker of checkers) results.push(await runChecker(checker, context));
