@@ -97,6 +97,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         concurrency,
       });
       const human = demo.options.json ? io.stderr : io.stdout;
+      human.write(
+        `Offline demo: a scripted model server at ${demo.options.baseURL}, agents working in ${demo.cwd}\n`,
+      );
       try {
         exitCode = await runCommand(demo.request, demo.options, io);
       } finally {

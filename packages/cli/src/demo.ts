@@ -8,6 +8,8 @@ import { compatibleProviderId } from "./runtime.js";
 
 export interface DemoSetup {
   request: string;
+  /** Where the agents work. */
+  cwd: string;
   options: RunOptions;
   /** Prints the files the agents produced, then stops the server and removes the directory. */
   finish(write: (text: string) => void): Promise<void>;
@@ -26,6 +28,7 @@ export async function setUpDemo(base: {
   const cwd = await mkdtemp(join(tmpdir(), "taskledger-demo-"));
   return {
     request: demoRequest,
+    cwd,
     options: {
       provider: "openai-compatible",
       model: "demo-manager",
