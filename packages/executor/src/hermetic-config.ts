@@ -44,11 +44,13 @@ export interface RunConfigInput {
  */
 export function buildRunConfig(input: RunConfigInput): OpencodeConfig {
   const providerId = input.model.split("/")[0] ?? "";
-  // opencode's provider timeouts default to 5 minutes per chunk; an attempt's own limit rules.
+  // opencode's provider timeouts default to 5 minutes per chunk; set just past the attempt's own
+  // limit, so the attempt's watchdog is what ends a stalled call, once, without opencode retrying.
+  const providerTimeoutMs = input.timeoutMs + 5000;
   const timeouts = {
-    timeout: input.timeoutMs,
-    chunkTimeout: input.timeoutMs,
-    headerTimeout: input.timeoutMs,
+    timeout: providerTimeoutMs,
+    chunkTimeout: providerTimeoutMs,
+    headerTimeout: providerTimeoutMs,
   };
   const defaults: OpencodeConfig = {
     permission: defaultPermission,

@@ -1,14 +1,21 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AgentEvent, ExecuteOptions, SubTask } from "@taskledger/core";
+import {
+  type AgentEvent,
+  createManager,
+  type ExecuteOptions,
+  ExecutorError,
+  type SubTask,
+} from "@taskledger/core";
 import {
   createModelServer,
   type ModelServer,
   type RecordedRequest,
   type ScriptedReply,
 } from "@taskledger/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { createOpencodeExecutor, type OpencodeExecutorOptions } from "./index.js";
 
 const subTask: SubTask = {
@@ -21,7 +28,7 @@ const subTask: SubTask = {
 };
 
 const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
+afterAll(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
@@ -70,7 +77,9 @@ function runOptions(cwd: string, extra: Partial<ExecuteOptions> = {}): ExecuteOp
   return { subTask, attempt: 1, cwd, abortSignal: new AbortController().signal, ...extra };
 }
 
-describe("OpencodeExecutor on the real opencode CLI", () => {
+// Concurrent: each test has its own server and directories, and most of the wall time is opencode
+// starting up.
+describe.concurrent("OpencodeExecutor on the real opencode CLI", { timeout: 150_000 }, () => {
   it("writes a file through the write tool and finishes with text", async () => {
     const server = await scriptedServer([
       {
@@ -84,8 +93,214 @@ describe("OpencodeExecutor on the real opencode CLI", () => {
       "Write hello.txt",
       runOptions(cwd, { onEvent: (e) => events.push(e) }),
     );
-    console.log(JSON.stringify(result, null, 1));
     expect(result.outcome).toBe("finished");
     expect(await readFile(join(cwd, "hello.txt"), "utf8")).toBe("hi there\n");
+    expect(result.finalText).toBe("I wrote hello.txt.");
+    expect(result.stepFinishReasons).toEqual(["tool-calls", "stop"]);
+    expect(result.filesChanged).toEqual(["hello.txt"]);
+    expect(result.toolCalls).toEqual([
+      expect.objectContaining({ tool: "write", status: "completed" }),
+    ]);
+    expect(result.usage.outputTokens).toBeGreaterThan(0);
+    expect(result.details).toMatchObject({ exitCode: 0, permissionRejected: false });
+    expect(events.map((e) => e.type)).toEqual([
+      "step-start",
+      "tool-use",
+      "step-finish",
+      "step-start",
+      "text",
+      "step-finish",
+    ]);
+    // --title saved the title call: every request was the agent's own, with its tools.
+    expect(server.requests).toHaveLength(2);
+    expect(server.extra).toHaveLength(0);
+    expect(server.requests.every((r) => JSON.stringify(r.body).includes('"write"'))).toBe(true);
+  });
+
+  it("reports a length finish as truncated", async () => {
+    const server = await scriptedServer([{ text: "The first half of", finishReason: "length" }]);
+    const result = await executorFor(server).run("Explain", runOptions(await workDir()));
+    expect(result.outcome).toBe("truncated");
+    expect(result.stepFinishReasons.at(-1)).toBe("length");
+  });
+
+  it("reports a near-empty stop after tool use as truncated", async () => {
+    const server = await scriptedServer([
+      { toolCalls: [{ name: "write", arguments: { filePath: "a.txt", content: "a" } }] },
+      { text: "", usage: { inputTokens: 10, outputTokens: 2 } },
+    ]);
+    const result = await executorFor(server).run("Write a.txt", runOptions(await workDir()));
+    expect(result.outcome).toBe("truncated");
+  });
+
+  it("ends as error on a provider 500 after opencode's own retries", async () => {
+    const fail = { status: 500, headers: { "retry-after-ms": "10" } };
+    const server = await scriptedServer([fail, fail, fail, fail, fail, fail, fail, fail]);
+    const result = await executorFor(server).run("Hi", runOptions(await workDir()));
+    expect(result.outcome).toBe("error");
+    expect(result.details).toMatchObject({ statusCode: 500, exitCode: 1 });
+    // opencode retried five times itself before giving up.
+    expect(server.requests).toHaveLength(6);
+  });
+
+  it("ends as error on a provider 429", async () => {
+    const limit = { status: 429, headers: { "retry-after-ms": "10" } };
+    const server = await scriptedServer(Array.from({ length: 8 }, () => limit));
+    const result = await executorFor(server).run("Hi", runOptions(await workDir()));
+    expect(result.outcome).toBe("error");
+    expect(result.details).toMatchObject({ statusCode: 429, exitCode: 1 });
+    expect(server.requests).toHaveLength(6);
+  });
+
+  it("a rejected permission is not finished", async () => {
+    const server = await scriptedServer([
+      { toolCalls: [{ name: "bash", arguments: { command: "echo hi", description: "say hi" } }] },
+      { text: "Done." },
+    ]);
+    const result = await executorFor(server, { permission: { bash: "ask" } }).run(
+      "Run echo",
+      runOptions(await workDir()),
+    );
+    expect(result.outcome).toBe("error");
+    expect(result.details).toMatchObject({ permissionRejected: true, exitCode: 0 });
+    expect(result.error).toContain("rejected permission");
+  });
+
+  it("ends a run whose stream never gives a finish reason", async () => {
+    const chunk = (delta: unknown) =>
+      `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
+    const noFinish = {
+      rawBody: `${chunk({ role: "assistant", content: "" })}${chunk({ content: "thinking" })}data: [DONE]\n\n`,
+      contentType: "text/event-stream",
+    };
+    const server = await scriptedServer(Array.from({ length: 20 }, () => noFinish));
+    const result = await executorFor(server).run("Hi", runOptions(await workDir()));
+    expect(result.outcome).toBe("error");
+    expect(result.details).toMatchObject({ stoppedBy: "unknown-finish-loop" });
+    expect(result.stepFinishReasons).toEqual(["unknown", "unknown", "unknown"]);
+  });
+
+  it("abort ends opencode and the commands it started, leaving no process", async () => {
+    const server = await scriptedServer([
+      {
+        toolCalls: [
+          {
+            name: "bash",
+            arguments: { command: "echo $$ > pid.txt; exec sleep 300", description: "wait" },
+          },
+        ],
+      },
+    ]);
+    const cwd = await workDir();
+    const controller = new AbortController();
+    const running = executorFor(server).run(
+      "Wait",
+      runOptions(cwd, { abortSignal: controller.signal }),
+    );
+    const toolPid = await waitForPid(join(cwd, "pid.txt"));
+    expect(alive(toolPid)).toBe(true);
+    controller.abort();
+    const result = await running;
+    expect(result.outcome).toBe("cancelled");
+    const pid = result.details?.pid as number;
+    expect(pid).toBeGreaterThan(0);
+    expect(alive(pid)).toBe(false);
+    expect(alive(toolPid)).toBe(false);
+  });
+
+  it("times out a hung model call and leaves no process", async () => {
+    const server = await scriptedServer([{ hang: true }]);
+    const result = await executorFor(server, { timeoutMs: 15_000 }).run(
+      "Hi",
+      runOptions(await workDir()),
+    );
+    expect(result.outcome).toBe("timeout");
+    expect(result.details).toMatchObject({ stoppedBy: "timeout" });
+    expect(alive(result.details?.pid as number)).toBe(false);
+    // Under load opencode may not have reached the model yet; it never got past the one call.
+    expect(server.requests.length).toBeLessThanOrEqual(1);
+  });
+
+  it("runs three attempts in parallel in separate directories without interfering", async () => {
+    const server = await createModelServer({
+      replies: (request) => {
+        const body = JSON.stringify(request.body);
+        const name = /task-([ABC])/.exec(body)?.[1] ?? "X";
+        // A request that already holds the tool's result is the second step.
+        if (body.includes("Wrote file successfully")) return { text: `Task ${name} done.` };
+        return {
+          toolCalls: [{ name: "write", arguments: { filePath: `${name}.txt`, content: name } }],
+        };
+      },
+    });
+    cleanups.push(() => server.close());
+    const executor = executorFor(server, { keepAttemptDirs: true });
+    const names = ["A", "B", "C"];
+    const dirs = await Promise.all(names.map(() => workDir()));
+    const results = await Promise.all(
+      names.map((name, i) => executor.run(`Do task-${name}`, runOptions(dirs[i] as string))),
+    );
+    for (const [i, name] of names.entries()) {
+      const result = results[i];
+      expect(result?.outcome).toBe("finished");
+      expect(result?.finalText).toBe(`Task ${name} done.`);
+      expect(await readdir(dirs[i] as string)).toEqual([`${name}.txt`]);
+      const attemptDir = result?.details?.attemptDir as string;
+      cleanups.push(() => rm(attemptDir, { recursive: true, force: true }));
+      // Hermetic: nothing was installed into the attempt's config directory.
+      expect(await readdir(join(attemptDir, "config", "opencode", "node_modules"))).toEqual([]);
+    }
+    const sessions = new Set(results.map((r) => r.details?.sessionId));
+    expect(sessions.size).toBe(3);
+    expect(server.requests).toHaveLength(6);
+  });
+
+  it("a missing binary is a clear error that says how to install opencode", async () => {
+    const server = await scriptedServer([]);
+    const executor = executorFor(server, { binaryPath: "/nonexistent/opencode" });
+    const error = await executor.run("Hi", runOptions(await workDir())).catch((e: unknown) => e);
+    expect(ExecutorError.isInstance(error)).toBe(true);
+    expect(String((error as Error).message)).toContain("npm install opencode-ai");
+  });
+
+  it("plugs into the core manager, which retries a truncated attempt", async () => {
+    const server = await scriptedServer([
+      { text: "Half of", finishReason: "length" },
+      { toolCalls: [{ name: "write", arguments: { filePath: "out.txt", content: "ok" } }] },
+      { text: "Wrote out.txt." },
+    ]);
+    const cwd = await workDir();
+    const manager = createManager({ executor: executorFor(server), maxRetries: 1 });
+    const report = await manager.run("Write out.txt", { cwd });
+    expect(report.status).toBe("completed");
+    expect(report.subTasks[0]).toMatchObject({ status: "completed", attempts: 2 });
+    expect(await readFile(join(cwd, "out.txt"), "utf8")).toBe("ok");
+    // The retry's prompt carried the feedback about the cut-off attempt.
+    expect(JSON.stringify(server.requests[1]?.body)).toContain("Previous attempt");
   });
 });
+
+/** A process that still runs; a zombie (dead, waiting for its parent to reap it) does not count. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  if (process.platform !== "linux") return true;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+async function waitForPid(path: string): Promise<number> {
+  for (let i = 0; i < 2400; i++) {
+    const text = await readFile(path, "utf8").catch(() => "");
+    if (/^\d+\s*$/.test(text)) return Number(text.trim());
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`no pid written to ${path}`);
+}

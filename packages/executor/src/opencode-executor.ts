@@ -23,7 +23,8 @@ import {
   type OpencodeEvent,
   parseOpencodeEvents,
 } from "./opencode-events.js";
-import { groupAlive, signalGroup, spawnGroup } from "./process-group.js";
+import { spawnGroup } from "./process-group.js";
+import { ProcessGuard } from "./process-guard.js";
 import { defaultTranscriptLimits, Transcript, type TranscriptLimits } from "./transcript.js";
 
 /** The opencode release this package is built and tested against (its `opencode-ai` dependency). */
@@ -165,12 +166,10 @@ export class OpencodeExecutor implements Executor {
     const stderr = new BoundedTail(settings.maxStderrChars);
     child.stderr?.on("data", (chunk: Buffer) => stderr.write(chunk));
     const end: ProcessEnd = { exitCode: null, signal: null };
-    let killTimer: NodeJS.Timeout | undefined;
+    const guard = pid === undefined ? undefined : new ProcessGuard(pid, settings.treePollMs);
     const stop = (reason: NonNullable<ProcessEnd["stoppedBy"]>) => {
       end.stoppedBy ??= reason;
-      if (pid === undefined) return;
-      signalGroup(pid, "SIGTERM");
-      killTimer ??= setTimeout(() => signalGroup(pid, "SIGKILL"), settings.killGraceMs);
+      guard?.terminate(settings.killGraceMs);
     };
     const onAbort = () => stop("abort");
     options.abortSignal.addEventListener("abort", onAbort, { once: true });
@@ -187,8 +186,10 @@ export class OpencodeExecutor implements Executor {
       child.once("exit", (code, signal) => {
         end.exitCode = code;
         end.signal = signal;
-        // The leader is gone; anything it left in its group (a tool's subprocess) goes with it.
-        if (pid !== undefined) signalGroup(pid, "SIGKILL");
+        // The leader is gone; anything it left behind (a tool's subprocess) goes with it.
+        guard?.dispose();
+        // A straggler still holding the pipe must not keep the attempt open.
+        setTimeout(() => child.stdout?.destroy(), settings.killGraceMs).unref();
         resolve();
       });
     });
@@ -215,9 +216,8 @@ export class OpencodeExecutor implements Executor {
     }
     await exited;
     clearTimeout(timeout);
-    clearTimeout(killTimer);
     options.abortSignal.removeEventListener("abort", onAbort);
-    if (pid !== undefined && groupAlive(pid)) signalGroup(pid, "SIGKILL");
+    guard?.dispose();
     return { end, stderr: stderr.toString(), pid };
   }
 
@@ -229,6 +229,7 @@ export class OpencodeExecutor implements Executor {
       maxSteps: this.options.maxSteps ?? 50,
       maxUnknownFinishes: this.options.maxUnknownFinishes ?? 3,
       killGraceMs: this.options.killGraceMs ?? 2000,
+      treePollMs: 500,
       maxStderrChars: limits.maxStderrChars ?? 16_000,
       transcriptLimits: { ...defaultTranscriptLimits, ...pick(limits, defaultTranscriptLimits) },
       parseLimits: { ...defaultEventParseLimits, ...pick(limits, defaultEventParseLimits) },

@@ -1,0 +1,99 @@
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+
+/** A process seen under the attempt, with its start time so a reused pid is never signalled. */
+export interface TrackedProcess {
+  pid: number;
+  startTime: string;
+}
+
+/**
+ * Every live descendant of `root`. opencode starts its tool commands in process groups of their
+ * own, so killing opencode's group alone would leave them running.
+ */
+export function listDescendants(root: number): TrackedProcess[] {
+  const table = process.platform === "linux" ? procTable() : psTable();
+  const children = new Map<number, TrackedProcess[]>();
+  for (const entry of table) {
+    const list = children.get(entry.ppid) ?? [];
+    list.push({ pid: entry.pid, startTime: entry.startTime });
+    children.set(entry.ppid, list);
+  }
+  const found: TrackedProcess[] = [];
+  const queue = [root];
+  while (queue.length > 0 && found.length < 10_000) {
+    const pid = queue.shift() as number;
+    for (const child of children.get(pid) ?? []) {
+      found.push(child);
+      queue.push(child.pid);
+    }
+  }
+  return found;
+}
+
+/** Signals a tracked process (and its group, when it leads one) if it is still the same process. */
+export function signalTracked(tracked: TrackedProcess, signal: NodeJS.Signals): void {
+  if (startTimeOf(tracked.pid) !== tracked.startTime) return;
+  for (const target of [-tracked.pid, tracked.pid]) {
+    try {
+      process.kill(target, signal);
+    } catch {
+      // Already gone, or not a group leader.
+    }
+  }
+}
+
+interface Row {
+  pid: number;
+  ppid: number;
+  startTime: string;
+}
+
+function procTable(): Row[] {
+  const rows: Row[] = [];
+  let names: string[];
+  try {
+    names = readdirSync("/proc");
+  } catch {
+    return rows;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = readStat(Number(name));
+    if (stat) rows.push(stat);
+  }
+  return rows;
+}
+
+function readStat(pid: number): Row | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name may hold spaces and parentheses; the fields after its last ')' do not.
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    return { pid, ppid: Number(fields[1]), startTime: fields[19] ?? "" };
+  } catch {
+    return undefined;
+  }
+}
+
+function psTable(): Row[] {
+  const result = spawnSync("ps", ["-A", "-o", "pid=,ppid=,lstart="], {
+    encoding: "utf8",
+    timeout: 5000,
+  });
+  if (result.status !== 0) return [];
+  return result.stdout
+    .split("\n")
+    .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line))
+    .filter((match): match is RegExpExecArray => match !== null)
+    .map((match) => ({
+      pid: Number(match[1]),
+      ppid: Number(match[2]),
+      startTime: (match[3] ?? "").trim(),
+    }));
+}
+
+function startTimeOf(pid: number): string | undefined {
+  if (process.platform === "linux") return readStat(pid)?.startTime;
+  return psTable().find((row) => row.pid === pid)?.startTime;
+}
