@@ -4,6 +4,8 @@ import type { SubTask } from "./sub-task.js";
 import { emptyUsage } from "./usage.js";
 
 export interface EvaluationInput {
+  /** The run the attempt belongs to, so an evaluator can keep per-run memory apart. */
+  runId: string;
   request: string;
   subTask: SubTask;
   attempt: number;

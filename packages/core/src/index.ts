@@ -49,11 +49,14 @@ export {
 export {
   type Evidence,
   evidenceSchema,
+  isStuckEntry,
+  judgeEvidenceSource,
   type ProgressEntry,
   type ProgressJudgment,
   progressEntrySchema,
   progressJudgmentSchema,
   progressJudgmentSchemaName,
+  stuckEvidenceSource,
 } from "./progress-entry.js";
 export { buildSubTaskPrompt, type SubTaskPromptInput } from "./prompts.js";
 export type { BudgetExhaustion, RunEvent, RunEventOf, RunEventType } from "./run-events.js";

@@ -275,6 +275,42 @@ describe("retries", () => {
     expect(report.usage.manager.inputTokens).toBe(20);
   });
 
+  it("does not retry blindly an attempt that repeated the previous one", async () => {
+    const executor = createFakeExecutor({ fallback: { type: "truncated" } });
+    const seen: string[] = [];
+    const evaluator: Evaluator = {
+      async evaluate({ attempt, runId }) {
+        seen.push(runId);
+        return {
+          completed: false,
+          summary: "cut off",
+          outputData: "",
+          feedback: "Write smaller files.",
+          evidence: [
+            { source: "llm-judge", passed: false, detail: "JUDGE-DETAIL" },
+            ...(attempt > 1
+              ? [{ source: "stuck", passed: false, detail: "same as attempt 1" }]
+              : []),
+          ],
+          usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+        };
+      },
+    };
+    const run = createManager({ executor, evaluator, maxRetries: 5 }).start("x", {
+      plan: { subTasks: [task("a")] },
+    });
+    const report = await run.result;
+    expect(executor.calls).toHaveLength(2);
+    expect(report.subTasks[0]).toMatchObject({ status: "failed", attempts: 2 });
+    expect(report.subTasks[0]?.reason).toContain(
+      "No progress: attempt 2 repeated the previous one",
+    );
+    expect(seen).toEqual([run.runId, run.runId]);
+    // The judge's verdict is in the feedback already; the retry prompt does not repeat it.
+    expect(executor.calls[1]?.prompt).toContain("Write smaller files.");
+    expect(executor.calls[1]?.prompt).not.toContain("JUDGE-DETAIL");
+  });
+
   it("gives up after maxRetries", async () => {
     const executor = createFakeExecutor({ fallback: { type: "truncated" } });
     const report = await createManager({ executor, maxRetries: 1 }).run("x", {

@@ -33,3 +33,13 @@ export const progressEntrySchema = progressJudgmentSchema.extend({
   usage: usageSchema,
 });
 export type ProgressEntry = z.infer<typeof progressEntrySchema>;
+
+/** The `source` of the evidence item that says an attempt repeated the previous one exactly. */
+export const stuckEvidenceSource = "stuck";
+/** The `source` of the LLM judge's evidence item. */
+export const judgeEvidenceSource = "llm-judge";
+
+/** True when the entry says its attempt made no progress over the previous one. */
+export function isStuckEntry(entry: ProgressEntry): boolean {
+  return entry.evidence.some((item) => item.source === stuckEvidenceSource && !item.passed);
+}

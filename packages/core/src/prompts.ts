@@ -1,4 +1,9 @@
-import type { Evidence, ProgressEntry } from "./progress-entry.js";
+import {
+  type Evidence,
+  judgeEvidenceSource,
+  type ProgressEntry,
+  stuckEvidenceSource,
+} from "./progress-entry.js";
 import type { SubTask } from "./sub-task.js";
 import { truncateToTokens } from "./tokens.js";
 
@@ -75,8 +80,13 @@ export function buildSubTaskPrompt(input: SubTaskPromptInput): string {
   return parts.join("\n");
 }
 
+// The judge's and the stuck detector's verdicts are already in the feedback; repeating them wastes tokens.
+const restatedInFeedback = new Set([judgeEvidenceSource, stuckEvidenceSource]);
+
 function failedEvidence(evidence: readonly Evidence[]): string[] {
-  const failed = evidence.filter((item) => !item.passed).slice(0, 5);
+  const failed = evidence
+    .filter((item) => !item.passed && !restatedInFeedback.has(item.source))
+    .slice(0, 5);
   if (failed.length === 0) return [];
   return [
     "Failed checks:",

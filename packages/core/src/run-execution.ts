@@ -6,7 +6,7 @@ import type { EventHub } from "./event-hub.js";
 import type { AttemptResult } from "./executor.js";
 import type { ResolvedManagerOptions } from "./manager-options.js";
 import { planRequest } from "./planner.js";
-import type { ProgressEntry } from "./progress-entry.js";
+import { isStuckEntry, type ProgressEntry } from "./progress-entry.js";
 import { buildSubTaskPrompt } from "./prompts.js";
 import type { BudgetExhaustion, RunEvent } from "./run-events.js";
 import type { RunReport, RunStatus, SubTaskReport, SubTaskStatus } from "./run-report.js";
@@ -231,6 +231,14 @@ export class RunExecution {
         this.stopRunning(state, result);
         return;
       }
+      if (isStuckEntry(entry)) {
+        // The same attempt again would cost the same and end the same: no blind retry.
+        await this.fail(
+          state,
+          `No progress: attempt ${attempt} repeated the previous one. ${entry.feedback}`,
+        );
+        return;
+      }
       if (attempt > this.options.maxRetries || this.stopping()) {
         const why = entry.feedback || entry.summary;
         const stop = this.stopping() && attempt <= this.options.maxRetries;
@@ -300,7 +308,14 @@ export class RunExecution {
   ): Promise<ProgressEntry> {
     try {
       return await this.options.evaluator.evaluate(
-        { request: this.input.request, subTask, attempt, result, cwd: this.input.cwd },
+        {
+          runId: this.input.runId,
+          request: this.input.request,
+          subTask,
+          attempt,
+          result,
+          cwd: this.input.cwd,
+        },
         { abortSignal: this.controller.signal },
       );
     } catch (error) {

@@ -7,12 +7,13 @@ import {
   createManager,
   type EvaluationInput,
   InvalidConfigError,
+  isStuckEntry,
   progressEntrySchema,
 } from "@taskledger/core";
 import { createFakeExecutor, createScriptedModel } from "@taskledger/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Checker } from "./checker.js";
-import { createEvaluator, isStuckEntry } from "./evaluator.js";
+import { createEvaluator } from "./evaluator.js";
 import { attemptResult, subTask } from "./test-support/fixtures.js";
 
 const node = process.execPath;
@@ -39,6 +40,7 @@ afterEach(async () => {
 
 function evaluation(overrides: Partial<EvaluationInput> = {}): EvaluationInput {
   return {
+    runId: "run-1",
     request: "Add a slugify helper, test it and document it",
     subTask: subTask(),
     attempt: 1,

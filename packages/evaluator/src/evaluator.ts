@@ -5,9 +5,11 @@ import {
   type Evaluator,
   type Evidence,
   InvalidConfigError,
+  judgeEvidenceSource,
   type LanguageModel,
   type ProgressEntry,
   progressEntrySchema,
+  stuckEvidenceSource,
 } from "@taskledger/core";
 import { throwIfAborted } from "./abort.js";
 import { defaultDigestTokens, digestAttempt } from "./attempt-digest.js";
@@ -43,11 +45,6 @@ export interface EvaluatorOptions {
   stuckDetection?: boolean;
 }
 
-/** The `source` of the evidence item that says an attempt repeated the previous one. */
-export const stuckEvidenceSource = "stuck";
-/** The `source` of the judge's evidence item. */
-export const judgeEvidenceSource = "llm-judge";
-
 const maxRemembered = 1000;
 const limits = { summary: 4000, outputData: 20_000, feedback: 4000 };
 
@@ -58,8 +55,7 @@ const limits = { summary: 4000, outputData: 20_000, feedback: 4000 };
  */
 export class LedgerEvaluator implements Evaluator {
   private readonly options: EvaluatorOptions;
-  // The last fingerprint per sub-task; the Evaluator interface carries no run id, so the key is
-  // the working directory, the request and the sub-task id.
+  // The last fingerprint per sub-task of each run.
   private readonly fingerprints = new Map<
     string,
     { attempt: number; fingerprint: AttemptFingerprint }
@@ -145,7 +141,7 @@ export class LedgerEvaluator implements Evaluator {
   ): Promise<Evidence | undefined> {
     if (this.options.stuckDetection === false) return undefined;
     const key = createHash("sha256")
-      .update(`${input.cwd}\u0000${input.request}\u0000${input.subTask.id}`)
+      .update(`${input.runId}\u0000${input.subTask.id}`)
       .digest("hex");
     const previous = this.fingerprints.get(key);
     this.fingerprints.delete(key);
@@ -172,11 +168,6 @@ export class LedgerEvaluator implements Evaluator {
 /** The evaluator a host passes to `createManager({ evaluator })`; with `model`, it judges too. */
 export function createEvaluator(options: EvaluatorOptions = {}): LedgerEvaluator {
   return new LedgerEvaluator(options);
-}
-
-/** True when the entry says its attempt repeated the previous one (no progress). */
-export function isStuckEntry(entry: ProgressEntry): boolean {
-  return entry.evidence.some((item) => item.source === stuckEvidenceSource && !item.passed);
 }
 
 function judgeEvidence(judged: JudgeOutcome): Evidence {

@@ -18,10 +18,7 @@ export { checkerForCheck, type DeclaredCheckOptions } from "./declared-checks.js
 export {
   createEvaluator,
   type EvaluatorOptions,
-  isStuckEntry,
-  judgeEvidenceSource,
   LedgerEvaluator,
-  stuckEvidenceSource,
 } from "./evaluator.js";
 export { fileExistsChecker } from "./file-exists-checker.js";
 export { type FileMatchesOptions, fileMatchesChecker } from "./file-matches-checker.js";
