@@ -1,2 +1,17 @@
+// `taskledger` is the one package a host needs: core's API, the providers, the opencode executor,
+// the evaluator, and the command line.
+export * from "@taskledger/core";
+export {
+  allOf,
+  anyOf,
+  type CheckContext,
+  type Checker,
+  type CheckResult,
+  createEvaluator,
+  type EvaluatorOptions,
+} from "@taskledger/evaluator";
+export { createOpencodeExecutor, type OpencodeExecutorOptions } from "@taskledger/executor";
+export { type CreateModelOptions, createModel, type Provider } from "@taskledger/llm";
 export { type CliIo, exitCodes, runCli } from "./cli.js";
+export { createManager } from "./create-manager.js";
 export { type JsonReport, toJsonReport } from "./json-report.js";

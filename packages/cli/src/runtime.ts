@@ -1,8 +1,8 @@
-import { createManager, FileRunStore, type Manager } from "@taskledger/core";
-import { createEvaluator } from "@taskledger/evaluator";
+import { FileRunStore, type Manager } from "@taskledger/core";
 import { createOpencodeExecutor, type OpencodeConfig } from "@taskledger/executor";
 import { createModel } from "@taskledger/llm";
 import type { RunOptions } from "./cli-options.js";
+import { createManager } from "./create-manager.js";
 
 /** Everything one command needs, built from its options. */
 export interface Runtime {
@@ -30,7 +30,6 @@ export function createRuntime(
   const manager = createManager({
     model,
     executor,
-    evaluator: createEvaluator({ model }),
     concurrency: options.concurrency,
     maxRetries: options.maxRetries,
     cwd: options.cwd,
