@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { decideOutcome, type ProcessEnd } from "./attempt-outcome.js";
+import type { OpencodeEvent } from "./opencode-events.js";
+import { Transcript } from "./transcript.js";
+
+const usage = (outputTokens: number) => ({
+  inputTokens: 10,
+  outputTokens,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+});
+const exit0: ProcessEnd = { exitCode: 0, signal: null };
+const write: OpencodeEvent = {
+  type: "tool-use",
+  tool: "write",
+  status: "completed",
+  input: "{}",
+  output: "ok",
+  filePath: "a.txt",
+};
+
+function transcriptOf(...events: OpencodeEvent[]): Transcript {
+  const transcript = new Transcript("/work");
+  for (const event of events) transcript.add(event);
+  return transcript;
+}
+
+describe("decideOutcome", () => {
+  it("finished on a stop with an answer", () => {
+    const t = transcriptOf(
+      { type: "step-start" },
+      { type: "text", text: "All done: wrote a.txt" },
+      { type: "step-finish", reason: "stop", usage: usage(8) },
+    );
+    expect(decideOutcome(exit0, t)).toEqual({ outcome: "finished" });
+  });
+
+  it("truncated on length, and on a 2-token stop after tool use", () => {
+    const length = transcriptOf({ type: "step-finish", reason: "length", usage: usage(100) });
+    expect(decideOutcome(exit0, length).outcome).toBe("truncated");
+    const tiny = transcriptOf(
+      { type: "step-start" },
+      write,
+      { type: "step-finish", reason: "tool-calls", usage: usage(30) },
+      { type: "step-start" },
+      { type: "step-finish", reason: "stop", usage: usage(2) },
+    );
+    expect(decideOutcome(exit0, tiny).outcome).toBe("truncated");
+    // A short stop with no tool use before it is a plain short answer.
+    const short = transcriptOf({ type: "step-finish", reason: "stop", usage: usage(2) });
+    expect(decideOutcome(exit0, short).outcome).toBe("finished");
+  });
+
+  it("error on error events, exit codes, signals, rejected permissions and no step", () => {
+    const ok = transcriptOf({ type: "step-finish", reason: "stop", usage: usage(9) });
+    expect(decideOutcome({ exitCode: 1, signal: null }, ok).outcome).toBe("error");
+    expect(decideOutcome({ exitCode: null, signal: "SIGSEGV" }, ok).error).toContain("SIGSEGV");
+    const failed = transcriptOf({ type: "error", message: "boom", statusCode: 500 });
+    expect(decideOutcome(exit0, failed)).toEqual({ outcome: "error", error: "boom (status 500)" });
+    const rejected = transcriptOf(
+      {
+        ...write,
+        tool: "bash",
+        status: "error",
+        error: "The user rejected permission to use this specific tool call.",
+      },
+      { type: "step-finish", reason: "stop", usage: usage(9) },
+    );
+    expect(decideOutcome(exit0, rejected).outcome).toBe("error");
+    expect(decideOutcome(exit0, transcriptOf()).outcome).toBe("error");
+  });
+
+  it("the executor's own stops come first", () => {
+    const ok = transcriptOf({ type: "step-finish", reason: "stop", usage: usage(9) });
+    const stopped = (stoppedBy: ProcessEnd["stoppedBy"]) =>
+      decideOutcome({ exitCode: null, signal: "SIGTERM", stoppedBy }, ok).outcome;
+    expect(stopped("abort")).toBe("cancelled");
+    expect(stopped("timeout")).toBe("timeout");
+    expect(stopped("step-limit")).toBe("error");
+    expect(stopped("unknown-finish-loop")).toBe("error");
+  });
+});
