@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -253,6 +255,28 @@ describe.concurrent("OpencodeExecutor on the real opencode CLI", { timeout: 150_
     const sessions = new Set(results.map((r) => r.details?.sessionId));
     expect(sessions.size).toBe(3);
     expect(server.requests).toHaveLength(6);
+  });
+
+  it("makes no network request but to the model server", async () => {
+    const server = await scriptedServer([{ text: "Hello." }]);
+    // Every request opencode sends through a proxy is recorded here and refused.
+    const attempts: string[] = [];
+    const proxy = createServer((req, res) => {
+      attempts.push(`${req.method} ${req.url}`);
+      res.writeHead(502).end();
+    });
+    proxy.on("connect", (req, socket) => {
+      attempts.push(`CONNECT ${req.url}`);
+      socket.end("HTTP/1.1 502 Bad Gateway\r\n\r\n");
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise((resolve) => proxy.close(() => resolve())));
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const env = { HTTP_PROXY: proxyUrl, HTTPS_PROXY: proxyUrl, NO_PROXY: "127.0.0.1,localhost" };
+    const result = await executorFor(server, { env }).run("Hi", runOptions(await workDir()));
+    expect(result.outcome).toBe("finished");
+    expect(server.requests).toHaveLength(1);
+    expect(attempts).toEqual([]);
   });
 
   it("a missing binary is a clear error that says how to install opencode", async () => {
