@@ -1,6 +1,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import {
   type AttemptResult,
   type ExecuteOptions,
@@ -84,7 +84,8 @@ export class OpencodeExecutor implements Executor {
     }
   }
 
-  async run(prompt: string, options: ExecuteOptions): Promise<AttemptResult> {
+  async run(prompt: string, given: ExecuteOptions): Promise<AttemptResult> {
+    const options = { ...given, cwd: resolve(given.cwd) };
     const started = performance.now();
     const settings = this.settings();
     const transcript = new Transcript(options.cwd, settings.transcriptLimits);
