@@ -279,6 +279,38 @@ describe.concurrent("OpencodeExecutor on the real opencode CLI", { timeout: 150_
     expect(attempts).toEqual([]);
   });
 
+  it("caps the steps of an agent that never stops calling tools", async () => {
+    const echo = {
+      toolCalls: [{ name: "bash", arguments: { command: "echo again", description: "echo" } }],
+    };
+    const server = await scriptedServer(Array.from({ length: 10 }, () => echo));
+    const result = await executorFor(server, { maxSteps: 2 }).run(
+      "Loop",
+      runOptions(await workDir()),
+    );
+    // opencode's own `steps` cap lets one more step through; the executor's watchdog ends it.
+    expect(result.outcome).toBe("error");
+    expect(result.details).toMatchObject({ stoppedBy: "step-limit" });
+    expect(result.stepFinishReasons.slice(0, 3)).toEqual([
+      "tool-calls",
+      "tool-calls",
+      "tool-calls",
+    ]);
+    expect(result.stepFinishReasons.length).toBeLessThanOrEqual(4);
+    expect(alive(result.details?.pid as number)).toBe(false);
+  });
+
+  it("survives a mid-stream disconnect through opencode's retry", async () => {
+    const server = await scriptedServer([
+      { text: "This answer is cut off by the network", disconnectAfterChunks: 2 },
+      { text: "Complete answer." },
+    ]);
+    const result = await executorFor(server).run("Hi", runOptions(await workDir()));
+    expect(result.outcome).toBe("finished");
+    expect(result.finalText).toBe("Complete answer.");
+    expect(server.requests).toHaveLength(2);
+  });
+
   it("a missing binary is a clear error that says how to install opencode", async () => {
     const server = await scriptedServer([]);
     const executor = executorFor(server, { binaryPath: "/nonexistent/opencode" });
