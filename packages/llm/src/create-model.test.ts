@@ -99,6 +99,17 @@ describe("createModel options", () => {
     expect(body(0).max_completion_tokens).toBe(99);
     expect(body(1).max_tokens).toBe(77);
   });
+  it("lets Anthropic take a large max_tokens without streaming (the SDK's 10-minute guard)", async () => {
+    server.push({ text: "ok" });
+    const model = createModel({
+      provider: "anthropic",
+      model: "claude-sonnet-4-5",
+      apiKey: "k",
+      baseURL: server.anthropicBaseURL,
+    });
+    expect((await model.generate({ messages: ask, maxOutputTokens: 64_000 })).text).toBe("ok");
+    expect(body().max_tokens).toBe(64_000);
+  });
 });
 
 describe("jsonMode fallbacks", () => {
