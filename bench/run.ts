@@ -1,0 +1,105 @@
+// `npm run bench`: every benchmark in one run, printed as one markdown table (docs/performance.md).
+import { execFile } from "node:child_process";
+import { cpus, totalmem } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { benchDigest } from "./digest.ts";
+import { benchMakespan } from "./makespan.ts";
+import { demoOverhead, scriptedOverhead } from "./manager-overhead.ts";
+import { benchSchedulerOverhead } from "./scheduler-overhead.ts";
+import { benchSessionStart } from "./session-start.ts";
+
+const rows: string[][] = [];
+const add = (benchmark: string, scenario: string, figure: string, note = "") => {
+  rows.push([benchmark, scenario, figure, note]);
+  process.stderr.write(`${benchmark} · ${scenario}: ${figure}\n`);
+};
+const fixed = (n: number, digits = 2) => n.toFixed(digits);
+const started = performance.now();
+
+for (const r of await benchMakespan()) {
+  add(
+    "1. makespan",
+    `${r.graph} (${r.subTasks} sub-tasks)`,
+    `${fixed(r.vsCriticalPath, 3)}× critical path`,
+    `${fixed(r.vsSequential)}× the sequential sum (${r.makespanMs} ms vs ${r.criticalPathMs} / ${r.sequentialMs} ms)`,
+  );
+}
+
+for (const r of await benchSchedulerOverhead()) {
+  add(
+    "2. scheduler overhead",
+    `${r.subTasks} sub-tasks, ${r.dependencies} dependencies`,
+    `${fixed(r.usPerNodeAndEdge, 1)} µs per sub-task + dependency`,
+    `${fixed(r.usPerSubTask, 1)} µs per sub-task, ${r.totalMs} ms in all`,
+  );
+}
+
+const worker = join(import.meta.dirname, "event-parser-worker.ts");
+const measure = async (flags: string[], mode: string, megabytes: number) => {
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    ...flags,
+    worker,
+    mode,
+    String(megabytes),
+  ]);
+  return JSON.parse(stdout) as { mbPerSecond: number; peakRssMb: number };
+};
+for (const megabytes of [10, 100, 1000]) {
+  const parser = await measure([], "parser", megabytes);
+  const baseline = await measure([], "baseline", megabytes);
+  add(
+    "3. event parser",
+    `${megabytes} MB of opencode events`,
+    `${fixed(parser.mbPerSecond, 0)} MB/s, peak RSS ${fixed(parser.peakRssMb, 0)} MB`,
+    `lines + JSON.parse: ${fixed(baseline.mbPerSecond, 0)} MB/s, ${fixed(baseline.peakRssMb, 0)} MB (${fixed(parser.mbPerSecond / baseline.mbPerSecond, 1)}× faster)`,
+  );
+}
+for (const megabytes of [100, 1000]) {
+  const capped = await measure(["--max-old-space-size=48"], "parser", megabytes);
+  add(
+    "3. event parser",
+    `${megabytes} MB, heap capped at 48 MB`,
+    `peak RSS ${fixed(capped.peakRssMb, 0)} MB`,
+    "completes: live memory is flat in stream size",
+  );
+}
+
+for (const r of benchDigest()) {
+  add(
+    "4. evaluator digest",
+    `transcript of ${r.transcriptTokens.toLocaleString("en")} tokens`,
+    `${r.digestTokens} tokens (budget ${r.budget})`,
+    `${fixed(r.msPerDigest, 2)} ms to build; final answer kept: ${r.keepsFinalAnswer ? "yes" : "NO"}`,
+  );
+}
+
+const demo = await demoOverhead();
+const overheadRows = [
+  demo.row,
+  ...(await scriptedOverhead([1, 3, 10, 30], demo.agentTokensPerAttempt)),
+];
+for (const r of overheadRows) {
+  add(
+    "5. manager tokens",
+    `${r.scenario}, ${r.subTasks} sub-tasks, ${r.attempts} attempts`,
+    `${fixed(r.managerShare * 100, 1)}% of all tokens`,
+    `manager ${r.managerTokens}, agents ${r.agentTokens}${r.scenario === "scripted plan" ? ` (agents at the demo's ${demo.agentTokensPerAttempt} per attempt)` : ""}`,
+  );
+}
+
+for (const r of await benchSessionStart()) {
+  add(
+    "6. opencode session start",
+    `${r.setup}, ${r.parallel} at once`,
+    `${fixed(r.meanWallMs / 1000)} s per attempt`,
+    `${fixed(r.attemptsPerMinute, 1)} attempts/minute over ${r.attempts}`,
+  );
+}
+
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+console.log(
+  `Machine: ${machine}. Total bench time: ${fixed((performance.now() - started) / 1000, 0)} s.\n`,
+);
+console.log("| benchmark | case | figure | detail |\n| --- | --- | --- | --- |");
+for (const row of rows) console.log(`| ${row.join(" | ")} |`);
