@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SubTask } from "@taskledger/core";
 import { createOpencodeExecutor, resolveOpencodeBinary } from "@taskledger/executor";
-import { createModelServer, type ModelServer } from "@taskledger/testing";
+import { createModelServer, type ModelServer, scriptedOpencodeProvider } from "@taskledger/testing";
 
 export interface SessionStartRow {
   setup: string;
@@ -25,16 +25,7 @@ const subTask: SubTask = {
   checks: [],
 };
 
-function provider(server: ModelServer) {
-  return {
-    scripted: {
-      npm: "@ai-sdk/openai-compatible",
-      name: "Scripted",
-      options: { baseURL: server.openaiBaseURL, apiKey: "bench" },
-      models: { m: { name: "m" } },
-    },
-  };
-}
+const provider = (server: ModelServer) => scriptedOpencodeProvider(server, { models: ["m"] });
 
 async function hermetic(
   server: ModelServer,

@@ -1,5 +1,5 @@
 import type { RunEvent, SubTaskStatus, Usage } from "@taskledger/core";
-import { addUsage, emptyUsage } from "@taskledger/core";
+import { addUsage, emptyUsage, oneLine } from "@taskledger/core";
 
 export interface SubTaskView {
   id: string;
@@ -28,11 +28,6 @@ export interface ProgressState {
 export function createProgressState(): ProgressState {
   return { planned: false, subTasks: [], byId: new Map() };
 }
-
-const oneLine = (text: string, max = 80) => {
-  const line = text.replace(/\s+/g, " ").trim();
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
-};
 
 /** Folds one event into the state; returns what changed, if anything worth a log line. */
 export function applyEvent(state: ProgressState, event: RunEvent, now = Date.now()): void {

@@ -90,5 +90,6 @@ export {
   validateTaskLedger,
 } from "./task-ledger.js";
 export { TaskRun } from "./task-run.js";
+export { clipMiddle, clipStart, oneLine } from "./text-clip.js";
 export { estimateTokens, truncateToTokens } from "./tokens.js";
 export { addUsage, emptyUsage, totalTokens, type Usage, usageSchema } from "./usage.js";

@@ -1,11 +1,13 @@
 import {
   type AttemptResult,
+  clipMiddle,
+  clipStart,
   estimateTokens,
   InvalidConfigError,
+  oneLine,
   type ToolCallRecord,
   truncateToTokens,
 } from "@taskledger/core";
-import { clipMiddle, clipStart, oneLine } from "./clip.js";
 
 export interface DigestOptions {
   /** Tokens the digest may take (estimated as core does). Default 3,000; at least 200. */

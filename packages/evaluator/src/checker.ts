@@ -1,12 +1,12 @@
 import {
   AbortedError,
   type AttemptResult,
+  clipMiddle,
   type Evidence,
   isAbortError,
   type SubTask,
 } from "@taskledger/core";
 import { throwIfAborted } from "./abort.js";
-import { clipMiddle } from "./clip.js";
 
 /** What a checker sees: the attempt, the sub-task it was for and where it ran. */
 export interface CheckContext {

@@ -1,6 +1,5 @@
-import { InvalidConfigError } from "@taskledger/core";
+import { clipMiddle, clipStart, InvalidConfigError, oneLine } from "@taskledger/core";
 import type { Checker, CheckResult } from "./checker.js";
-import { clipMiddle, clipStart, oneLine } from "./clip.js";
 import { type CommandRun, runCommand } from "./run-command.js";
 
 export interface CommandCheckerOptions {

@@ -1,5 +1,5 @@
+import { clipMiddle } from "@taskledger/core";
 import { type Checker, type CheckResult, type NamedCheckResult, runChecker } from "./checker.js";
-import { clipMiddle } from "./clip.js";
 
 export interface CompositeOptions {
   name?: string;

@@ -1,12 +1,14 @@
 import { createHash } from "node:crypto";
 import {
   addUsage,
+  clipMiddle,
   type EvaluationInput,
   type Evaluator,
   type Evidence,
   InvalidConfigError,
   judgeEvidenceSource,
   type LanguageModel,
+  oneLine,
   type ProgressEntry,
   progressEntrySchema,
   stuckEvidenceSource,
@@ -21,7 +23,6 @@ import {
   runChecker,
   toEvidence,
 } from "./checker.js";
-import { clipMiddle, oneLine } from "./clip.js";
 import { checkerForCheck } from "./declared-checks.js";
 import { finishReasonChecker } from "./finish-reason-checker.js";
 import { type JudgeOutcome, judgeAttempt } from "./judge.js";

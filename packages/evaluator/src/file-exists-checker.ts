@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
+import { oneLine } from "@taskledger/core";
 import type { Checker, CheckResult } from "./checker.js";
-import { oneLine } from "./clip.js";
 import { outsideWorkspace, resolveInside } from "./workspace-path.js";
 
 /** Complete when `path` (relative to the working directory, and inside it) exists. */

@@ -1,6 +1,6 @@
 import type { AttemptResult, ToolCallRecord } from "@taskledger/core";
+import { clipStart, oneLine } from "@taskledger/core";
 import type { Checker, CheckResult } from "./checker.js";
-import { clipStart, oneLine } from "./clip.js";
 
 // opencode's wording when a tool call is refused: "rejected permission" (asked and refused) and
 // "prevents you from using this specific tool call" (a deny rule).

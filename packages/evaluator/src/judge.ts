@@ -1,6 +1,7 @@
 import {
   AbortedError,
   addUsage,
+  clipMiddle,
   type Evidence,
   isAbortError,
   type LanguageModel,
@@ -15,7 +16,6 @@ import {
   type Usage,
 } from "@taskledger/core";
 import { throwIfAborted } from "./abort.js";
-import { clipMiddle } from "./clip.js";
 
 export interface JudgeInput {
   request: string;

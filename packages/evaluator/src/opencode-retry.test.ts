@@ -4,7 +4,12 @@ import { join } from "node:path";
 import { createManager, type RunEvent } from "@taskledger/core";
 import { createOpencodeExecutor } from "@taskledger/executor";
 import { createModel } from "@taskledger/llm";
-import { createModelServer, type RecordedRequest, type ScriptedReply } from "@taskledger/testing";
+import {
+  createModelServer,
+  type RecordedRequest,
+  type ScriptedReply,
+  scriptedOpencodeProvider,
+} from "@taskledger/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEvaluator } from "./evaluator.js";
 
@@ -67,16 +72,7 @@ describe("evaluator with the real opencode CLI", () => {
 
     const executor = createOpencodeExecutor({
       model: "scripted/test-model",
-      config: {
-        provider: {
-          scripted: {
-            npm: "@ai-sdk/openai-compatible",
-            name: "Scripted",
-            options: { baseURL: server.openaiBaseURL, apiKey: "test-key" },
-            models: { "test-model": { name: "Test model" } },
-          },
-        },
-      },
+      config: { provider: scriptedOpencodeProvider(server) },
       timeoutMs: 60_000,
     });
     const model = createModel({

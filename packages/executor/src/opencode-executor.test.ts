@@ -16,6 +16,7 @@ import {
   type ModelServer,
   type RecordedRequest,
   type ScriptedReply,
+  scriptedOpencodeProvider,
 } from "@taskledger/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { createOpencodeExecutor, type OpencodeExecutorOptions } from "./index.js";
@@ -60,16 +61,7 @@ async function workDir(): Promise<string> {
 function executorFor(server: ModelServer, options: Partial<OpencodeExecutorOptions> = {}) {
   return createOpencodeExecutor({
     model: "scripted/test-model",
-    config: {
-      provider: {
-        scripted: {
-          npm: "@ai-sdk/openai-compatible",
-          name: "Scripted",
-          options: { baseURL: server.openaiBaseURL, apiKey: "test-key" },
-          models: { "test-model": { name: "Test model" } },
-        },
-      },
-    },
+    config: { provider: scriptedOpencodeProvider(server) },
     timeoutMs: 60_000,
     ...options,
   });

@@ -1,4 +1,4 @@
-import { AbortedError, isAbortError, ModelError } from "@taskledger/core";
+import { AbortedError, isAbortError, ModelError, oneLine } from "@taskledger/core";
 
 /** HTTP statuses worth another try: request timeout, conflict, rate limit, server errors. */
 export function isRetryableStatus(status: number): boolean {
@@ -145,6 +145,5 @@ function plainCause(name: string, message: string): Error {
 }
 
 function shorten(text: string): string {
-  const oneLine = text.replace(/\s+/g, " ").trim();
-  return oneLine.length > 500 ? `${oneLine.slice(0, 500)}…` : oneLine;
+  return oneLine(text, 501);
 }

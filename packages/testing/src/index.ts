@@ -21,6 +21,7 @@ export {
   type ScriptedToolCall,
   type ScriptedUsage,
 } from "./model-server.js";
+export { scriptedOpencodeProvider } from "./opencode-provider.js";
 export {
   createScriptedModel,
   ScriptedModel,
