@@ -30,6 +30,7 @@ export type {
   ToolCallRecord,
 } from "./executor.js";
 export { FileRunStore } from "./file-run-store.js";
+export { HeadTailBuffer } from "./head-tail-buffer.js";
 export { createManager, Manager, type RunOptions } from "./manager.js";
 export type { ManagerOptions, RunBudget } from "./manager-options.js";
 export type {

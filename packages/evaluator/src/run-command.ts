@@ -1,7 +1,6 @@
 import { spawn } from "node:child_process";
-import { AbortedError } from "@taskledger/core";
+import { AbortedError, HeadTailBuffer } from "@taskledger/core";
 import { throwIfAborted } from "./abort.js";
-import { HeadTailBuffer } from "./head-tail-buffer.js";
 
 export interface RunCommandOptions {
   cwd: string;

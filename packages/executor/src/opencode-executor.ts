@@ -5,11 +5,11 @@ import {
   type AttemptResult,
   type ExecuteOptions,
   type Executor,
+  HeadTailBuffer,
   InvalidConfigError,
   type SubTask,
 } from "@taskledger/core";
 import { decideOutcome, type ProcessEnd } from "./attempt-outcome.js";
-import { BoundedTail } from "./bounded-tail.js";
 import {
   buildRunConfig,
   buildRunEnv,
@@ -164,8 +164,8 @@ export class OpencodeExecutor implements Executor {
     const binary = this.binary as string;
     const child = spawnGroup(binary, args, { cwd: options.cwd, env, stdin: prompt });
     const pid = child.pid;
-    const stderr = new BoundedTail(settings.maxStderrChars);
-    child.stderr?.on("data", (chunk: Buffer) => stderr.write(chunk));
+    const stderr = new HeadTailBuffer(0, settings.maxStderrChars);
+    child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
     const end: ProcessEnd = { exitCode: null, signal: null };
     const guard = pid === undefined ? undefined : new ProcessGuard(pid, settings.treePollMs);
     const stop = (reason: NonNullable<ProcessEnd["stoppedBy"]>) => {
