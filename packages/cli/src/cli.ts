@@ -1,11 +1,14 @@
 import { createInterface } from "node:readline/promises";
 import {
-  addUsage,
+  emptyUsage,
   InvalidConfigError,
   InvalidRequestError,
+  type PlanResult,
+  type RunEvent,
   type RunReport,
-  type TaskLedger,
+  recoverRun,
   TaskLedgerError,
+  type TaskRun,
   type Usage,
 } from "@taskledger/core";
 import { Command, CommanderError } from "commander";
@@ -78,6 +81,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         { ...(await parseRunOptions(raw, io.cwd)), dryRun: true },
         io,
       );
+    });
+
+  withRunOptions(program.command("resume").argument("<run-id>", "the run to continue"))
+    .description("continue a run stored with --store after a crash, a kill or Ctrl-C")
+    .action(async (runId: string, raw: RawRunOptions) => {
+      exitCode = await resumeCommand(runId, await parseRunOptions(raw, io.cwd), io);
     });
 
   program
@@ -164,32 +173,54 @@ async function planAndRun(
 ): Promise<number> {
   const { manager } = runtime;
   human.write(c.dim(`Planning with ${options.provider}/${options.model}…\n`));
+  const confirming =
+    !options.yes && !options.json && io.stdin.isTTY === true && human.isTTY === true;
+  if (!options.dryRun && !confirming) {
+    // Planning inside the run puts it in the run's log first, so even a crash while planning can be resumed.
+    const run = manager.start(request, { abortSignal: io.signal, cwd: options.cwd });
+    return follow(run, [], false, options, io, human, c);
+  }
   const plan = await manager.plan(request, { abortSignal: io.signal });
-  printPlan(plan.ledger, plan.decomposed, plan.repaired, human, c);
+  printPlan(plan, human, c);
   if (options.dryRun) {
     if (options.json) io.stdout.write(`${JSON.stringify(plan.ledger, null, 2)}\n`);
     return exitCodes.completed;
   }
-  if (!options.yes && !options.json && io.stdin.isTTY && human.isTTY) {
-    if (!(await confirm("Run this plan?", io))) {
-      human.write("Not run.\n");
-      return exitCodes.notCompleted;
-    }
+  if (!(await confirm("Run this plan?", io))) {
+    human.write("Not run.\n");
+    return exitCodes.notCompleted;
   }
+  const run = manager.start(request, {
+    plan: plan.ledger,
+    planUsage: plan.usage,
+    abortSignal: io.signal,
+    cwd: options.cwd,
+  });
+  return follow(run, [], true, options, io, human, c);
+}
 
+/**
+ * Shows a run's progress until it ends, then the summary (and the JSON report); resolves with the
+ * exit code. `history` is what the log already holds, for a resumed run: it fills the view silently.
+ */
+async function follow(
+  run: TaskRun,
+  history: readonly RunEvent[],
+  planPrinted: boolean,
+  options: Pick<RunOptions, "json">,
+  io: CliIo,
+  human: CliIo["stdout"],
+  c: Colors,
+): Promise<number> {
   const live = human.isTTY === true && io.env.CI === undefined;
   const reporter: Reporter = live
     ? createTtyReporter(human as NodeJS.WriteStream, c)
     : createLineReporter(human, c);
-  const run = manager.start(request, {
-    plan: plan.ledger,
-    abortSignal: io.signal,
-    cwd: options.cwd,
-  });
+  for (const event of history) applyEvent(reporter.state, event);
   run.on("*", (event) => {
-    // The plan was printed above; the run announces it again.
-    if (event.type !== "plan-created") reporter.onEvent(event);
-    else applyEvent(reporter.state, event);
+    // A plan printed before the run started is not printed twice.
+    if (event.type === "plan-created" && planPrinted) applyEvent(reporter.state, event);
+    else reporter.onEvent(event);
   });
   let report: RunReport;
   try {
@@ -197,12 +228,6 @@ async function planAndRun(
   } finally {
     reporter.stop();
   }
-  // The plan was made before the run started; its tokens are the manager's too.
-  const manager_ = addUsage(report.usage.manager, plan.usage);
-  report = {
-    ...report,
-    usage: { ...report.usage, manager: manager_, total: addUsage(manager_, report.usage.agents) },
-  };
   const perSubTask = new Map<string, Usage>(reporter.state.subTasks.map((s) => [s.id, s.usage]));
   human.write(`${summaryTable(report, perSubTask, c)}\n`);
   if (options.json) io.stdout.write(`${JSON.stringify(toJsonReport(report), null, 2)}\n`);
@@ -210,19 +235,39 @@ async function planAndRun(
   return report.status === "completed" ? exitCodes.completed : exitCodes.notCompleted;
 }
 
-function printPlan(
-  ledger: TaskLedger,
-  decomposed: boolean,
-  repaired: boolean,
-  out: CliIo["stdout"],
-  c: Colors,
-): void {
+/** `taskledger resume RUN --store DIR`: continues a stored run where its log ends. */
+async function resumeCommand(runId: string, options: RunOptions, io: CliIo): Promise<number> {
+  if (!options.store)
+    throw new UsageError("resume needs --store, the directory the run was stored in");
+  const human = options.json ? io.stderr : io.stdout;
+  const c = colorsFor(human, io.env);
+  const runtime = createRuntime(options, io.env);
+  try {
+    const history = await runtime.store!.read(runId);
+    const recovered = recoverRun(history);
+    if (history.length > 0) {
+      const done = [...recovered.subTasks.values()].filter((s) => s.status === "completed").length;
+      human.write(
+        recovered.finished
+          ? `Run ${runId} had already finished.\n`
+          : `Resuming run ${runId}: ${done} of ${recovered.subTasks.size} sub-task(s) already completed.\n`,
+      );
+      const planned = history.find((event) => event.type === "plan-created");
+      if (planned?.type === "plan-created") printPlan(planned, human, c);
+    }
+    const run = runtime.manager.resume(runId, { abortSignal: io.signal });
+    return await follow(run, history, history.length > 0, options, io, human, c);
+  } finally {
+    await runtime.close();
+  }
+}
+
+function printPlan(plan: Omit<PlanResult, "usage">, out: CliIo["stdout"], c: Colors): void {
   const state = createProgressState();
   const event = {
     type: "plan-created",
-    ledger,
-    decomposed,
-    repaired,
+    usage: emptyUsage(),
+    ...plan,
     runId: "",
     seq: 0,
     time: "",

@@ -64,6 +64,14 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
             : `Time budget of ${formatDuration(event.limit)} reached: stopping.`,
         ),
       ];
+    case "run-resumed":
+      return [
+        c.bold(
+          event.interrupted.length === 0
+            ? "Resumed."
+            : `Resumed: ${event.interrupted.map((i) => `${i.subTaskId} (attempt ${i.attempt} was interrupted)`).join(", ")} will run again${event.reclaimed ? `; stopped ${event.reclaimed} process(es) left from before` : ""}.`,
+        ),
+      ];
     case "run-failed":
       return [c.red(`Run failed: ${event.error.message}`)];
     default:

@@ -38,7 +38,10 @@ describe("progress view", () => {
       lines.push(...eventLines(event, state, c));
     };
     expect(liveFrame(state, "⠋", 0, c)).toBe("⠋ Planning…");
-    feed({ ...base, seq: 0, type: "plan-created", ledger, decomposed: true, repaired: false }, 0);
+    feed(
+      { ...base, seq: 0, type: "plan-created", ledger, decomposed: true, repaired: false, usage },
+      0,
+    );
     expect(lines).toEqual(["Plan: 2 sub-tasks", "  1. Write A [a]", "  2. Write B [b] (after a)"]);
     feed(
       { ...base, seq: 1, type: "sub-task-started", subTaskId: "a", attempt: 1, promptTokens: 9 },

@@ -1,4 +1,4 @@
-import { FileRunStore, type Manager } from "@taskledger/core";
+import { FileRunStore, type Manager, type RunStore } from "@taskledger/core";
 import { createOpencodeExecutor, type OpencodeConfig } from "@taskledger/executor";
 import { createModel } from "@taskledger/llm";
 import type { RunOptions } from "./cli-options.js";
@@ -7,6 +7,8 @@ import { createManager } from "./create-manager.js";
 /** Everything one command needs, built from its options. */
 export interface Runtime {
   manager: Manager;
+  /** The run store when `--store` was given. */
+  store: RunStore | undefined;
   close(): Promise<void>;
 }
 
@@ -27,15 +29,16 @@ export function createRuntime(
     model: options.agentModel,
     config: agentConfig(options),
   });
+  const store = options.store ? new FileRunStore(options.store) : undefined;
   const manager = createManager({
     model,
     executor,
     concurrency: options.concurrency,
     maxRetries: options.maxRetries,
     cwd: options.cwd,
-    ...(options.store ? { store: new FileRunStore(options.store) } : {}),
+    ...(store ? { store } : {}),
   });
-  return { manager, close: async () => {} };
+  return { manager, store, close: async () => {} };
 }
 
 /** The host's opencode config, plus a provider entry when the agent talks to an OpenAI-compatible server. */

@@ -11,6 +11,7 @@ export type TaskLedgerErrorCode =
   | "model-error"
   | "executor-error"
   | "store-error"
+  | "run-not-found"
   | "unexpected-call"
   | "aborted";
 
@@ -157,6 +158,20 @@ export class StoreError extends TaskLedgerError {
   }
   static override isInstance(error: unknown): error is StoreError {
     return TaskLedgerError.isInstance(error) && error.code === "store-error";
+  }
+}
+
+/** `resume` was given a run id the store holds no records for. */
+export class RunNotFoundError extends TaskLedgerError {
+  readonly runId: string;
+
+  constructor(runId: string) {
+    super("run-not-found", { message: `The run store has no records of run "${runId}".` });
+    this.name = "RunNotFoundError";
+    this.runId = runId;
+  }
+  static override isInstance(error: unknown): error is RunNotFoundError {
+    return TaskLedgerError.isInstance(error) && error.code === "run-not-found";
   }
 }
 

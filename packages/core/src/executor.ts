@@ -43,6 +43,12 @@ export type AgentEvent =
   | { type: "error"; message: string; statusCode?: number }
   | { type: "unknown"; rawType: string };
 
+/** An OS process an attempt started, identified by pid and start time so a reused pid is never hit. */
+export interface AttemptProcess {
+  pid: number;
+  startTime: string;
+}
+
 export interface ExecuteOptions {
   /** The sub-task being attempted (for executors that configure per sub-task). */
   subTask: SubTask;
@@ -52,9 +58,13 @@ export interface ExecuteOptions {
   cwd: string;
   abortSignal: AbortSignal;
   onEvent?: (event: AgentEvent) => void;
+  /** Told of every process the attempt starts; the manager stores them to clean up after a crash. */
+  onProcess?: (process: AttemptProcess) => void;
 }
 
 /** Runs one attempt of one sub-task in a fresh agent session. */
 export interface Executor {
   run(prompt: string, options: ExecuteOptions): Promise<AttemptResult>;
+  /** Stops processes of attempts a dead manager process left running; called on resume. */
+  reclaim?(processes: readonly AttemptProcess[]): Promise<void>;
 }

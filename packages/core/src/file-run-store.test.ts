@@ -19,6 +19,7 @@ afterEach(async () => {
 const event = (seq: number): RunEvent => ({
   type: "run-started",
   request: `r${seq}`,
+  cwd: "/tmp",
   runId: "run1",
   seq,
   time: "t",

@@ -13,6 +13,7 @@ export {
   type PlanIssue,
   type PlanIssueKind,
   PlanValidationError,
+  RunNotFoundError,
   StoreError,
   StructuredOutputError,
   TaskLedgerError,
@@ -24,6 +25,7 @@ export { type EvaluationInput, type Evaluator, outcomeEvaluator } from "./evalua
 export type {
   AgentEvent,
   AttemptOutcome,
+  AttemptProcess,
   AttemptResult,
   ExecuteOptions,
   Executor,
@@ -61,6 +63,7 @@ export {
 } from "./progress-entry.js";
 export { buildSubTaskPrompt, type SubTaskPromptInput } from "./prompts.js";
 export type { BudgetExhaustion, RunEvent, RunEventOf, RunEventType } from "./run-events.js";
+export { type RecoveredRun, type RecoveredSubTask, recoverRun } from "./run-recovery.js";
 export {
   type RunReport,
   type RunStatus,

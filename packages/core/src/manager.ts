@@ -1,4 +1,4 @@
-import { InvalidRequestError } from "./errors.js";
+import { InvalidRequestError, RunNotFoundError } from "./errors.js";
 import { EventHub } from "./event-hub.js";
 import {
   type ManagerOptions,
@@ -8,9 +8,11 @@ import {
 import { type PlanResult, planRequest } from "./planner.js";
 import type { RunEvent } from "./run-events.js";
 import { RunExecution } from "./run-execution.js";
+import { recoverRun } from "./run-recovery.js";
 import type { RunReport } from "./run-report.js";
 import type { TaskLedgerInput } from "./task-ledger.js";
 import { TaskRun } from "./task-run.js";
+import type { Usage } from "./usage.js";
 
 export interface RunOptions {
   abortSignal?: AbortSignal;
@@ -18,6 +20,8 @@ export interface RunOptions {
   cwd?: string;
   /** Run this plan instead of asking the model for one; it is validated like a generated one. */
   plan?: TaskLedgerInput;
+  /** Tokens spent making `plan` (with `Manager.plan`), counted as the manager's in the report. */
+  planUsage?: Usage;
   /** Called with every event, in order. */
   onEvent?: (event: RunEvent) => void;
 }
@@ -25,6 +29,7 @@ export interface RunOptions {
 /** Turns requests into Task Ledgers and runs them. Holds no per-run state; runs are independent. */
 export class Manager {
   private readonly options: ResolvedManagerOptions;
+  private readonly active = new Set<string>();
 
   constructor(options: ManagerOptions) {
     this.options = resolveManagerOptions(options);
@@ -34,20 +39,66 @@ export class Manager {
   start(request: string, options: RunOptions = {}): TaskRun {
     const text = this.checkRequest(request);
     const runId = this.options.createRunId();
+    return this.launch(runId, options, (hub) =>
+      new RunExecution(
+        this.options,
+        {
+          runId,
+          request: text,
+          cwd: options.cwd ?? this.options.cwd ?? process.cwd(),
+          ...(options.plan === undefined ? {} : { plan: options.plan }),
+          ...(options.planUsage ? { planUsage: options.planUsage } : {}),
+          ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
+        },
+        hub,
+      ).execute(),
+    );
+  }
+
+  /**
+   * Continues a run from its log in the store, after a crash, a `kill -9` or a cancel: completed
+   * sub-tasks are kept, an attempt that was running is run again under the next attempt number
+   * (told what the interrupted one may have left), an attempt that finished unjudged is judged,
+   * and the budgets spent so far still count. A run that already finished resolves with its report.
+   * `plan` is used only when the run stopped before its plan was recorded.
+   */
+  resume(runId: string, options: RunOptions = {}): TaskRun {
+    return this.launch(runId, options, async (hub) => {
+      const records = await this.options.store.read(runId);
+      if (records.length === 0) throw new RunNotFoundError(runId);
+      const recovered = recoverRun(records);
+      if (recovered.finished) return recovered.finished;
+      return new RunExecution(
+        this.options,
+        {
+          runId,
+          request: recovered.request,
+          cwd: options.cwd ?? recovered.cwd ?? this.options.cwd ?? process.cwd(),
+          recovered,
+          ...(options.plan === undefined ? {} : { plan: options.plan }),
+          ...(options.planUsage ? { planUsage: options.planUsage } : {}),
+          ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
+        },
+        hub,
+      ).execute();
+    });
+  }
+
+  private launch(
+    runId: string,
+    options: Pick<RunOptions, "onEvent">,
+    execute: (hub: EventHub) => Promise<RunReport>,
+  ): TaskRun {
+    // Two live executions of one run would dispatch the same attempts twice.
+    if (this.active.has(runId)) {
+      throw new InvalidRequestError(`Run "${runId}" is already running in this manager.`);
+    }
+    this.active.add(runId);
     const hub = new EventHub();
     if (options.onEvent) hub.on("*", options.onEvent);
-    const execution = new RunExecution(
-      this.options,
-      {
-        runId,
-        request: text,
-        cwd: options.cwd ?? this.options.cwd ?? process.cwd(),
-        ...(options.plan === undefined ? {} : { plan: options.plan }),
-        ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
-      },
-      hub,
-    );
-    return new TaskRun(runId, hub, () => execution.execute());
+    const run = new TaskRun(runId, hub, () => execute(hub));
+    void run.result.finally(() => this.active.delete(runId)).catch(() => {});
+    return run;
   }
 
   /** Runs a request to the end and resolves with its report. */

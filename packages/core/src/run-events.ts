@@ -1,7 +1,8 @@
-import type { AgentEvent, AttemptResult } from "./executor.js";
+import type { AgentEvent, AttemptProcess, AttemptResult } from "./executor.js";
 import type { ProgressEntry } from "./progress-entry.js";
 import type { RunReport } from "./run-report.js";
 import type { TaskLedger } from "./task-ledger.js";
+import type { Usage } from "./usage.js";
 
 interface EventBase {
   runId: string;
@@ -21,10 +22,25 @@ export interface BudgetExhaustion {
 /** Every step of a run, in the order it happens. Names are noun-verb, kebab-case. */
 export type RunEvent = EventBase &
   (
-    | { type: "run-started"; request: string }
-    | { type: "plan-created"; ledger: TaskLedger; decomposed: boolean; repaired: boolean }
+    | { type: "run-started"; request: string; cwd: string }
+    /** A stopped or crashed run continues from its log; `interrupted` attempts are run again. */
+    | {
+        type: "run-resumed";
+        interrupted: { subTaskId: string; attempt: number }[];
+        reclaimed: number;
+      }
+    | {
+        type: "plan-created";
+        ledger: TaskLedger;
+        decomposed: boolean;
+        repaired: boolean;
+        /** Tokens the planning calls took. */
+        usage: Usage;
+      }
     | { type: "sub-task-started"; subTaskId: string; attempt: number; promptTokens: number }
     | { type: "agent-event"; subTaskId: string; attempt: number; event: AgentEvent }
+    /** A process an attempt started; stored so a resumed run can stop it if a crash left it running. */
+    | ({ type: "attempt-process"; subTaskId: string; attempt: number } & AttemptProcess)
     | { type: "attempt-finished"; subTaskId: string; attempt: number; result: AttemptResult }
     | { type: "sub-task-evaluated"; subTaskId: string; attempt: number; entry: ProgressEntry }
     | { type: "sub-task-retrying"; subTaskId: string; attempt: number; feedback: string }

@@ -9,6 +9,7 @@ import { planRequest } from "./planner.js";
 import { isStuckEntry, type ProgressEntry } from "./progress-entry.js";
 import { buildSubTaskPrompt } from "./prompts.js";
 import type { BudgetExhaustion, RunEvent } from "./run-events.js";
+import type { RecoveredRun } from "./run-recovery.js";
 import type { RunReport, RunStatus, SubTaskReport, SubTaskStatus } from "./run-report.js";
 import type { SubTask } from "./sub-task.js";
 import { type TaskLedger, type TaskLedgerInput, validateTaskLedger } from "./task-ledger.js";
@@ -21,7 +22,17 @@ export interface RunInput {
   cwd: string;
   /** A plan the host already has; skips the planning call. */
   plan?: TaskLedgerInput;
+  /** Tokens the host's planning of `plan` took. */
+  planUsage?: Usage;
   abortSignal?: AbortSignal;
+  /** The state of an earlier session of this run, rebuilt from its log: the run continues it. */
+  recovered?: RecoveredRun;
+}
+
+/** Where a resumed sub-task picks up. */
+interface ResumePoint {
+  previous?: { attempt: number; entry: ProgressEntry };
+  carried?: { attempt: number; result: AttemptResult; entry?: ProgressEntry };
 }
 
 interface SubTaskState {
@@ -57,12 +68,16 @@ export class RunExecution {
   private budgetStop: BudgetExhaustion | undefined;
   private fatal: unknown;
   private readonly startedAt = new Date();
+  /** Wall time earlier sessions of a resumed run took. */
+  private readonly earlierElapsedMs: number;
 
   constructor(
     private readonly options: ResolvedManagerOptions,
     private readonly input: RunInput,
     private readonly hub: EventHub,
-  ) {}
+  ) {
+    this.earlierElapsedMs = input.recovered?.elapsedMs ?? 0;
+  }
 
   async execute(): Promise<RunReport> {
     const userSignal = this.input.abortSignal;
@@ -76,10 +91,13 @@ export class RunExecution {
     const timer =
       maxDurationMs === undefined
         ? undefined
-        : setTimeout(() => {
-            void this.exhaust({ kind: "time", limit: maxDurationMs, used: this.elapsed() });
-            this.controller.abort(new Error("time budget reached"));
-          }, maxDurationMs);
+        : setTimeout(
+            () => {
+              void this.exhaust({ kind: "time", limit: maxDurationMs, used: this.elapsed() });
+              this.controller.abort(new Error("time budget reached"));
+            },
+            Math.max(0, maxDurationMs - this.earlierElapsedMs),
+          );
     try {
       return await this.runLoop();
     } catch (error) {
@@ -95,10 +113,20 @@ export class RunExecution {
   }
 
   private async runLoop(): Promise<RunReport> {
-    await this.record({ type: "run-started", request: this.input.request });
+    const { recovered } = this.input;
     let ledger: TaskLedger;
     try {
-      ledger = await this.plan();
+      if (recovered) {
+        await this.resumeFrom(recovered);
+        ledger = recovered.ledger ?? (await this.plan());
+      } else {
+        await this.record({
+          type: "run-started",
+          request: this.input.request,
+          cwd: this.input.cwd,
+        });
+        ledger = await this.plan();
+      }
     } catch (error) {
       if (this.cancelled && isAbortError(error)) return this.finish();
       throw error;
@@ -120,13 +148,14 @@ export class RunExecution {
         else this.dependents.set(id, [subTask.id]);
       }
     }
+    const resumePoints = recovered ? await this.restore(recovered) : new Map<string, ResumePoint>();
 
     // Each completion only looks at its own dependents, so dispatch stays linear in the graph.
     const queue = new PQueue({ concurrency: this.options.concurrency });
     const enqueue = (state: SubTaskState) => {
       if (this.stopping() || state.status !== "pending" || state.queued) return;
       state.queued = true;
-      void queue.add(() => this.runSubTask(state, onCompleted));
+      void queue.add(() => this.runSubTask(state, onCompleted, resumePoints.get(state.subTask.id)));
     };
     const onCompleted = (id: string) => {
       for (const dependent of this.dependents.get(id) ?? []) {
@@ -144,11 +173,89 @@ export class RunExecution {
     return this.finish();
   }
 
+  /** Continues the log of an earlier session: stops what it left running, then says so. */
+  private async resumeFrom(recovered: RecoveredRun): Promise<void> {
+    this.seq = recovered.nextSeq;
+    this.managerUsage = recovered.managerUsage;
+    this.agentUsage = recovered.agentUsage;
+    this.budgetStop = recovered.budgetStop;
+    const interrupted = [...recovered.subTasks].flatMap(([subTaskId, state]) =>
+      state.interrupted
+        ? [
+            {
+              subTaskId,
+              attempt: state.interrupted.attempt,
+              processes: state.interrupted.processes,
+            },
+          ]
+        : [],
+    );
+    const processes = interrupted.flatMap((i) => i.processes);
+    if (processes.length > 0) await this.options.executor.reclaim?.(processes);
+    await this.record({
+      type: "run-resumed",
+      interrupted: interrupted.map(({ subTaskId, attempt }) => ({ subTaskId, attempt })),
+      reclaimed: processes.length,
+    });
+  }
+
+  /** Puts each sub-task where the log left it; returns where the unfinished ones pick up. */
+  private async restore(recovered: RecoveredRun): Promise<Map<string, ResumePoint>> {
+    const points = new Map<string, ResumePoint>();
+    const done = [...recovered.subTasks].filter(([, s]) => s.status === "completed");
+    for (const [id, saved] of done.sort(([, a], [, b]) => (a.order ?? 0) - (b.order ?? 0))) {
+      const state = this.states.get(id);
+      if (!state || !saved.entry) continue;
+      Object.assign(state, { status: "completed", attempts: saved.attempts, entry: saved.entry });
+      this.outputs.set(id, {
+        subTask: state.subTask,
+        outputData: saved.entry.outputData,
+        order: this.completedCount++,
+      });
+      for (const dependent of this.dependents.get(id) ?? [])
+        this.states.get(dependent)!.waitingOn--;
+    }
+    for (const [id, saved] of recovered.subTasks) {
+      const state = this.states.get(id);
+      if (!state || saved.status === "completed") continue;
+      state.attempts = saved.attempts;
+      if (saved.entry) state.entry = saved.entry;
+      if (saved.status === "failed" || saved.status === "skipped") {
+        state.status = saved.status;
+        state.reason = saved.reason;
+        continue;
+      }
+      if (saved.carried) {
+        points.set(id, {
+          carried: saved.carried,
+          ...(saved.previous ? { previous: saved.previous } : {}),
+        });
+      } else if (saved.interrupted) {
+        points.set(id, {
+          previous: {
+            attempt: saved.interrupted.attempt,
+            entry: interruptedEntry(saved.interrupted.attempt, saved.previous?.entry),
+          },
+        });
+      } else if (saved.previous) {
+        points.set(id, { previous: saved.previous });
+      }
+    }
+    // A crash between a failure and the skips it implies leaves dependents to skip now.
+    for (const [id, state] of this.states) {
+      if (state.status === "failed" || state.status === "skipped") await this.skipDependents(id);
+    }
+    return points;
+  }
+
   private async plan(): Promise<TaskLedger> {
     const { maxSubTasks } = this.options;
     if (this.input.plan !== undefined) {
       const ledger = validateTaskLedger(this.input.plan, { maxSubTasks });
-      await this.record({ type: "plan-created", ledger, decomposed: true, repaired: false });
+      const usage = this.input.planUsage ?? emptyUsage();
+      this.managerUsage = addUsage(this.managerUsage, usage);
+      await this.record({ type: "plan-created", ledger, decomposed: true, repaired: false, usage });
+      await this.checkTokenBudget();
       return ledger;
     }
     const result = await planRequest({
@@ -164,50 +271,46 @@ export class RunExecution {
       ledger: result.ledger,
       decomposed: result.decomposed,
       repaired: result.repaired,
+      usage: result.usage,
     });
     await this.checkTokenBudget();
     return result.ledger;
   }
 
   /** Attempts one sub-task until it completes, fails for good, or the run stops. */
-  private async runSubTask(state: SubTaskState, onCompleted: (id: string) => void): Promise<void> {
+  private async runSubTask(
+    state: SubTaskState,
+    onCompleted: (id: string) => void,
+    resume: ResumePoint = {},
+  ): Promise<void> {
     const { subTask } = state;
-    let previous: { attempt: number; entry: ProgressEntry } | undefined;
-    while (!this.stopping()) {
-      const attempt = ++state.attempts;
+    let previous = resume.previous;
+    // An attempt a crash left finished but unjudged is judged now, not run again.
+    let carried = resume.carried;
+    while (carried || !this.stopping()) {
+      let attempt: number;
+      let result: AttemptResult;
+      let judged: ProgressEntry | undefined;
       state.status = "running";
-      const context = buildDependencyContext(
-        subTask,
-        this.byId,
-        this.outputs,
-        this.options.contextTokenBudget,
-      );
-      const prompt = buildSubTaskPrompt({
-        request: this.input.request,
-        subTask,
-        context: context.text,
-        requestTokens: requestTokensInPrompt,
-        ...(previous ? { previous } : {}),
-      });
-      await this.record({
-        type: "sub-task-started",
-        subTaskId: subTask.id,
-        attempt,
-        promptTokens: estimateTokens(prompt),
-      });
-
-      const result = await this.attempt(prompt, subTask, attempt);
-      this.agentUsage = addUsage(this.agentUsage, result.usage);
-      await this.record({ type: "attempt-finished", subTaskId: subTask.id, attempt, result });
-      if (this.controller.signal.aborted) {
-        this.stopRunning(state, result);
-        return;
+      if (carried) {
+        ({ attempt, result, entry: judged } = carried);
+        carried = undefined;
+      } else {
+        attempt = ++state.attempts;
+        result = await this.runAttempt(subTask, attempt, previous);
+        if (this.controller.signal.aborted) {
+          this.stopRunning(state, result);
+          return;
+        }
       }
 
-      const entry = await this.evaluate(subTask, attempt, result);
-      this.managerUsage = addUsage(this.managerUsage, entry.usage);
-      await this.record({ type: "sub-task-evaluated", subTaskId: subTask.id, attempt, entry });
-      await this.checkTokenBudget();
+      let entry = judged;
+      if (!entry) {
+        entry = await this.evaluate(subTask, attempt, result);
+        this.managerUsage = addUsage(this.managerUsage, entry.usage);
+        await this.record({ type: "sub-task-evaluated", subTaskId: subTask.id, attempt, entry });
+        await this.checkTokenBudget();
+      }
 
       if (entry.completed) {
         state.status = "completed";
@@ -272,6 +375,38 @@ export class RunExecution {
     }
   }
 
+  /** Builds the attempt's prompt, announces it, runs it and records how it ended. */
+  private async runAttempt(
+    subTask: SubTask,
+    attempt: number,
+    previous: { attempt: number; entry: ProgressEntry } | undefined,
+  ): Promise<AttemptResult> {
+    const context = buildDependencyContext(
+      subTask,
+      this.byId,
+      this.outputs,
+      this.options.contextTokenBudget,
+    );
+    const prompt = buildSubTaskPrompt({
+      request: this.input.request,
+      subTask,
+      context: context.text,
+      requestTokens: requestTokensInPrompt,
+      ...(previous ? { previous } : {}),
+    });
+    // Attempt numbers only grow, in the log too, so no attempt is ever dispatched twice.
+    await this.record({
+      type: "sub-task-started",
+      subTaskId: subTask.id,
+      attempt,
+      promptTokens: estimateTokens(prompt),
+    });
+    const result = await this.attempt(prompt, subTask, attempt);
+    this.agentUsage = addUsage(this.agentUsage, result.usage);
+    await this.record({ type: "attempt-finished", subTaskId: subTask.id, attempt, result });
+    return result;
+  }
+
   /** Runs the executor; a throw becomes an `error` attempt so one crash never ends the run. */
   private async attempt(prompt: string, subTask: SubTask, attempt: number): Promise<AttemptResult> {
     const started = performance.now();
@@ -283,6 +418,9 @@ export class RunExecution {
         abortSignal: this.controller.signal,
         onEvent: (event) => {
           void this.record({ type: "agent-event", subTaskId: subTask.id, attempt, event }, false);
+        },
+        onProcess: (process) => {
+          void this.record({ type: "attempt-process", subTaskId: subTask.id, attempt, ...process });
         },
       });
     } catch (error) {
@@ -505,8 +643,24 @@ export class RunExecution {
   }
 
   private elapsed(): number {
-    return Date.now() - this.startedAt.getTime();
+    return this.earlierElapsedMs + Date.now() - this.startedAt.getTime();
   }
+}
+
+/** What the next attempt is told about one that a stopped manager process never saw finish. */
+function interruptedEntry(attempt: number, before: ProgressEntry | undefined): ProgressEntry {
+  const note =
+    `Attempt ${attempt} was interrupted before it finished: the manager process stopped. ` +
+    "Files it changed may already be in the working directory: check what is already done and " +
+    "finish the rest instead of starting over.";
+  return {
+    completed: false,
+    summary: note,
+    outputData: "",
+    feedback: before?.feedback ? `${note} Before that: ${before.feedback}` : note,
+    evidence: [],
+    usage: emptyUsage(),
+  };
 }
 
 function errorInfo(error: unknown): { code: string; message: string } {

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import {
+  type AttemptProcess,
   type AttemptResult,
   type ExecuteOptions,
   type Executor,
@@ -25,6 +26,7 @@ import {
 } from "./opencode-events.js";
 import { spawnGroup } from "./process-group.js";
 import { ProcessGuard } from "./process-guard.js";
+import { signalTracked, startTimeOf, type TrackedProcess } from "./process-tree.js";
 import { defaultTranscriptLimits, Transcript, type TranscriptLimits } from "./transcript.js";
 
 /** The opencode release this package is built and tested against (its `opencode-ai` dependency). */
@@ -82,6 +84,14 @@ export class OpencodeExecutor implements Executor {
         throw new InvalidConfigError(`${key} must be a positive number, got ${value}`);
       }
     }
+  }
+
+  /**
+   * Kills what an earlier manager process left running when it died mid-attempt: each recorded
+   * process that still runs with the same start time, and its process group.
+   */
+  async reclaim(processes: readonly AttemptProcess[]): Promise<void> {
+    for (const process of processes) signalTracked(process, "SIGKILL");
   }
 
   async run(prompt: string, given: ExecuteOptions): Promise<AttemptResult> {
@@ -167,7 +177,17 @@ export class OpencodeExecutor implements Executor {
     const stderr = new HeadTailBuffer(0, settings.maxStderrChars);
     child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
     const end: ProcessEnd = { exitCode: null, signal: null };
-    const guard = pid === undefined ? undefined : new ProcessGuard(pid, settings.treePollMs);
+    const record = (process: TrackedProcess) => {
+      try {
+        options.onProcess?.(process);
+      } catch {
+        // A host listener's fault must not end the attempt.
+      }
+    };
+    const leaderStart = pid === undefined ? undefined : startTimeOf(pid);
+    if (pid !== undefined && leaderStart !== undefined) record({ pid, startTime: leaderStart });
+    const guard =
+      pid === undefined ? undefined : new ProcessGuard(pid, settings.treePollMs, record);
     const stop = (reason: NonNullable<ProcessEnd["stoppedBy"]>) => {
       end.stoppedBy ??= reason;
       guard?.terminate(settings.killGraceMs);

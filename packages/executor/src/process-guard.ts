@@ -13,6 +13,8 @@ export class ProcessGuard {
   constructor(
     private readonly pid: number,
     pollMs: number,
+    /** Told of each process as it is first seen, so a host can record it for after a crash. */
+    private readonly onTracked: (process: TrackedProcess) => void = () => {},
   ) {
     // Descendants are re-parented once opencode exits, so they are noted while it still runs.
     this.poll = setInterval(() => this.refresh(), pollMs);
@@ -35,7 +37,11 @@ export class ProcessGuard {
   }
 
   private refresh(): void {
-    for (const process of listDescendants(this.pid)) this.tracked.set(process.pid, process);
+    for (const process of listDescendants(this.pid)) {
+      if (this.tracked.get(process.pid)?.startTime === process.startTime) continue;
+      this.tracked.set(process.pid, process);
+      this.onTracked(process);
+    }
   }
 
   private signalAll(signal: NodeJS.Signals): void {

@@ -93,7 +93,8 @@ function psTable(): Row[] {
     }));
 }
 
-function startTimeOf(pid: number): string | undefined {
+/** When `pid` started, in the OS's own units; `undefined` when no such process runs. */
+export function startTimeOf(pid: number): string | undefined {
   if (process.platform === "linux") return readStat(pid)?.startTime;
   return psTable().find((row) => row.pid === pid)?.startTime;
 }

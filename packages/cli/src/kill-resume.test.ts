@@ -1,0 +1,170 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, readFile, readlink, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { RunEvent } from "@taskledger/core";
+import { createModelServer, type RecordedRequest } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
+import { createDemoReplies, demoRequest } from "./demo-scenario.js";
+import type { JsonReport } from "./json-report.js";
+import { compatibleProviderId } from "./runtime.js";
+
+const bin = resolve(import.meta.dirname, "../dist/bin.js");
+
+/** Pids of live processes whose working directory is inside `dir`. */
+async function processesIn(dir: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cwd = await readlink(join("/proc", entry, "cwd")).catch(() => "");
+    if (cwd.startsWith(dir)) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+type KillPoint = "planning" | "mid-attempt" | "before-evaluation";
+
+function nameOf(request: RecordedRequest): string | undefined {
+  return (request.body as { response_format?: { json_schema?: { name?: string } } }).response_format
+    ?.json_schema?.name;
+}
+
+/**
+ * Runs the demo's request through the built CLI with a durable store, `kill -9`s the manager at
+ * `point`, then resumes it with a second process: the report must be the uninterrupted one's.
+ */
+async function killAndResume(point: KillPoint) {
+  const root = await mkdtemp(join(tmpdir(), `taskledger-kill-${point}-`));
+  const cwd = join(root, "work");
+  const store = join(root, "store");
+  await import("node:fs/promises").then((fs) => fs.mkdir(cwd));
+  let victim: ChildProcess | undefined;
+  let killed = false;
+  const killNow = () => {
+    if (killed || !victim?.pid) return;
+    killed = true;
+    process.kill(victim.pid, "SIGKILL");
+  };
+  const demo = createDemoReplies();
+  const server = await createModelServer({
+    replies: (request) => {
+      const name = nameOf(request);
+      const isAgent = name === undefined;
+      if (!killed && point === "planning" && name === "task_ledger") {
+        killNow();
+        return { hang: true };
+      }
+      if (!killed && point === "mid-attempt" && isAgent) {
+        // The agent keeps running after its manager dies; its next call is answered normally.
+        setTimeout(killNow, 50);
+      }
+      if (!killed && point === "before-evaluation" && name === "progress_ledger_entry") {
+        killNow();
+        return { hang: true };
+      }
+      return demo(request);
+    },
+  });
+  const args = [
+    "--provider",
+    "openai-compatible",
+    "--model",
+    "demo-manager",
+    "--base-url",
+    server.openaiBaseURL,
+    "--agent-model",
+    `${compatibleProviderId}/demo-agent`,
+    "--store",
+    store,
+    "--cwd",
+    cwd,
+    "--json",
+  ];
+  const runCli = (argv: string[]) => {
+    const child = spawn(process.execPath, [bin, ...argv], {
+      env: { ...process.env, CI: "true" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    child.stdout.on("data", (d) => {
+      stdout += d;
+    });
+    child.stderr.resume();
+    const exit = new Promise<{
+      code: number | null;
+      signal: NodeJS.Signals | null;
+      stdout: string;
+    }>((done) => child.on("exit", (code, signal) => done({ code, signal, stdout })));
+    return { child, exit };
+  };
+  try {
+    const first = runCli(["run", demoRequest, "--yes", ...args]);
+    victim = first.child;
+    const ended = await first.exit;
+    expect(ended.signal).toBe("SIGKILL");
+    const [file] = await readdir(store);
+    const runId = file!.replace(/\.jsonl$/, "");
+    const before = (await readFile(join(store, file!), "utf8"))
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as RunEvent);
+
+    const second = runCli(["resume", runId, ...args]);
+    const resumed = await second.exit;
+    expect(resumed.code, resumed.stdout).toBe(0);
+    const report = JSON.parse(resumed.stdout) as JsonReport;
+    const after = (await readFile(join(store, file!), "utf8"))
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as RunEvent);
+    const leftover = await processesIn(root);
+    return { report, before, after, leftover, cwd };
+  } finally {
+    if (victim?.pid && !killed) victim.kill("SIGKILL");
+    await server.close();
+    for (const pid of await processesIn(root)) process.kill(pid, "SIGKILL");
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+describe.runIf(process.platform === "linux")(
+  "kill -9 of the manager, then resume",
+  () => {
+    for (const point of ["planning", "mid-attempt", "before-evaluation"] as const) {
+      it.concurrent(`${point}: same report as an uninterrupted run, nothing completed twice, no process left`, async () => {
+        expect(existsSync(bin), "run `npm run build` first").toBe(true);
+        const { report, before, after, leftover } = await killAndResume(point);
+        expect(report.status).toBe("completed");
+        expect(report.subTasks.map((s) => [s.id, s.status])).toEqual([
+          ["library", "completed"],
+          ["tests", "completed"],
+          ["docs", "completed"],
+        ]);
+        expect(report.subTasks.find((s) => s.id === "library")?.outputData).toContain(
+          "export function greet",
+        );
+        // The log kept every record written before the kill.
+        expect(after.slice(0, before.length)).toEqual(before);
+        expect(after.some((r) => r.type === "run-resumed")).toBe(true);
+        for (const id of ["library", "tests", "docs"]) {
+          expect(
+            after.filter((r) => r.type === "sub-task-completed" && r.subTaskId === id),
+          ).toHaveLength(1);
+        }
+        const starts = after.flatMap((r) =>
+          r.type === "sub-task-started" ? [`${r.subTaskId}#${r.attempt}`] : [],
+        );
+        expect(new Set(starts).size).toBe(starts.length);
+        expect(leftover).toEqual([]);
+        if (point === "before-evaluation") {
+          // The finished attempt was judged after the restart, not run again.
+          const resumedAt = after.findIndex((r) => r.type === "run-resumed");
+          expect(
+            after.slice(resumedAt).find((r) => r.type === "sub-task-started")?.subTaskId,
+          ).not.toBe("library");
+        }
+      }, 240_000);
+    }
+  },
+);
