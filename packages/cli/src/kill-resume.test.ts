@@ -128,43 +128,40 @@ async function killAndResume(point: KillPoint) {
   }
 }
 
-describe.runIf(process.platform === "linux")(
-  "kill -9 of the manager, then resume",
-  () => {
-    for (const point of ["planning", "mid-attempt", "before-evaluation"] as const) {
-      it.concurrent(`${point}: same report as an uninterrupted run, nothing completed twice, no process left`, async () => {
-        expect(existsSync(bin), "run `npm run build` first").toBe(true);
-        const { report, before, after, leftover } = await killAndResume(point);
-        expect(report.status).toBe("completed");
-        expect(report.subTasks.map((s) => [s.id, s.status])).toEqual([
-          ["library", "completed"],
-          ["tests", "completed"],
-          ["docs", "completed"],
-        ]);
-        expect(report.subTasks.find((s) => s.id === "library")?.outputData).toContain(
-          "export function greet",
-        );
-        // The log kept every record written before the kill.
-        expect(after.slice(0, before.length)).toEqual(before);
-        expect(after.some((r) => r.type === "run-resumed")).toBe(true);
-        for (const id of ["library", "tests", "docs"]) {
-          expect(
-            after.filter((r) => r.type === "sub-task-completed" && r.subTaskId === id),
-          ).toHaveLength(1);
-        }
-        const starts = after.flatMap((r) =>
-          r.type === "sub-task-started" ? [`${r.subTaskId}#${r.attempt}`] : [],
-        );
-        expect(new Set(starts).size).toBe(starts.length);
-        expect(leftover).toEqual([]);
-        if (point === "before-evaluation") {
-          // The finished attempt was judged after the restart, not run again.
-          const resumedAt = after.findIndex((r) => r.type === "run-resumed");
-          expect(
-            after.slice(resumedAt).find((r) => r.type === "sub-task-started")?.subTaskId,
-          ).not.toBe("library");
-        }
-      }, 240_000);
-    }
-  },
-);
+describe.runIf(process.platform === "linux")("kill -9 of the manager, then resume", () => {
+  for (const point of ["planning", "mid-attempt", "before-evaluation"] as const) {
+    it.concurrent(`${point}: same report as an uninterrupted run, nothing completed twice, no process left`, async () => {
+      expect(existsSync(bin), "run `npm run build` first").toBe(true);
+      const { report, before, after, leftover } = await killAndResume(point);
+      expect(report.status).toBe("completed");
+      expect(report.subTasks.map((s) => [s.id, s.status])).toEqual([
+        ["library", "completed"],
+        ["tests", "completed"],
+        ["docs", "completed"],
+      ]);
+      expect(report.subTasks.find((s) => s.id === "library")?.outputData).toContain(
+        "export function greet",
+      );
+      // The log kept every record written before the kill.
+      expect(after.slice(0, before.length)).toEqual(before);
+      expect(after.some((r) => r.type === "run-resumed")).toBe(true);
+      for (const id of ["library", "tests", "docs"]) {
+        expect(
+          after.filter((r) => r.type === "sub-task-completed" && r.subTaskId === id),
+        ).toHaveLength(1);
+      }
+      const starts = after.flatMap((r) =>
+        r.type === "sub-task-started" ? [`${r.subTaskId}#${r.attempt}`] : [],
+      );
+      expect(new Set(starts).size).toBe(starts.length);
+      expect(leftover).toEqual([]);
+      if (point === "before-evaluation") {
+        // The finished attempt was judged after the restart, not run again.
+        const resumedAt = after.findIndex((r) => r.type === "run-resumed");
+        expect(
+          after.slice(resumedAt).find((r) => r.type === "sub-task-started")?.subTaskId,
+        ).not.toBe("library");
+      }
+    }, 240_000);
+  }
+});
