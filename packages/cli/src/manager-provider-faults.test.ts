@@ -146,7 +146,7 @@ describe.concurrent("the manager's provider failing, through @taskledger/llm ove
     expect(docs).toMatchObject({ id: "docs", status: "skipped" });
     const evaluated = events.find((e) => e.type === "sub-task-evaluated");
     expect(JSON.stringify(evaluated)).toMatch(/did not answer within 2000 ms/);
-    // The judge's call and its two retries, each cut off by the timeout.
-    expect(server.requests.map(phaseOf)).toEqual(["plan", "judge", "judge", "judge"]);
+    // The judge's call and its two retries, each cut off by the timeout (a replan may follow).
+    expect(server.requests.map(phaseOf).slice(0, 4)).toEqual(["plan", "judge", "judge", "judge"]);
   });
 });
