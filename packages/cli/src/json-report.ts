@@ -19,6 +19,7 @@ export function toJsonReport(report: RunReport) {
       summary: s.summary,
       outputData: s.outputData,
       reason: s.reason,
+      replacedBy: s.replacedBy,
     })),
     usage: report.usage,
     startedAt: report.startedAt,

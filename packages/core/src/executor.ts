@@ -56,6 +56,8 @@ export interface ExecuteOptions {
   attempt: number;
   /** The directory the agent works in. */
   cwd: string;
+  /** Use this agent model for the attempt instead of the executor's own (an escalation step). */
+  agentModel?: string;
   abortSignal: AbortSignal;
   onEvent?: (event: AgentEvent) => void;
   /** Told of every process the attempt starts; the manager stores them to clean up after a crash. */

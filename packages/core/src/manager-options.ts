@@ -2,6 +2,7 @@ import { InvalidConfigError } from "./errors.js";
 import { type Evaluator, outcomeEvaluator } from "./evaluator.js";
 import type { Executor } from "./executor.js";
 import type { LanguageModel } from "./model.js";
+import type { ReviewPlan } from "./plan-review.js";
 import type { DecomposePolicy } from "./planner.js";
 import { MemoryRunStore, type RunStore } from "./run-store.js";
 import { defaultMaxSubTasks } from "./task-ledger.js";
@@ -35,6 +36,15 @@ export interface ManagerOptions {
   budget?: RunBudget;
   /** Whether to plan sub-tasks or run the request as one. Default `auto`. */
   decompose?: DecomposePolicy;
+  /**
+   * Agent models to try, one attempt each, when retries on the executor's own model did not finish
+   * a sub-task (or made no progress), before a replan. Passed to the executor as `agentModel`.
+   */
+  alternateAgentModels?: string[];
+  /** Replace a sub-task that still fails (and its dependents) by asking the model for new ones. */
+  replan?: { enabled?: boolean; maxPerSubTask?: number; maxPerRun?: number };
+  /** Approve, edit or reject the plan before it runs, and every replan before it applies. */
+  reviewPlan?: ReviewPlan;
   /** Working directory of the agents. Default `process.cwd()` at run start. */
   cwd?: string;
   /** Makes run ids. Default: a random UUID. */
@@ -55,6 +65,10 @@ export interface ResolvedManagerOptions {
   decompose: DecomposePolicy;
   cwd: string | undefined;
   createRunId: () => string;
+  alternateAgentModels: string[];
+  /** Replanning is on only with a model to ask. */
+  replan: { enabled: boolean; maxPerSubTask: number; maxPerRun: number };
+  reviewPlan: ReviewPlan | undefined;
 }
 
 export function resolveManagerOptions(options: ManagerOptions): ResolvedManagerOptions {
@@ -104,6 +118,13 @@ export function resolveManagerOptions(options: ManagerOptions): ResolvedManagerO
     decompose: options.decompose ?? "auto",
     cwd: options.cwd,
     createRunId: options.createRunId ?? (() => crypto.randomUUID()),
+    alternateAgentModels: [...(options.alternateAgentModels ?? [])],
+    replan: {
+      enabled: options.model !== undefined && options.replan?.enabled !== false,
+      maxPerSubTask: integer("replan.maxPerSubTask", options.replan?.maxPerSubTask, 1, 0, 10),
+      maxPerRun: integer("replan.maxPerRun", options.replan?.maxPerRun, 3, 0, 100),
+    },
+    reviewPlan: options.reviewPlan,
   };
   if (resolved.decompose === "always" && !resolved.model) {
     throw new InvalidConfigError('`decompose: "always"` needs a `model` to plan with.');

@@ -99,6 +99,53 @@ describe("Manager.resume", () => {
     }
   });
 
+  it("after a crash at every record of a run with a replan, keeps the replan and finishes the same", async () => {
+    const replanPlan = { subTasks: [task("a"), task("b", ["a"]), task("c", ["b"])] };
+    const replacement = { subTasks: [task("b1", ["a"]), task("c1", ["b1"])] };
+    const parts = () => ({
+      model: createScriptedModel({
+        responses: Array.from({ length: 3 }, () => ({ object: replacement })),
+      }),
+      executor: createFakeExecutor({
+        script: ({ subTaskId }) =>
+          subTaskId === "b" ? { type: "error" } : { type: "success", text: `out ${subTaskId}` },
+      }),
+    });
+    const store = new MemoryRunStore();
+    const reference = await createManager({
+      ...parts(),
+      store,
+      createRunId: () => "run-r",
+      maxRetries: 0,
+      concurrency: 1,
+    }).run("x", { plan: replanPlan });
+    expect(summary(reference).subTasks).toEqual([
+      ["a", "completed", "out a"],
+      ["b", "replaced", ""],
+      ["c", "replaced", ""],
+      ["b1", "completed", "out b1"],
+      ["c1", "completed", "out c1"],
+    ]);
+    const records = await store.read("run-r");
+    for (let cut = 1; cut < records.length; cut++) {
+      const crashed = crashedStore("run-r", records, cut);
+      const report = await createManager({
+        ...parts(),
+        store: crashed,
+        maxRetries: 0,
+        concurrency: 1,
+      }).resume("run-r", { plan: replanPlan }).result;
+      expect(summary(report), `crash after record ${cut} (${records[cut - 1]?.type})`).toEqual(
+        summary(reference),
+      );
+      const log = await crashed.read("run-r");
+      expect(
+        log.filter((r) => r.type === "plan-revised"),
+        `crash after record ${cut}`,
+      ).toHaveLength(1);
+    }
+  });
+
   it("re-runs an interrupted attempt under the next number and tells it what happened", async () => {
     const store = new MemoryRunStore();
     const executor = createFakeExecutor({ script: { a: [{ type: "hang" }] } });

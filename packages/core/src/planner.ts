@@ -76,21 +76,43 @@ export async function planRequest(options: PlanOptions): Promise<PlanResult> {
       usage: emptyUsage(),
     };
   }
-  const system = plannerSystemPrompt(maxSubTasks);
-  const messages: ModelMessage[] = [{ role: "user", content: `Request:\n${request}` }];
+  const result = await askForLedger({
+    model,
+    system: plannerSystemPrompt(maxSubTasks),
+    prompt: `Request:\n${request}`,
+    validate: (answer) => validateTaskLedger(answer, { maxSubTasks }),
+    abortSignal,
+  });
+  return { ...result, decomposed: true };
+}
+
+export interface LedgerCall {
+  model: LanguageModel;
+  system: string;
+  prompt: string;
+  /** Turns the model's answer into the ledger to use, or throws `PlanValidationError`. */
+  validate: (answer: TaskLedger | undefined) => TaskLedger;
+  abortSignal: AbortSignal;
+}
+
+/** One structured `task_ledger` call, repaired at most once; used for plans and for replans. */
+export async function askForLedger(
+  call: LedgerCall,
+): Promise<{ ledger: TaskLedger; repaired: boolean; usage: Usage }> {
+  const messages: ModelMessage[] = [{ role: "user", content: call.prompt }];
   let usage = emptyUsage();
 
   const attempt = async (): Promise<TaskLedger> => {
     try {
-      const result = await model.generate({
-        system,
+      const result = await call.model.generate({
+        system: call.system,
         messages: [...messages],
         output: { name: taskLedgerSchemaName, schema: taskLedgerSchema },
-        abortSignal,
+        abortSignal: call.abortSignal,
       });
       usage = addUsage(usage, result.usage);
       messages.push({ role: "assistant", content: result.text });
-      return validateTaskLedger(result.object, { maxSubTasks });
+      return call.validate(result.object);
     } catch (error) {
       if (StructuredOutputError.isInstance(error)) {
         messages.push({ role: "assistant", content: error.text });
@@ -100,13 +122,13 @@ export async function planRequest(options: PlanOptions): Promise<PlanResult> {
   };
 
   try {
-    return { ledger: await attempt(), decomposed: true, repaired: false, usage };
+    return { ledger: await attempt(), repaired: false, usage };
   } catch (error) {
     if (!isRepairable(error)) throw error;
     messages.push({ role: "user", content: plannerRepairMessage(error.message) });
   }
   try {
-    return { ledger: await attempt(), decomposed: true, repaired: true, usage };
+    return { ledger: await attempt(), repaired: true, usage };
   } catch (error) {
     if (!isRepairable(error)) throw error;
     const context = "The model's Task Ledger was still invalid after one repair";

@@ -37,7 +37,14 @@ export type RunEvent = EventBase &
         /** Tokens the planning calls took. */
         usage: Usage;
       }
-    | { type: "sub-task-started"; subTaskId: string; attempt: number; promptTokens: number }
+    | {
+        type: "sub-task-started";
+        subTaskId: string;
+        attempt: number;
+        promptTokens: number;
+        /** The agent model of this attempt when it is not the executor's default (an escalation). */
+        agentModel?: string;
+      }
     | { type: "agent-event"; subTaskId: string; attempt: number; event: AgentEvent }
     /** A process an attempt started; stored so a resumed run can stop it if a crash left it running. */
     | ({ type: "attempt-process"; subTaskId: string; attempt: number } & AttemptProcess)
@@ -48,6 +55,39 @@ export type RunEvent = EventBase &
     | { type: "sub-task-failed"; subTaskId: string; attempts: number; reason: string }
     | { type: "sub-task-skipped"; subTaskId: string; reason: string; blockedBy: string[] }
     | ({ type: "budget-exhausted" } & BudgetExhaustion)
+    /** Retries did not finish a sub-task; the next step of the ladder is taken. */
+    | {
+        type: "sub-task-escalated";
+        subTaskId: string;
+        step: "alternate-model" | "replan";
+        reason: string;
+        agentModel?: string;
+      }
+    /** A plan or a replan waits for the host's `reviewPlan`; stored, so a restart asks again. */
+    | {
+        type: "plan-review-requested";
+        kind: "plan" | "replan";
+        ledger: TaskLedger;
+        replaced?: string[];
+        reason?: string;
+      }
+    | {
+        type: "plan-reviewed";
+        kind: "plan" | "replan";
+        action: "approve" | "edit" | "reject";
+        /** The ledger that runs after the review (absent when rejected). */
+        ledger?: TaskLedger;
+        reason?: string;
+      }
+    /** A failed sub-task and its dependents were replaced by new sub-tasks; completed work is kept. */
+    | {
+        type: "plan-revised";
+        ledger: TaskLedger;
+        replaced: string[];
+        added: string[];
+        reason: string;
+        usage: Usage;
+      }
     | { type: "run-finished"; report: RunReport }
     /** The run could not go on (an invalid plan, a provider refusing the key); `result` rejects. */
     | { type: "run-failed"; error: { code: string; message: string } }

@@ -1,13 +1,14 @@
 import PQueue from "p-queue";
 import type { CompletedOutput } from "./dependency-context.js";
 import { buildDependencyContext } from "./dependency-context.js";
-import { isAbortError, StoreError, TaskLedgerError } from "./errors.js";
+import { isAbortError, PlanValidationError, StoreError, TaskLedgerError } from "./errors.js";
 import type { EventHub } from "./event-hub.js";
 import type { AttemptResult } from "./executor.js";
 import type { ResolvedManagerOptions } from "./manager-options.js";
 import { planRequest } from "./planner.js";
 import { isStuckEntry, type ProgressEntry } from "./progress-entry.js";
 import { buildSubTaskPrompt } from "./prompts.js";
+import { replanSubTask } from "./replanner.js";
 import type { BudgetExhaustion, RunEvent } from "./run-events.js";
 import type { RecoveredRun } from "./run-recovery.js";
 import type { RunReport, RunStatus, SubTaskReport, SubTaskStatus } from "./run-report.js";
@@ -44,6 +45,14 @@ interface SubTaskState {
   reason: string | null;
   /** Dependencies not completed yet; the sub-task is ready at 0. */
   waitingOn: number;
+  /** Attempts in the current step of the escalation ladder. */
+  stepAttempts: number;
+  /** The agent model of the current step, when it is an alternate one. */
+  agentModel?: string;
+  alternatesUsed: number;
+  /** Replans in this sub-task's lineage: a replacement inherits its predecessor's count. */
+  replans: number;
+  replacedBy: string[] | null;
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -59,6 +68,9 @@ export class RunExecution {
   private readonly byId = new Map<string, SubTask>();
   private readonly dependents = new Map<string, string[]>();
   private readonly outputs = new Map<string, CompletedOutput>();
+  private enqueue: (state: SubTaskState) => void = () => {};
+  private replansInRun = 0;
+  private planRejected: string | undefined;
   private managerUsage: Usage = emptyUsage();
   private agentUsage: Usage = emptyUsage();
   private seq = 0;
@@ -131,23 +143,16 @@ export class RunExecution {
       if (this.cancelled && isAbortError(error)) return this.finish();
       throw error;
     }
-    for (const subTask of ledger.subTasks) {
-      this.byId.set(subTask.id, subTask);
-      const dependsOn = new Set(subTask.dependsOn);
-      this.states.set(subTask.id, {
-        subTask,
-        status: "pending",
-        queued: false,
-        attempts: 0,
-        reason: null,
-        waitingOn: dependsOn.size,
-      });
-      for (const id of dependsOn) {
-        const list = this.dependents.get(id);
-        if (list) list.push(subTask.id);
-        else this.dependents.set(id, [subTask.id]);
-      }
+    if (recovered?.pendingPlanReview) ledger = (await this.review("plan", ledger)) ?? ledger;
+    if (recovered?.planRejected !== undefined) this.planRejected = recovered.planRejected;
+    // A resumed run keeps the order sub-tasks first appeared in, replaced ones included.
+    const definitions = new Map(ledger.subTasks.map((subTask) => [subTask.id, subTask]));
+    for (const [id, saved] of recovered?.subTasks ?? []) {
+      const subTask = definitions.get(id) ?? saved.definition;
+      if (subTask && !this.states.has(id)) this.addSubTask(subTask, 0);
     }
+    for (const subTask of ledger.subTasks)
+      if (!this.states.has(subTask.id)) this.addSubTask(subTask, 0);
     const resumePoints = recovered ? await this.restore(recovered) : new Map<string, ResumePoint>();
 
     // Each completion only looks at its own dependents, so dispatch stays linear in the graph.
@@ -157,6 +162,7 @@ export class RunExecution {
       state.queued = true;
       void queue.add(() => this.runSubTask(state, onCompleted, resumePoints.get(state.subTask.id)));
     };
+    this.enqueue = enqueue;
     const onCompleted = (id: string) => {
       for (const dependent of this.dependents.get(id) ?? []) {
         const state = this.states.get(dependent)!;
@@ -215,10 +221,29 @@ export class RunExecution {
       for (const dependent of this.dependents.get(id) ?? [])
         this.states.get(dependent)!.waitingOn--;
     }
+    this.replansInRun = recovered.replans;
     for (const [id, saved] of recovered.subTasks) {
       const state = this.states.get(id);
-      if (!state || saved.status === "completed") continue;
+      if (saved.status !== "replaced" || !state) continue;
+      // Replaced sub-tasks are out of the plan but stay in the report.
+      Object.assign(state, {
+        status: "replaced",
+        attempts: saved.attempts,
+        reason: saved.reason,
+        replacedBy: saved.replacedBy ?? [],
+        ...(saved.entry ? { entry: saved.entry } : {}),
+      });
+    }
+    for (const [id, saved] of recovered.subTasks) {
+      const state = this.states.get(id);
+      if (!state || saved.status === "completed" || saved.status === "replaced") continue;
       state.attempts = saved.attempts;
+      state.alternatesUsed = saved.alternatesUsed;
+      if (saved.agentModel !== undefined) state.agentModel = saved.agentModel;
+      state.stepAttempts =
+        saved.agentModel !== undefined
+          ? this.options.maxRetries + saved.attemptsInStep
+          : saved.attemptsInStep;
       if (saved.entry) state.entry = saved.entry;
       if (saved.status === "failed" || saved.status === "skipped") {
         state.status = saved.status;
@@ -248,6 +273,212 @@ export class RunExecution {
     return points;
   }
 
+  /** Adds a sub-task to the run's graph; it is ready once its dependencies completed. */
+  private addSubTask(subTask: SubTask, replans: number): SubTaskState {
+    this.byId.set(subTask.id, subTask);
+    const dependsOn = new Set(subTask.dependsOn);
+    const state: SubTaskState = {
+      subTask,
+      status: "pending",
+      queued: false,
+      attempts: 0,
+      reason: null,
+      waitingOn: [...dependsOn].filter((id) => this.states.get(id)?.status !== "completed").length,
+      stepAttempts: 0,
+      alternatesUsed: 0,
+      replans,
+      replacedBy: null,
+    };
+    this.states.set(subTask.id, state);
+    for (const id of dependsOn) {
+      const list = this.dependents.get(id);
+      if (list) list.push(subTask.id);
+      else this.dependents.set(id, [subTask.id]);
+    }
+    return state;
+  }
+
+  /**
+   * Asks the host's `reviewPlan`, when there is one; the request and the answer are both logged,
+   * so a run that stops while waiting asks again when resumed. Returns the ledger to run, or
+   * `undefined` when the review rejected it.
+   */
+  private async review(
+    kind: "plan" | "replan",
+    ledger: TaskLedger,
+    change: { replaced: string[]; reason: string } | undefined = undefined,
+  ): Promise<TaskLedger | undefined> {
+    const hook = this.options.reviewPlan;
+    if (!hook) return ledger;
+    await this.record({ type: "plan-review-requested", kind, ledger, ...(change ?? {}) });
+    const decision = await hook({
+      runId: this.input.runId,
+      request: this.input.request,
+      kind,
+      ledger,
+      ...(change ?? {}),
+      abortSignal: this.controller.signal,
+    });
+    if (decision.action === "reject") {
+      const reason = decision.reason ?? "rejected in review";
+      await this.record({ type: "plan-reviewed", kind, action: "reject", reason });
+      if (kind === "plan") this.planRejected = reason;
+      return undefined;
+    }
+    const reviewed =
+      decision.action === "edit"
+        ? validateTaskLedger(decision.ledger, { maxSubTasks: this.options.maxSubTasks })
+        : ledger;
+    if (kind === "replan") this.checkKeepsCompleted(reviewed);
+    await this.record({ type: "plan-reviewed", kind, action: decision.action, ledger: reviewed });
+    return reviewed;
+  }
+
+  /** A replan may change what is left to do, never drop what is done. */
+  private checkKeepsCompleted(ledger: TaskLedger): void {
+    const ids = new Set(ledger.subTasks.map((s) => s.id));
+    const dropped = [...this.states.values()].filter(
+      (s) => s.status === "completed" && !ids.has(s.subTask.id),
+    );
+    if (dropped.length > 0) {
+      throw new PlanValidationError(
+        dropped.map((s) => ({
+          kind: "unknown-dependency" as const,
+          subTaskId: s.subTask.id,
+          message: `the edited plan drops completed sub-task "${s.subTask.id}"; completed work is kept`,
+        })),
+        { context: "The edited replan is not usable" },
+      );
+    }
+  }
+
+  /** The next alternate agent model this sub-task has not tried, if any. */
+  private nextAlternate(state: SubTaskState): string | undefined {
+    return this.options.alternateAgentModels[state.alternatesUsed];
+  }
+
+  /** Every sub-task downstream of `id` that has not started, in breadth-first order. */
+  private pendingDownstream(id: string): string[] {
+    const found: string[] = [];
+    const seen = new Set([id]);
+    const frontier = [id];
+    for (let next = frontier.shift(); next !== undefined; next = frontier.shift()) {
+      for (const dependent of this.dependents.get(next) ?? []) {
+        if (seen.has(dependent) || this.states.get(dependent)?.status !== "pending") continue;
+        seen.add(dependent);
+        found.push(dependent);
+        frontier.push(dependent);
+      }
+    }
+    return found;
+  }
+
+  /**
+   * The last step of the ladder: replace the failed sub-task and its dependents with new
+   * sub-tasks from the model, keeping completed work. Returns false when not allowed or not usable.
+   */
+  private async tryReplan(
+    state: SubTaskState,
+    entry: ProgressEntry,
+    reason: string,
+  ): Promise<boolean> {
+    const { model, replan } = this.options;
+    if (!model || !replan.enabled) return false;
+    if (state.replans >= replan.maxPerSubTask || this.replansInRun >= replan.maxPerRun)
+      return false;
+    // Counted before any await, so sub-tasks failing at once cannot all pass the cap.
+    this.replansInRun++;
+    const replaced = [state.subTask.id, ...this.pendingDownstream(state.subTask.id)];
+    await this.record({
+      type: "sub-task-escalated",
+      subTaskId: state.subTask.id,
+      step: "replan",
+      reason,
+    });
+    const current: TaskLedger = {
+      subTasks: [...this.states.values()]
+        .filter((s) => s.status !== "replaced")
+        .map((s) => s.subTask),
+    };
+    let revised: TaskLedger;
+    let usage: Usage;
+    try {
+      const result = await replanSubTask({
+        model,
+        request: this.input.request,
+        ledger: current,
+        progress: new Map(
+          [...this.states].map(([id, s]) => [
+            id,
+            {
+              status: s.status,
+              outputData: s.status === "completed" ? (s.entry?.outputData ?? "") : "",
+            },
+          ]),
+        ),
+        failed: state.subTask,
+        attempts: state.attempts,
+        lastEntry: entry,
+        replaced,
+        usedIds: new Set(this.states.keys()),
+        maxSubTasks: this.options.maxSubTasks,
+        abortSignal: this.controller.signal,
+      });
+      revised = result.ledger;
+      usage = result.usage;
+      this.managerUsage = addUsage(this.managerUsage, usage);
+      await this.checkTokenBudget();
+      const reviewed = await this.review("replan", revised, { replaced, reason });
+      if (!reviewed) {
+        state.reason = "A replan was proposed and rejected in review.";
+        return false;
+      }
+      revised = reviewed;
+    } catch (error) {
+      if (this.controller.signal.aborted) return false;
+      state.reason = `Replanning failed: ${describeError(error)}`;
+      return false;
+    }
+    const kept = new Set([...this.states.keys()]);
+    const added = revised.subTasks.filter((s) => !kept.has(s.id));
+    const why = `Replanned after ${state.attempts} attempt(s) of ${state.subTask.id}: ${reason}`;
+    await this.record({
+      type: "plan-revised",
+      ledger: revised,
+      replaced,
+      added: added.map((s) => s.id),
+      reason: why,
+      usage,
+    });
+    this.applyRevision(revised, replaced, added, why, state.replans + 1);
+    return true;
+  }
+
+  /** Takes the replaced sub-tasks out of the graph and puts the new ones in, ready ones queued. */
+  private applyRevision(
+    ledger: TaskLedger,
+    replaced: readonly string[],
+    added: readonly SubTask[],
+    reason: string,
+    replans: number,
+  ): void {
+    for (const id of replaced) {
+      const state = this.states.get(id);
+      if (!state) continue;
+      state.status = "replaced";
+      state.reason = reason;
+      state.replacedBy = added.map((s) => s.id);
+    }
+    // Sub-tasks the reviewer changed in place (criteria, descriptions) take their new text.
+    for (const subTask of ledger.subTasks) {
+      const state = this.states.get(subTask.id);
+      if (state && state.status === "pending") state.subTask = subTask;
+      if (state) this.byId.set(subTask.id, subTask);
+    }
+    const states = added.map((subTask) => this.addSubTask(subTask, replans));
+    for (const state of states) if (state.waitingOn === 0) this.enqueue(state);
+  }
+
   private async plan(): Promise<TaskLedger> {
     const { maxSubTasks } = this.options;
     if (this.input.plan !== undefined) {
@@ -256,7 +487,7 @@ export class RunExecution {
       this.managerUsage = addUsage(this.managerUsage, usage);
       await this.record({ type: "plan-created", ledger, decomposed: true, repaired: false, usage });
       await this.checkTokenBudget();
-      return ledger;
+      return (await this.review("plan", ledger)) ?? ledger;
     }
     const result = await planRequest({
       model: this.options.model,
@@ -274,7 +505,7 @@ export class RunExecution {
       usage: result.usage,
     });
     await this.checkTokenBudget();
-    return result.ledger;
+    return (await this.review("plan", result.ledger)) ?? result.ledger;
   }
 
   /** Attempts one sub-task until it completes, fails for good, or the run stops. */
@@ -297,7 +528,8 @@ export class RunExecution {
         carried = undefined;
       } else {
         attempt = ++state.attempts;
-        result = await this.runAttempt(subTask, attempt, previous);
+        state.stepAttempts++;
+        result = await this.runAttempt(subTask, attempt, previous, state.agentModel);
         if (this.controller.signal.aborted) {
           this.stopRunning(state, result);
           return;
@@ -334,32 +566,53 @@ export class RunExecution {
         this.stopRunning(state, result);
         return;
       }
-      if (isStuckEntry(entry)) {
-        // The same attempt again would cost the same and end the same: no blind retry.
-        await this.fail(
-          state,
-          `No progress: attempt ${attempt} repeated the previous one. ${entry.feedback}`,
-        );
+      const stuck = isStuckEntry(entry);
+      if (!stuck && state.stepAttempts <= this.options.maxRetries && !this.stopping()) {
+        await this.record({
+          type: "sub-task-retrying",
+          subTaskId: subTask.id,
+          attempt: attempt + 1,
+          feedback: entry.feedback,
+        });
+        previous = { attempt, entry };
+        continue;
+      }
+      // The same attempt again would cost the same and end the same: the ladder moves on.
+      const why = stuck
+        ? `No progress: attempt ${attempt} repeated the previous one. ${entry.feedback}`
+        : `Incomplete after ${attempt} attempt(s). ${entry.feedback || entry.summary}`;
+      if (!this.stopping()) {
+        const alternate = this.nextAlternate(state);
+        if (alternate !== undefined) {
+          state.alternatesUsed++;
+          state.agentModel = alternate;
+          // One attempt on each alternate model.
+          state.stepAttempts = this.options.maxRetries;
+          await this.record({
+            type: "sub-task-escalated",
+            subTaskId: subTask.id,
+            step: "alternate-model",
+            reason: why,
+            agentModel: alternate,
+          });
+          await this.record({
+            type: "sub-task-retrying",
+            subTaskId: subTask.id,
+            attempt: attempt + 1,
+            feedback: entry.feedback,
+          });
+          previous = { attempt, entry };
+          continue;
+        }
+        if (await this.tryReplan(state, entry, why)) return;
+        await this.fail(state, state.reason ? `${why} ${state.reason}` : why);
         return;
       }
-      if (attempt > this.options.maxRetries || this.stopping()) {
-        const why = entry.feedback || entry.summary;
-        const stop = this.stopping() && attempt <= this.options.maxRetries;
-        await this.fail(
-          state,
-          stop
-            ? `Incomplete after ${attempt} attempt(s); not retried because ${this.stopReason()}. ${why}`
-            : `Incomplete after ${attempt} attempt(s). ${why}`,
-        );
-        return;
-      }
-      await this.record({
-        type: "sub-task-retrying",
-        subTaskId: subTask.id,
-        attempt: attempt + 1,
-        feedback: entry.feedback,
-      });
-      previous = { attempt, entry };
+      await this.fail(
+        state,
+        `Incomplete after ${attempt} attempt(s); not retried because ${this.stopReason()}. ${entry.feedback || entry.summary}`,
+      );
+      return;
     }
     // The run began stopping between a retry's announcement and its start.
     if (state.status === "running") {
@@ -380,6 +633,7 @@ export class RunExecution {
     subTask: SubTask,
     attempt: number,
     previous: { attempt: number; entry: ProgressEntry } | undefined,
+    agentModel: string | undefined,
   ): Promise<AttemptResult> {
     const context = buildDependencyContext(
       subTask,
@@ -400,21 +654,28 @@ export class RunExecution {
       subTaskId: subTask.id,
       attempt,
       promptTokens: estimateTokens(prompt),
+      ...(agentModel ? { agentModel } : {}),
     });
-    const result = await this.attempt(prompt, subTask, attempt);
+    const result = await this.attempt(prompt, subTask, attempt, agentModel);
     this.agentUsage = addUsage(this.agentUsage, result.usage);
     await this.record({ type: "attempt-finished", subTaskId: subTask.id, attempt, result });
     return result;
   }
 
   /** Runs the executor; a throw becomes an `error` attempt so one crash never ends the run. */
-  private async attempt(prompt: string, subTask: SubTask, attempt: number): Promise<AttemptResult> {
+  private async attempt(
+    prompt: string,
+    subTask: SubTask,
+    attempt: number,
+    agentModel: string | undefined,
+  ): Promise<AttemptResult> {
     const started = performance.now();
     try {
       return await this.options.executor.run(prompt, {
         subTask,
         attempt,
         cwd: this.input.cwd,
+        ...(agentModel ? { agentModel } : {}),
         abortSignal: this.controller.signal,
         onEvent: (event) => {
           void this.record({ type: "agent-event", subTaskId: subTask.id, attempt, event }, false);
@@ -517,9 +778,11 @@ export class RunExecution {
   private async settleUnstarted(): Promise<void> {
     for (const state of this.states.values()) {
       if (state.status !== "pending") continue;
-      if (this.cancelled) {
+      if (this.cancelled || this.planRejected !== undefined) {
         state.status = "cancelled";
-        state.reason = "The run was cancelled before this sub-task started.";
+        state.reason = this.cancelled
+          ? "The run was cancelled before this sub-task started."
+          : `Not run: ${this.stopReason()}.`;
         continue;
       }
       state.status = "skipped";
@@ -547,11 +810,18 @@ export class RunExecution {
   }
 
   private stopping(): boolean {
-    return this.cancelled || this.budgetStop !== undefined || this.fatal !== undefined;
+    return (
+      this.cancelled ||
+      this.planRejected !== undefined ||
+      this.budgetStop !== undefined ||
+      this.fatal !== undefined
+    );
   }
 
   private stopReason(): string {
     if (this.cancelled) return "the run was cancelled";
+    if (this.planRejected !== undefined)
+      return `the plan was rejected in review (${this.planRejected})`;
     const stop = this.budgetStop;
     if (stop?.kind === "tokens")
       return `the token budget of ${stop.limit} was reached (${stop.used} used)`;
@@ -569,19 +839,22 @@ export class RunExecution {
       summary: state.entry?.summary ?? "",
       outputData: state.status === "completed" ? (state.entry?.outputData ?? "") : "",
       reason: state.status === "completed" ? null : state.reason,
+      replacedBy: state.replacedBy,
     }));
-    const completed = subTasks.filter((s) => s.status === "completed").length;
+    // A replaced sub-task's goal lives on in its replacements; only those count.
+    const live = subTasks.filter((s) => s.status !== "replaced");
+    const completed = live.filter((s) => s.status === "completed").length;
     let status: RunStatus;
-    if (this.cancelled) status = "cancelled";
-    else if (completed === subTasks.length && completed > 0) status = "completed";
+    if (this.cancelled || this.planRejected !== undefined) status = "cancelled";
+    else if (completed === live.length && completed > 0) status = "completed";
     else if (completed > 0) status = "partial";
     else status = "failed";
-    const notDone = subTasks.filter((s) => s.status !== "completed");
+    const notDone = live.filter((s) => s.status !== "completed");
     let reason: string | null = null;
     if (status !== "completed") {
       reason = this.stopping()
         ? `Stopped: ${this.stopReason()}.`
-        : `${notDone.length} of ${subTasks.length} sub-task(s) did not complete: ${notDone
+        : `${notDone.length} of ${live.length} sub-task(s) did not complete: ${notDone
             .map((s) => `${s.id} (${s.status})`)
             .join(", ")}.`;
     }

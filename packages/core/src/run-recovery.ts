@@ -2,6 +2,7 @@ import type { AttemptProcess, AttemptResult } from "./executor.js";
 import type { ProgressEntry } from "./progress-entry.js";
 import type { BudgetExhaustion, RunEvent } from "./run-events.js";
 import type { RunReport, SubTaskStatus } from "./run-report.js";
+import type { SubTask } from "./sub-task.js";
 import type { TaskLedger } from "./task-ledger.js";
 import { addUsage, emptyUsage, type Usage } from "./usage.js";
 
@@ -19,6 +20,14 @@ export interface RecoveredSubTask {
   carried?: { attempt: number; result: AttemptResult; entry?: ProgressEntry };
   /** An attempt that was running when the log ends: it is run again under a new number. */
   interrupted?: { attempt: number; processes: AttemptProcess[] };
+  /** The alternate agent model of the current escalation step, and attempts made on it. */
+  agentModel?: string;
+  alternatesUsed: number;
+  attemptsInStep: number;
+  /** Set when a replan took the sub-task out of the plan. */
+  replacedBy?: string[];
+  /** The sub-task's own definition, kept for those a replan removed from the ledger. */
+  definition?: SubTask;
 }
 
 /** A run's state rebuilt from its log, as `Manager.resume` continues it. */
@@ -35,6 +44,11 @@ export interface RecoveredRun {
   nextSeq: number;
   /** The report, when the run had already finished. */
   finished: RunReport | undefined;
+  /** The plan waited for the host's review when the log ends. */
+  pendingPlanReview: boolean;
+  /** Why the plan was rejected in review, if it was. */
+  planRejected: string | undefined;
+  replans: number;
 }
 
 /** Replays a run's records; the log is the only source of truth, so nothing else is consulted. */
@@ -50,6 +64,9 @@ export function recoverRun(records: readonly RunEvent[]): RecoveredRun {
     budgetStop: undefined,
     nextSeq: 0,
     finished: undefined,
+    pendingPlanReview: false,
+    planRejected: undefined,
+    replans: 0,
   };
   let completed = 0;
   let sessionStart: number | undefined;
@@ -61,7 +78,13 @@ export function recoverRun(records: readonly RunEvent[]): RecoveredRun {
   const subTask = (id: string): RecoveredSubTask => {
     let state = run.subTasks.get(id);
     if (!state) {
-      state = { status: "pending", attempts: 0, reason: null };
+      state = {
+        status: "pending",
+        attempts: 0,
+        reason: null,
+        alternatesUsed: 0,
+        attemptsInStep: 0,
+      };
       run.subTasks.set(id, state);
     }
     return state;
@@ -88,6 +111,7 @@ export function recoverRun(records: readonly RunEvent[]): RecoveredRun {
       case "sub-task-started": {
         const state = subTask(record.subTaskId);
         state.attempts = Math.max(state.attempts, record.attempt);
+        state.attemptsInStep++;
         state.status = "running";
         state.carried = undefined;
         state.interrupted = { attempt: record.attempt, processes: [] };
@@ -137,6 +161,42 @@ export function recoverRun(records: readonly RunEvent[]): RecoveredRun {
         }
         state.carried = undefined;
         state.interrupted = undefined;
+        break;
+      }
+      case "sub-task-escalated": {
+        const state = subTask(record.subTaskId);
+        if (record.step === "alternate-model") {
+          state.alternatesUsed++;
+          if (record.agentModel !== undefined) state.agentModel = record.agentModel;
+          state.attemptsInStep = 0;
+        }
+        break;
+      }
+      case "plan-review-requested":
+        if (record.kind === "plan") run.pendingPlanReview = true;
+        break;
+      case "plan-reviewed":
+        if (record.kind === "plan") {
+          run.pendingPlanReview = false;
+          if (record.ledger) run.ledger = record.ledger;
+          if (record.action === "reject") run.planRejected = record.reason ?? "rejected in review";
+        }
+        break;
+      case "plan-revised": {
+        const before = new Map((run.ledger?.subTasks ?? []).map((s) => [s.id, s]));
+        for (const id of record.replaced) {
+          const state = subTask(id);
+          state.status = "replaced";
+          state.reason = record.reason;
+          state.replacedBy = record.added;
+          state.definition = before.get(id);
+          state.carried = undefined;
+          state.interrupted = undefined;
+        }
+        run.ledger = record.ledger;
+        run.managerUsage = addUsage(run.managerUsage, record.usage);
+        run.replans++;
+        for (const id of record.added) subTask(id);
         break;
       }
       case "budget-exhausted":

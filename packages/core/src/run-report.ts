@@ -12,6 +12,8 @@ export const subTaskStatusSchema = z.enum([
   "failed",
   "skipped",
   "cancelled",
+  /** Failed, then taken out of the plan by a replan; its goal lives on in `replacedBy`. */
+  "replaced",
 ]);
 export type SubTaskStatus = z.infer<typeof subTaskStatusSchema>;
 
@@ -22,8 +24,10 @@ export const subTaskReportSchema = z.object({
   attempts: z.number().int().nonnegative(),
   summary: z.string(),
   outputData: z.string(),
-  /** Why it failed, was skipped or was cancelled; `null` when it completed. */
+  /** Why it failed, was skipped, cancelled or replaced; `null` when it completed. */
   reason: z.string().nullable(),
+  /** The sub-tasks a replan put in its place; `null` unless it was replaced. */
+  replacedBy: z.array(z.string()).nullable(),
 });
 export type SubTaskReport = z.infer<typeof subTaskReportSchema>;
 

@@ -96,6 +96,11 @@ export class OpencodeExecutor implements Executor {
 
   async run(prompt: string, given: ExecuteOptions): Promise<AttemptResult> {
     const options = { ...given, cwd: resolve(given.cwd) };
+    // An escalation step may ask for another agent model for this one attempt.
+    const model = given.agentModel ?? this.options.model;
+    if (!/^[^/\s]+\/\S+$/.test(model)) {
+      throw new InvalidConfigError(`agentModel must be "provider/model", got "${model}"`);
+    }
     const started = performance.now();
     const settings = this.settings();
     const transcript = new Transcript(options.cwd, settings.transcriptLimits);
@@ -112,7 +117,7 @@ export class OpencodeExecutor implements Executor {
     try {
       const dirs = await createAttemptDirs(root, opencodeVersion);
       const config = buildRunConfig({
-        model: this.options.model,
+        model,
         agent: settings.agent,
         hostConfig: this.options.config,
         permission: this.options.permission,
@@ -137,7 +142,7 @@ export class OpencodeExecutor implements Executor {
         "--format",
         "json",
         "--model",
-        this.options.model,
+        model,
         "--agent",
         settings.agent,
         "--title",
@@ -153,6 +158,7 @@ export class OpencodeExecutor implements Executor {
         settings,
       );
       return this.result(transcript, end, started, {
+        model,
         pid,
         stderr,
         attemptDir: this.options.keepAttemptDirs ? root : undefined,
@@ -261,7 +267,12 @@ export class OpencodeExecutor implements Executor {
     transcript: Transcript,
     end: ProcessEnd,
     started: number,
-    extra: { pid?: number | undefined; stderr?: string; attemptDir?: string | undefined },
+    extra: {
+      pid?: number | undefined;
+      stderr?: string;
+      attemptDir?: string | undefined;
+      model?: string;
+    },
   ): AttemptResult {
     const { outcome, error } = decideOutcome(end, transcript);
     const result: AttemptResult = {
@@ -274,7 +285,7 @@ export class OpencodeExecutor implements Executor {
       durationMs: performance.now() - started,
       details: {
         executor: "opencode",
-        model: this.options.model,
+        model: extra.model ?? this.options.model,
         sessionId: transcript.sessionId,
         pid: extra.pid,
         exitCode: end.exitCode,

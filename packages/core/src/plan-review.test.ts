@@ -1,0 +1,127 @@
+import { createFakeExecutor, createScriptedModel } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
+import { PlanValidationError } from "./errors.js";
+import { createManager } from "./manager.js";
+import type { PlanReview } from "./plan-review.js";
+import type { RunEvent } from "./run-events.js";
+import { MemoryRunStore } from "./run-store.js";
+
+const task = (id: string, dependsOn: string[] = [], extra: Record<string, unknown> = {}) => ({
+  id,
+  title: `Title ${id}`,
+  description: `Do ${id}`,
+  successCriteria: [`${id} is done`],
+  dependsOn,
+  ...extra,
+});
+const plan = { subTasks: [task("a"), task("b", ["a"]), task("c")] };
+const request = "Do a, then b, and also c.";
+
+describe("reviewPlan", () => {
+  it("runs the plan as edited: one removed, one added with a dependency, criteria changed", async () => {
+    const reviews: PlanReview[] = [];
+    const executor = createFakeExecutor({ fallback: { type: "success" } });
+    const report = await createManager({
+      model: createScriptedModel({ responses: [{ object: plan }] }),
+      executor,
+      reviewPlan: (review) => {
+        reviews.push(review);
+        const [a, b] = review.ledger.subTasks;
+        return {
+          action: "edit",
+          ledger: {
+            subTasks: [{ ...a!, successCriteria: ["a.txt holds 42"] }, b!, task("d", ["b"])],
+          },
+        };
+      },
+    }).run(request);
+    expect(reviews.map((r) => [r.kind, r.ledger.subTasks.length])).toEqual([["plan", 3]]);
+    expect(report.subTasks.map((s) => s.id)).toEqual(["a", "b", "d"]);
+    expect(executor.calls.map((c) => c.subTaskId)).toEqual(["a", "b", "d"]);
+    expect(executor.calls[0]?.prompt).toContain("- a.txt holds 42");
+  });
+
+  it("an invalid edit fails the run with a clear error and runs nothing", async () => {
+    const executor = createFakeExecutor({ fallback: { type: "success" } });
+    const run = createManager({
+      executor,
+      reviewPlan: () => ({ action: "edit", ledger: { subTasks: [task("a", ["ghost"])] } }),
+    }).start(request, { plan });
+    const error = await run.result.catch((e: unknown) => e);
+    expect(PlanValidationError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toContain('depends on unknown sub-task "ghost"');
+    expect(executor.calls).toHaveLength(0);
+  });
+
+  it("a rejected plan runs nothing and reports cancelled with the reason", async () => {
+    const executor = createFakeExecutor({ fallback: { type: "success" } });
+    const report = await createManager({
+      executor,
+      reviewPlan: () => ({ action: "reject", reason: "too broad" }),
+    }).run(request, { plan });
+    expect(report.status).toBe("cancelled");
+    expect(report.reason).toContain("too broad");
+    expect(executor.calls).toHaveLength(0);
+  });
+
+  it("is asked again for a replan, and rejecting it fails the sub-task as before", async () => {
+    const kinds: string[] = [];
+    const executor = createFakeExecutor({
+      script: { b: [{ type: "error" }] },
+      fallback: { type: "success" },
+    });
+    const report = await createManager({
+      model: createScriptedModel({ responses: [{ object: { subTasks: [task("b1", ["a"])] } }] }),
+      executor,
+      maxRetries: 0,
+      reviewPlan: (review) => {
+        kinds.push(review.kind);
+        if (review.kind === "replan") expect(review.replaced).toEqual(["b"]);
+        return review.kind === "plan" ? { action: "approve" } : { action: "reject" };
+      },
+    }).run(request, { plan });
+    expect(kinds).toEqual(["plan", "replan"]);
+    expect(report.subTasks.find((s) => s.id === "b")).toMatchObject({ status: "failed" });
+    expect(report.subTasks.find((s) => s.id === "b")?.reason).toContain("rejected in review");
+    expect(report.subTasks.some((s) => s.id === "b1")).toBe(false);
+  });
+
+  it("a run waiting for review survives a restart: the new process asks again and goes on", async () => {
+    const store = new MemoryRunStore();
+    const executor = createFakeExecutor({ fallback: { type: "success" } });
+    // The first process shows the plan and is closed before anyone answers.
+    const first = createManager({
+      executor,
+      store,
+      createRunId: () => "run-r",
+      reviewPlan: () => new Promise(() => {}),
+    }).start(request, { plan });
+    const asked = new Promise<RunEvent>((resolve) => first.on("plan-review-requested", resolve));
+    expect((await asked).type).toBe("plan-review-requested");
+    const records = await store.read("run-r");
+    const restarted = new MemoryRunStore();
+    for (const record of records) await restarted.append("run-r", record);
+
+    const later = createFakeExecutor({ fallback: { type: "success" } });
+    const reviews: PlanReview[] = [];
+    const report = await createManager({
+      executor: later,
+      store: restarted,
+      reviewPlan: (review) => {
+        reviews.push(review);
+        return {
+          action: "edit",
+          ledger: { subTasks: review.ledger.subTasks.filter((s) => s.id !== "c") },
+        };
+      },
+    }).resume("run-r").result;
+    expect(reviews.map((r) => r.ledger.subTasks.map((s) => s.id))).toEqual([["a", "b", "c"]]);
+    expect(report.status).toBe("completed");
+    expect(later.calls.map((c) => c.subTaskId)).toEqual(["a", "b"]);
+    expect(executor.calls).toHaveLength(0);
+    const log = await restarted.read("run-r");
+    expect(log.filter((r) => r.type === "plan-reviewed")).toEqual([
+      expect.objectContaining({ kind: "plan", action: "edit" }),
+    ]);
+  });
+});
