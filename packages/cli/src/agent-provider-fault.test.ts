@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, readdir, readFile, readlink, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { RunEvent, TaskLedgerInput } from "@taskledger/core";
+import { FileRunStore, type RunEvent, type TaskLedgerInput } from "@taskledger/core";
 import { createOpencodeExecutor } from "@taskledger/executor";
 import {
   createModelServer,
@@ -70,7 +70,8 @@ describe("the agent's provider failing for one sub-task, on the real opencode CL
       timeoutMs: 90_000,
     });
     const events: RunEvent[] = [];
-    const report = await createManager({ executor, concurrency: 3, maxRetries: 1 }).run(
+    const store = new FileRunStore(join(root, "store"));
+    const report = await createManager({ executor, store, concurrency: 3, maxRetries: 1 }).run(
       "Do three independent steps",
       { plan, cwd, onEvent: (event) => events.push(event) },
     );
@@ -92,6 +93,10 @@ describe("the agent's provider failing for one sub-task, on the real opencode CL
       (e) => "subTaskId" in e && e.subTaskId !== "bad" && e.type !== "agent-event",
     );
     expect(JSON.stringify(others)).not.toMatch(/HTTP 500|status 500|statusCode":500/);
+    // No record lost: every event announced (but the agents' own stream) is in the log, in order.
+    const announced = events.filter((e) => e.type !== "agent-event");
+    expect(await store.read(report.runId)).toEqual(JSON.parse(JSON.stringify(announced)));
+    expect(announced.at(-1)?.type).toBe("run-finished");
     expect(await processesUnder(root)).toEqual([]);
   }, 150_000);
 });

@@ -161,6 +161,11 @@ describe.concurrent("a planted API key appears nowhere", () => {
     const stored = await filesUnder(storeDir);
     expect(stored).toContain("run-finished");
     expect(stored).not.toContain(key);
+    // No record lost either: every event announced (but the agents' own stream) is in the log.
+    const announced = events.filter((e) => e.type !== "agent-event");
+    expect(await new FileRunStore(storeDir).read(report.runId)).toEqual(
+      JSON.parse(JSON.stringify(announced)),
+    );
   });
 
   it("in the error, the run-failed record and the events when the provider refuses it with a 401 that quotes it", async () => {
