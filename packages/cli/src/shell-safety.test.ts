@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, readlink, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TaskLedgerInput } from "@taskledger/core";
@@ -57,6 +57,20 @@ async function pwnedIn(directories: string[], recursive = true): Promise<string[
   return found;
 }
 
+/** Processes whose environment or working directory lies under `root`: what a run left running. */
+async function processesUnder(root: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const name of await readdir("/proc")) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    const [environ, cwd] = await Promise.all([
+      readFile(`/proc/${name}/environ`, "utf8").catch(() => ""),
+      readlink(`/proc/${name}/cwd`).catch(() => ""),
+    ]);
+    if (environ.includes(root) || cwd.startsWith(root)) found.push(Number(name));
+  }
+  return found;
+}
+
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
@@ -97,5 +111,6 @@ describe("sub-task text never reaches a shell", () => {
     }
     expect(await pwnedIn([cwd, workRoot, root])).toEqual([]);
     expect(await pwnedIn([process.cwd(), tmpdir()], false)).toEqual(before);
+    expect(await processesUnder(root)).toEqual([]);
   }, 120_000);
 });
