@@ -28,6 +28,8 @@ export interface RawRunOptions {
   json?: boolean;
   yes?: boolean;
   dryRun?: boolean;
+  alternateAgentModel?: string[];
+  replan?: boolean;
 }
 
 export interface RunOptions {
@@ -44,6 +46,9 @@ export interface RunOptions {
   json: boolean;
   yes: boolean;
   dryRun: boolean;
+  /** Agent models to try once each when retries did not finish a sub-task. */
+  alternateAgentModels: string[];
+  replan: boolean;
 }
 
 const defaultModels: Partial<Record<Provider, string>> = {
@@ -84,6 +89,15 @@ export async function parseRunOptions(raw: RawRunOptions, cwd: string): Promise<
     json: raw.json === true,
     yes: raw.yes === true,
     dryRun: raw.dryRun === true,
+    alternateAgentModels: (raw.alternateAgentModel ?? []).map((model) => {
+      if (!/^[^/\s]+\/\S+$/.test(model)) {
+        throw new UsageError(
+          `--alternate-agent-model must look like provider/model; got "${model}"`,
+        );
+      }
+      return model;
+    }),
+    replan: raw.replan !== false,
   };
 }
 

@@ -1,4 +1,3 @@
-import { createInterface } from "node:readline/promises";
 import {
   emptyUsage,
   InvalidConfigError,
@@ -18,6 +17,7 @@ import { parseRunOptions, type RawRunOptions, type RunOptions, UsageError } from
 import { setUpDemo } from "./demo.js";
 import { eventLines } from "./event-lines.js";
 import { toJsonReport } from "./json-report.js";
+import { createPlanReviewer } from "./plan-reviewer.js";
 import { applyEvent, createProgressState } from "./progress-state.js";
 import { createLineReporter, createTtyReporter, type Reporter } from "./reporter.js";
 import { createRuntime, type Runtime } from "./runtime.js";
@@ -63,6 +63,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       .option("--concurrency <n>", "sub-tasks running at once", "3")
       .option("--max-retries <n>", "retries per sub-task", "2")
       .option("--store <dir>", "directory for the run's durable log")
+      .option(
+        "--alternate-agent-model <provider/model>",
+        "agent model to try once when retries fail (repeatable)",
+        (value: string, list: string[] = []) => [...list, value],
+      )
+      .option("--no-replan", "fail a sub-task instead of replanning it when its retries are spent")
       .option("--json", "print the final report as JSON on stdout; progress goes to stderr");
 
   withRunOptions(program.command("run").argument("<request...>", "what to get done"))
@@ -155,48 +161,39 @@ async function runCommand(request: string, options: RunOptions, io: CliIo): Prom
   // With --json, stdout carries only the report; people read progress on stderr.
   const human = options.json ? io.stderr : io.stdout;
   const c = colorsFor(human, io.env);
-  const runtime = createRuntime(options, io.env);
+  const confirming =
+    !options.yes && !options.json && io.stdin.isTTY === true && human.isTTY === true;
+  const view: LiveView = { reporter: undefined };
+  const reviewPlan = confirming
+    ? createPlanReviewer({
+        io,
+        out: human,
+        c,
+        pause: () => view.reporter?.pause(),
+        resume: () => view.reporter?.resume(),
+      })
+    : undefined;
+  const runtime = createRuntime(options, io.env, reviewPlan);
   try {
-    return await planAndRun(request, options, runtime, io, human, c);
+    human.write(c.dim(`Planning with ${options.provider}/${options.model}…\n`));
+    if (options.dryRun) {
+      const plan = await runtime.manager.plan(request, { abortSignal: io.signal });
+      printPlan(plan, human, c);
+      if (options.json) io.stdout.write(`${JSON.stringify(plan.ledger, null, 2)}\n`);
+      return exitCodes.completed;
+    }
+    // Planning inside the run puts it in the run's log first, so even a crash while planning
+    // can be resumed; a person reviews the plan through the run's reviewPlan hook.
+    const run = runtime.manager.start(request, { abortSignal: io.signal, cwd: options.cwd });
+    return await follow(run, [], options, io, human, c, view);
   } finally {
     await runtime.close();
   }
 }
 
-async function planAndRun(
-  request: string,
-  options: RunOptions,
-  runtime: Runtime,
-  io: CliIo,
-  human: CliIo["stdout"],
-  c: Colors,
-): Promise<number> {
-  const { manager } = runtime;
-  human.write(c.dim(`Planning with ${options.provider}/${options.model}…\n`));
-  const confirming =
-    !options.yes && !options.json && io.stdin.isTTY === true && human.isTTY === true;
-  if (!options.dryRun && !confirming) {
-    // Planning inside the run puts it in the run's log first, so even a crash while planning can be resumed.
-    const run = manager.start(request, { abortSignal: io.signal, cwd: options.cwd });
-    return follow(run, [], false, options, io, human, c);
-  }
-  const plan = await manager.plan(request, { abortSignal: io.signal });
-  printPlan(plan, human, c);
-  if (options.dryRun) {
-    if (options.json) io.stdout.write(`${JSON.stringify(plan.ledger, null, 2)}\n`);
-    return exitCodes.completed;
-  }
-  if (!(await confirm("Run this plan?", io))) {
-    human.write("Not run.\n");
-    return exitCodes.notCompleted;
-  }
-  const run = manager.start(request, {
-    plan: plan.ledger,
-    planUsage: plan.usage,
-    abortSignal: io.signal,
-    cwd: options.cwd,
-  });
-  return follow(run, [], true, options, io, human, c);
+/** The reporter on screen, for the plan reviewer to pause while a person answers. */
+interface LiveView {
+  reporter: Reporter | undefined;
 }
 
 /**
@@ -206,22 +203,19 @@ async function planAndRun(
 async function follow(
   run: TaskRun,
   history: readonly RunEvent[],
-  planPrinted: boolean,
   options: Pick<RunOptions, "json">,
   io: CliIo,
   human: CliIo["stdout"],
   c: Colors,
+  view: LiveView = { reporter: undefined },
 ): Promise<number> {
   const live = human.isTTY === true && io.env.CI === undefined;
   const reporter: Reporter = live
     ? createTtyReporter(human as NodeJS.WriteStream, c)
     : createLineReporter(human, c);
+  view.reporter = reporter;
   for (const event of history) applyEvent(reporter.state, event);
-  run.on("*", (event) => {
-    // A plan printed before the run started is not printed twice.
-    if (event.type === "plan-created" && planPrinted) applyEvent(reporter.state, event);
-    else reporter.onEvent(event);
-  });
+  run.on("*", (event) => reporter.onEvent(event));
   let report: RunReport;
   try {
     report = await run.result;
@@ -231,7 +225,8 @@ async function follow(
   const perSubTask = new Map<string, Usage>(reporter.state.subTasks.map((s) => [s.id, s.usage]));
   human.write(`${summaryTable(report, perSubTask, c)}\n`);
   if (options.json) io.stdout.write(`${JSON.stringify(toJsonReport(report), null, 2)}\n`);
-  if (report.status === "cancelled") return exitCodes.cancelled;
+  // A plan declined at the prompt is "not completed"; only an interrupt is 130.
+  if (report.status === "cancelled" && io.signal.aborted) return exitCodes.cancelled;
   return report.status === "completed" ? exitCodes.completed : exitCodes.notCompleted;
 }
 
@@ -256,7 +251,7 @@ async function resumeCommand(runId: string, options: RunOptions, io: CliIo): Pro
       if (planned?.type === "plan-created") printPlan(planned, human, c);
     }
     const run = runtime.manager.resume(runId, { abortSignal: io.signal });
-    return await follow(run, history, history.length > 0, options, io, human, c);
+    return await follow(run, history, options, io, human, c);
   } finally {
     await runtime.close();
   }
@@ -274,14 +269,4 @@ function printPlan(plan: Omit<PlanResult, "usage">, out: CliIo["stdout"], c: Col
   } as const;
   applyEvent(state, event);
   out.write(`${eventLines(event, state, c).join("\n")}\n`);
-}
-
-async function confirm(question: string, io: CliIo): Promise<boolean> {
-  const rl = createInterface({ input: io.stdin, output: io.stdout });
-  try {
-    const answer = await rl.question(`${question} [Y/n] `, { signal: io.signal });
-    return !/^n/i.test(answer.trim());
-  } finally {
-    rl.close();
-  }
 }

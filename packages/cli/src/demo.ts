@@ -42,6 +42,8 @@ export async function setUpDemo(base: {
       json: base.json,
       yes: true,
       dryRun: false,
+      alternateAgentModels: [],
+      replan: true,
     },
     async finish(write) {
       try {

@@ -1,4 +1,4 @@
-import type { RunEvent } from "@taskledger/core";
+import { oneLine, type RunEvent } from "@taskledger/core";
 import type { Colors } from "picocolors/types.js";
 import type { ProgressState } from "./progress-state.js";
 
@@ -71,6 +71,29 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
             ? "Resumed."
             : `Resumed: ${event.interrupted.map((i) => `${i.subTaskId} (attempt ${i.attempt} was interrupted)`).join(", ")} will run again${event.reclaimed ? `; stopped ${event.reclaimed} process(es) left from before` : ""}.`,
         ),
+      ];
+    case "sub-task-escalated":
+      return [
+        `${c.yellow("⇡")} ${step(event.subTaskId)} ${
+          event.step === "replan" ? "is replanned" : `tries ${event.agentModel ?? "another model"}`
+        }: ${oneLine(event.reason, 120)}`,
+      ];
+    case "plan-revised": {
+      const added = event.ledger.subTasks.filter((s) => event.added.includes(s.id));
+      return [
+        c.bold(`Plan revised: ${event.replaced.join(", ")} replaced by`),
+        ...added.map(
+          (s) =>
+            `  ${s.title} ${c.dim(`[${s.id}]`)}${s.dependsOn.length ? c.dim(` (after ${s.dependsOn.join(", ")})`) : ""}`,
+        ),
+      ];
+    }
+    case "plan-reviewed":
+      if (event.action === "approve") return [];
+      return [
+        event.action === "edit"
+          ? "The plan was edited in review."
+          : c.yellow(`The ${event.kind} was rejected: ${event.reason ?? ""}`),
       ];
     case "run-failed":
       return [c.red(`Run failed: ${event.error.message}`)];

@@ -48,6 +48,33 @@ export function applyEvent(state: ProgressState, event: RunEvent, now = Date.now
       }));
       state.byId = new Map(state.subTasks.map((view) => [view.id, view]));
       return;
+    case "plan-revised": {
+      for (const id of event.replaced) {
+        const view = state.byId.get(id);
+        if (view) {
+          view.status = "replaced";
+          view.note = oneLine(event.reason, 100);
+        }
+      }
+      for (const subTask of event.ledger.subTasks) {
+        if (state.byId.has(subTask.id)) continue;
+        const view: SubTaskView = {
+          id: subTask.id,
+          title: subTask.title,
+          index: state.subTasks.length + 1,
+          status: "pending",
+          attempt: 0,
+          startedAt: undefined,
+          lastDurationMs: undefined,
+          activity: "",
+          note: "",
+          usage: emptyUsage(),
+        };
+        state.subTasks.push(view);
+        state.byId.set(view.id, view);
+      }
+      return;
+    }
     case "sub-task-started": {
       const view = state.byId.get(event.subTaskId);
       if (!view) return;

@@ -10,6 +10,9 @@ export interface Reporter {
   onEvent(event: RunEvent): void;
   /** Stops any live rendering and leaves the terminal clean. */
   stop(): void;
+  /** Holds live rendering while a person answers a prompt; `resume` starts it again. */
+  pause(): void;
+  resume(): void;
 }
 
 interface Output {
@@ -26,6 +29,8 @@ export function createLineReporter(out: Output, c: Colors, now = Date.now): Repo
       for (const line of eventLines(event, state, c)) out.write(`${line}\n`);
     },
     stop() {},
+    pause() {},
+    resume() {},
   };
 }
 
@@ -42,14 +47,23 @@ export function createTtyReporter(stream: NodeJS.WriteStream, c: Colors, now = D
     frame = (frame + 1) % spinner.frames.length;
     log(liveFrame(state, spinner.frames[frame]!, now(), c));
   };
-  const timer = setInterval(render, spinner.interval);
-  timer.unref();
+  let timer: NodeJS.Timeout | undefined;
+  let paused = false;
+  const start = () => {
+    timer = setInterval(render, spinner.interval);
+    timer.unref();
+  };
+  start();
   return {
     state,
     onEvent(event) {
       applyEvent(state, event, now());
       // Starts are shown live; everything else scrolls up.
       const lines = event.type === "sub-task-started" ? [] : eventLines(event, state, c);
+      if (paused) {
+        if (lines.length > 0) stream.write(`${lines.join("\n")}\n`);
+        return;
+      }
       if (lines.length > 0) log.persist(lines.join("\n"));
       render();
     },
@@ -57,6 +71,15 @@ export function createTtyReporter(stream: NodeJS.WriteStream, c: Colors, now = D
       clearInterval(timer);
       log.clear();
       log.done();
+    },
+    pause() {
+      paused = true;
+      clearInterval(timer);
+      log.clear();
+    },
+    resume() {
+      paused = false;
+      start();
     },
   };
 }

@@ -1,4 +1,4 @@
-import { FileRunStore, type Manager, type RunStore } from "@taskledger/core";
+import { FileRunStore, type Manager, type ReviewPlan, type RunStore } from "@taskledger/core";
 import { createOpencodeExecutor, type OpencodeConfig } from "@taskledger/executor";
 import { createModel } from "@taskledger/llm";
 import type { RunOptions } from "./cli-options.js";
@@ -18,6 +18,7 @@ export const compatibleProviderId = "taskledger-compatible";
 export function createRuntime(
   options: RunOptions,
   env: Readonly<Record<string, string | undefined>>,
+  reviewPlan?: ReviewPlan,
 ): Runtime {
   const model = createModel({
     provider: options.provider,
@@ -35,6 +36,9 @@ export function createRuntime(
     executor,
     concurrency: options.concurrency,
     maxRetries: options.maxRetries,
+    alternateAgentModels: options.alternateAgentModels,
+    replan: { enabled: options.replan },
+    ...(reviewPlan ? { reviewPlan } : {}),
     cwd: options.cwd,
     ...(store ? { store } : {}),
   });

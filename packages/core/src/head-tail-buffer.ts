@@ -1,3 +1,5 @@
+import { Buffer } from "node:buffer";
+
 /**
  * Keeps the first `headBytes` and the last `tailBytes` of a stream, whatever its size, and
  * counts the rest: a command's output stays bounded yet shows how it began and how it ended.
@@ -12,9 +14,9 @@ export class HeadTailBuffer {
     private readonly tailBytes: number,
   ) {}
 
-  push(chunk: Buffer): void {
+  push(chunk: Uint8Array): void {
     this.total += chunk.length;
-    let rest = chunk;
+    let rest = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     if (this.head.length < this.headBytes) {
       const take = Math.min(this.headBytes - this.head.length, rest.length);
       this.head = Buffer.concat([this.head, rest.subarray(0, take)]);

@@ -43,6 +43,7 @@ export type {
   ModelMessage,
   StructuredOutput,
 } from "./model.js";
+export type { PlanReview, PlanReviewDecision, ReviewPlan } from "./plan-review.js";
 export {
   type DecomposePolicy,
   isTrivialRequest,
