@@ -1,5 +1,6 @@
 import { createFakeExecutor, createScriptedModel } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
+import { ExecutorError } from "./errors.js";
 import type { Evaluator } from "./evaluator.js";
 import { createManager } from "./manager.js";
 import type { RunEvent } from "./run-events.js";
@@ -162,5 +163,53 @@ describe("escalation ladder", () => {
       .filter((e) => e.type === "sub-task-started")
       .map((e) => (e as { agentModel?: string }).agentModel);
     expect(started).toEqual([undefined, undefined, "p/one", "p/two"]);
+  });
+
+  it("does not retry or escalate an executor that cannot run at all, nor blame a judge outage on the plan", async () => {
+    const model = createScriptedModel(); // a replan call would throw
+    const broken = createFakeExecutor();
+    broken.run = async () => {
+      throw new ExecutorError("opencode binary not found; run npm install opencode-ai", {
+        isRetryable: false,
+      });
+    };
+    const report = await createManager({
+      model,
+      executor: broken,
+      maxRetries: 3,
+      alternateAgentModels: ["p/m"],
+    }).run("x", {
+      plan: { subTasks: [task("a")] },
+    });
+    expect(report.subTasks[0]).toMatchObject({ status: "failed", attempts: 1 });
+    expect(report.subTasks[0]?.reason).toContain(
+      "The executor cannot run attempts: opencode binary not found",
+    );
+
+    const executor = createFakeExecutor({ fallback: { type: "success" } });
+    const judgeDown: Evaluator = {
+      async evaluate() {
+        return {
+          completed: false,
+          summary: "unproven",
+          outputData: "",
+          feedback: "The attempt could not be judged (timed out).",
+          evidence: [{ source: "llm-judge-unavailable", passed: false, detail: "timed out" }],
+          usage,
+        };
+      },
+    };
+    const judged = await createManager({
+      model,
+      executor,
+      evaluator: judgeDown,
+      maxRetries: 1,
+      alternateAgentModels: ["p/m"],
+    }).run("x", {
+      plan: { subTasks: [task("a")] },
+    });
+    expect(executor.calls).toHaveLength(2);
+    expect(model.calls).toHaveLength(0);
+    expect(judged.subTasks[0]?.reason).toContain("could not be judged (timed out)");
   });
 });

@@ -53,8 +53,10 @@ export {
 export {
   type Evidence,
   evidenceSchema,
+  isJudgeUnavailable,
   isStuckEntry,
   judgeEvidenceSource,
+  judgeUnavailableEvidenceSource,
   type ProgressEntry,
   type ProgressJudgment,
   progressEntrySchema,

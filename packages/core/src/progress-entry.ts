@@ -38,6 +38,16 @@ export type ProgressEntry = z.infer<typeof progressEntrySchema>;
 export const stuckEvidenceSource = "stuck";
 /** The `source` of the LLM judge's evidence item. */
 export const judgeEvidenceSource = "llm-judge";
+/** The `source` of the evidence item that says the judge could not answer (timeout, outage). */
+export const judgeUnavailableEvidenceSource = "llm-judge-unavailable";
+
+/** True when the entry is incomplete only because no judgment could be had: not the agent's fault. */
+export function isJudgeUnavailable(entry: ProgressEntry): boolean {
+  const failed = entry.evidence.filter((item) => !item.passed);
+  return (
+    failed.length > 0 && failed.every((item) => item.source === judgeUnavailableEvidenceSource)
+  );
+}
 
 /** True when the entry says its attempt made no progress over the previous one. */
 export function isStuckEntry(entry: ProgressEntry): boolean {

@@ -1,6 +1,7 @@
 import {
   type Evidence,
   judgeEvidenceSource,
+  judgeUnavailableEvidenceSource,
   type ProgressEntry,
   stuckEvidenceSource,
 } from "./progress-entry.js";
@@ -81,7 +82,11 @@ export function buildSubTaskPrompt(input: SubTaskPromptInput): string {
 }
 
 // The judge's and the stuck detector's verdicts are already in the feedback; repeating them wastes tokens.
-const restatedInFeedback = new Set([judgeEvidenceSource, stuckEvidenceSource]);
+const restatedInFeedback = new Set([
+  judgeEvidenceSource,
+  judgeUnavailableEvidenceSource,
+  stuckEvidenceSource,
+]);
 
 function failedEvidence(evidence: readonly Evidence[]): string[] {
   const failed = evidence

@@ -1,12 +1,18 @@
 import PQueue from "p-queue";
 import type { CompletedOutput } from "./dependency-context.js";
 import { buildDependencyContext } from "./dependency-context.js";
-import { isAbortError, PlanValidationError, StoreError, TaskLedgerError } from "./errors.js";
+import {
+  ExecutorError,
+  isAbortError,
+  PlanValidationError,
+  StoreError,
+  TaskLedgerError,
+} from "./errors.js";
 import type { EventHub } from "./event-hub.js";
 import type { AttemptResult } from "./executor.js";
 import type { ResolvedManagerOptions } from "./manager-options.js";
 import { planRequest } from "./planner.js";
-import { isStuckEntry, type ProgressEntry } from "./progress-entry.js";
+import { isJudgeUnavailable, isStuckEntry, type ProgressEntry } from "./progress-entry.js";
 import { buildSubTaskPrompt } from "./prompts.js";
 import { replanSubTask } from "./replanner.js";
 import type { BudgetExhaustion, RunEvent } from "./run-events.js";
@@ -69,6 +75,8 @@ export class RunExecution {
   private readonly dependents = new Map<string, string[]>();
   private readonly outputs = new Map<string, CompletedOutput>();
   private enqueue: (state: SubTaskState) => void = () => {};
+  /** Sub-tasks whose last attempt threw an executor error marked not retryable. */
+  private readonly fatalExecutorErrors = new Set<string>();
   private replansInRun = 0;
   private planRejected: string | undefined;
   private managerUsage: Usage = emptyUsage();
@@ -567,7 +575,8 @@ export class RunExecution {
         return;
       }
       const stuck = isStuckEntry(entry);
-      if (!stuck && state.stepAttempts <= this.options.maxRetries && !this.stopping()) {
+      const fatal = this.fatalExecutorErrors.has(subTask.id) ? result.error : undefined;
+      if (!fatal && !stuck && state.stepAttempts <= this.options.maxRetries && !this.stopping()) {
         await this.record({
           type: "sub-task-retrying",
           subTaskId: subTask.id,
@@ -581,6 +590,15 @@ export class RunExecution {
       const why = stuck
         ? `No progress: attempt ${attempt} repeated the previous one. ${entry.feedback}`
         : `Incomplete after ${attempt} attempt(s). ${entry.feedback || entry.summary}`;
+      if (fatal) {
+        await this.fail(state, `The executor cannot run attempts: ${fatal}`);
+        return;
+      }
+      // A judge that could not answer is no reason to change the agent model or the plan.
+      if (!this.stopping() && isJudgeUnavailable(entry)) {
+        await this.fail(state, why);
+        return;
+      }
       if (!this.stopping()) {
         const alternate = this.nextAlternate(state);
         if (alternate !== undefined) {
@@ -686,6 +704,9 @@ export class RunExecution {
       });
     } catch (error) {
       const aborted = this.controller.signal.aborted && isAbortError(error);
+      // A missing binary or a bad setup fails every attempt alike: no point retrying it.
+      if (ExecutorError.isInstance(error) && !error.isRetryable)
+        this.fatalExecutorErrors.add(subTask.id);
       return {
         outcome: aborted ? "cancelled" : "error",
         finalText: "",

@@ -9,20 +9,40 @@ export interface RunStore {
   read(runId: string): Promise<RunEvent[]>;
 }
 
-/** Keeps records in memory; the default when a host gives no store. */
+/**
+ * Keeps records in memory; the default when a host gives no store. At most `maxRuns` runs are
+ * kept: past that, the oldest finished run is forgotten, so a long-lived server stays bounded.
+ */
 export class MemoryRunStore implements RunStore {
   private readonly runs = new Map<string, RunEvent[]>();
+  private readonly maxRuns: number;
+
+  constructor(options: { maxRuns?: number } = {}) {
+    this.maxRuns = options.maxRuns ?? 100;
+  }
 
   async append(runId: string, record: RunEvent): Promise<void> {
     let records = this.runs.get(runId);
     if (!records) {
       records = [];
       this.runs.set(runId, records);
+      this.evict();
     }
     records.push(record);
   }
 
   async read(runId: string): Promise<RunEvent[]> {
     return [...(this.runs.get(runId) ?? [])];
+  }
+
+  private evict(): void {
+    if (this.runs.size <= this.maxRuns) return;
+    for (const [runId, records] of this.runs) {
+      const last = records.at(-1)?.type;
+      if (last === "run-finished" || last === "run-failed") {
+        this.runs.delete(runId);
+        if (this.runs.size <= this.maxRuns) return;
+      }
+    }
   }
 }

@@ -7,6 +7,7 @@ import {
   createManager,
   type EvaluationInput,
   InvalidConfigError,
+  isJudgeUnavailable,
   isStuckEntry,
   progressEntrySchema,
 } from "@taskledger/core";
@@ -97,10 +98,12 @@ describe("createEvaluator", () => {
     });
     const entry = await createEvaluator({ model }).evaluate(evaluation(), signal());
     expect(entry.completed).toBe(false);
-    const judge = entry.evidence.find((e) => e.source === "llm-judge");
+    const judge = entry.evidence.find((e) => e.source === "llm-judge-unavailable");
     expect(judge).toMatchObject({ passed: false });
     expect(judge?.detail).toContain("could not be parsed after one repair");
-    expect(entry.feedback).toContain("could not be judged");
+    expect(entry.feedback).toContain("could not be judged (");
+    // The manager does not blame the agent or the plan for it.
+    expect(isJudgeUnavailable(entry)).toBe(true);
   });
 
   it("keeps a truncated attempt incomplete whatever the judge says, with targeted feedback", async () => {

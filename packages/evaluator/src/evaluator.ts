@@ -7,6 +7,7 @@ import {
   type Evidence,
   InvalidConfigError,
   judgeEvidenceSource,
+  judgeUnavailableEvidenceSource,
   type LanguageModel,
   oneLine,
   type ProgressEntry,
@@ -173,7 +174,11 @@ export function createEvaluator(options: EvaluatorOptions = {}): LedgerEvaluator
 
 function judgeEvidence(judged: JudgeOutcome): Evidence {
   if (!judged.ok)
-    return { source: judgeEvidenceSource, passed: false, detail: clipMiddle(judged.reason, 4000) };
+    return {
+      source: judgeUnavailableEvidenceSource,
+      passed: false,
+      detail: clipMiddle(judged.reason, 4000),
+    };
   const { judgment } = judged;
   const detail = judgment.completed
     ? `complete: ${judgment.summary}`
@@ -228,8 +233,9 @@ function feedbackOf(
     else if (!judgment.completed) lines.push(`Not yet complete: ${judgment.summary.trim()}`);
   } else if (judged) {
     lines.push(
-      "The attempt could not be judged, so its completion is unproven. Meet every success " +
-        "criterion and end with an account naming the files written and commands run.",
+      `The attempt could not be judged (${oneLine(judged.reason, 300)}), so its completion is ` +
+        "unproven. Meet every success criterion and end with an account naming the files " +
+        "written and commands run.",
     );
   }
   return lines.join("\n") || "Incomplete; no checker said why.";
