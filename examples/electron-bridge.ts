@@ -1,13 +1,15 @@
 // Electron main process: run taskledger there and talk to the renderer over IPC. The types below
 // are the parts of Electron's `ipcMain` and `WebContents` this bridge uses, so the file has no
-// Electron dependency; in an app pass `ipcMain` and `mainWindow.webContents` as they are.
+// Electron dependency; in an app pass `ipcMain` and `mainWindow.webContents` as they are. Give
+// the manager a durable store (`new FileRunStore(app.getPath("userData") + "/runs")`) so a run
+// that was waiting for the person's review when the app closed asks again after `resume`.
 //
-// Renderer → main                               Main → renderer
-//   invoke("taskledger:start", request) → runId   send("taskledger:plan", { runId, ledger })
-//   send("taskledger:approve", runId, ledger?)     send("taskledger:event", event)
-//   send("taskledger:reject", runId)               send("taskledger:report", report)
-//   send("taskledger:cancel", runId)               send("taskledger:error", { runId, code, message })
-import type { Manager, RunEvent, TaskLedger } from "@taskledger/core";
+// Renderer → main                                   Main → renderer
+//   invoke("taskledger:start", request) → runId       send("taskledger:review", { runId, kind, ledger, replaced?, reason? })
+//   invoke("taskledger:resume", runId) → runId        send("taskledger:event", event)
+//   send("taskledger:review-answer", runId, answer)   send("taskledger:report", { runId, report })
+//   send("taskledger:cancel", runId)                  send("taskledger:error", { runId, code, message })
+import type { Manager, PlanReviewDecision, ReviewPlan, RunEvent, TaskRun } from "@taskledger/core";
 import { TaskLedgerError } from "@taskledger/core";
 
 export interface IpcMainLike {
@@ -22,9 +24,10 @@ export interface WebContentsLike {
   isDestroyed(): boolean;
 }
 
-interface PendingRun {
+interface LiveRun {
   controller: AbortController;
-  approve?: (ledger: TaskLedger | undefined) => void;
+  /** Resolves the review the renderer is looking at. */
+  answer?: (decision: PlanReviewDecision) => void;
 }
 
 /** Wires the channels above; returns a function that removes them and cancels every run. */
@@ -33,58 +36,67 @@ export function registerTaskLedgerIpc(
   renderer: WebContentsLike,
   manager: Manager,
 ): () => void {
-  const runs = new Map<string, PendingRun>();
-  let next = 0;
+  const runs = new Map<string, LiveRun>();
   const send = (channel: string, payload: unknown) => {
     // A closed window must not crash the main process.
     if (!renderer.isDestroyed()) renderer.send(channel, payload);
   };
 
-  ipcMain.handle("taskledger:start", async (_event, request) => {
-    const runId = `ui-${++next}`;
-    const pending: PendingRun = { controller: new AbortController() };
-    runs.set(runId, pending);
-    void drive(runId, String(request), pending).finally(() => runs.delete(runId));
-    return runId;
+  /** The person answers in the renderer; the run waits (and is logged as waiting) meanwhile. */
+  const reviewFor =
+    (live: LiveRun): ReviewPlan =>
+    (review) =>
+      new Promise((resolve, reject) => {
+        live.answer = resolve;
+        review.abortSignal.addEventListener("abort", () => reject(review.abortSignal.reason), {
+          once: true,
+        });
+        const { abortSignal: _signal, ...shown } = review;
+        send("taskledger:review", shown);
+      });
+
+  const follow = (run: TaskRun, live: LiveRun) => {
+    runs.set(run.runId, live);
+    run.on("*", (event: RunEvent) => send("taskledger:event", event));
+    run.result.then(
+      (report) => send("taskledger:report", { runId: run.runId, report }),
+      (error: unknown) =>
+        send("taskledger:error", {
+          runId: run.runId,
+          code: TaskLedgerError.isInstance(error) ? error.code : "unknown",
+          message: error instanceof Error ? error.message : String(error),
+        }),
+    );
+    void run.result.finally(() => runs.delete(run.runId)).catch(() => {});
+    return run.runId;
+  };
+
+  ipcMain.handle("taskledger:start", (_event, request) => {
+    const live: LiveRun = { controller: new AbortController() };
+    const run = manager.start(String(request), {
+      abortSignal: live.controller.signal,
+      reviewPlan: reviewFor(live),
+    });
+    return follow(run, live);
   });
-  ipcMain.on("taskledger:approve", (_event, runId, ledger) => {
-    runs.get(String(runId))?.approve?.(ledger as TaskLedger | undefined);
+  ipcMain.handle("taskledger:resume", (_event, runId) => {
+    const live: LiveRun = { controller: new AbortController() };
+    const run = manager.resume(String(runId), {
+      abortSignal: live.controller.signal,
+      reviewPlan: reviewFor(live),
+    });
+    return follow(run, live);
   });
-  ipcMain.on("taskledger:reject", (_event, runId) => runs.get(String(runId))?.controller.abort());
+  ipcMain.on("taskledger:review-answer", (_event, runId, answer) => {
+    runs.get(String(runId))?.answer?.(answer as PlanReviewDecision);
+  });
   ipcMain.on("taskledger:cancel", (_event, runId) => runs.get(String(runId))?.controller.abort());
 
-  async function drive(runId: string, request: string, pending: PendingRun): Promise<void> {
-    const { signal } = pending.controller;
-    try {
-      const plan = await manager.plan(request, { abortSignal: signal });
-      send("taskledger:plan", { runId, ledger: plan.ledger });
-      // Nothing runs until the person approves (possibly an edited plan) or rejects.
-      const approved = await new Promise<TaskLedger | undefined>((resolve, reject) => {
-        pending.approve = (edited) => resolve(edited ?? plan.ledger);
-        signal.addEventListener("abort", () => reject(new Error("plan rejected")), { once: true });
-      });
-      const run = manager.start(request, { plan: approved, abortSignal: signal });
-      run.on("*", (event: RunEvent) => send("taskledger:event", { ...event, uiRunId: runId }));
-      send("taskledger:report", { runId, report: await run.result });
-    } catch (error) {
-      const code = TaskLedgerError.isInstance(error)
-        ? error.code
-        : signal.aborted
-          ? "aborted"
-          : "unknown";
-      send("taskledger:error", {
-        runId,
-        code,
-        message: error instanceof Error ? error.message : String(error),
-      });
-    }
-  }
-
   return () => {
-    for (const channel of ["taskledger:approve", "taskledger:reject", "taskledger:cancel"]) {
+    for (const channel of ["taskledger:review-answer", "taskledger:cancel"])
       ipcMain.removeAllListeners(channel);
-    }
     ipcMain.removeHandler("taskledger:start");
+    ipcMain.removeHandler("taskledger:resume");
     for (const run of runs.values()) run.controller.abort();
   };
 }

@@ -3,7 +3,7 @@ import { EventEmitter } from "node:events";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { createManager, type RunReport, type TaskLedger } from "@taskledger/core";
+import { createManager, MemoryRunStore, type RunReport, type TaskLedger } from "@taskledger/core";
 import { createFakeExecutor, createScriptedModel } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import { type IpcMainLike, registerTaskLedgerIpc } from "./electron-bridge.ts";
@@ -86,26 +86,31 @@ class FakeRenderer extends EventEmitter {
 }
 
 describe("examples/electron-bridge.ts", () => {
-  it("sends the plan, runs the edited plan the UI approves and forwards every event", async () => {
+  it("sends the plan for review, runs the edited plan the UI answers with and forwards every event", async () => {
     const ipc = new FakeIpcMain();
     const renderer = new FakeRenderer();
     const { manager, executor } = managerWith();
     const dispose = registerTaskLedgerIpc(ipc, renderer, manager);
     const events: { type: string }[] = [];
     renderer.on("taskledger:event", (e) => events.push(e));
-    const planned = renderer.next<{ runId: string; ledger: TaskLedger }>("taskledger:plan");
+    const asked = renderer.next<{ runId: string; kind: string; ledger: TaskLedger }>(
+      "taskledger:review",
+    );
     const runId = await ipc.invoke("taskledger:start", request);
-    const { ledger } = await planned;
-    expect(ledger.subTasks.map((s) => s.id)).toEqual(["a", "b", "c"]);
+    const review = await asked;
+    expect(review).toMatchObject({ runId, kind: "plan" });
+    expect(review.ledger.subTasks.map((s) => s.id)).toEqual(["a", "b", "c"]);
     const reported = renderer.next<{ report: RunReport }>("taskledger:report");
     // The person removes "c" before approving.
-    ipc.send("taskledger:approve", runId, {
-      subTasks: ledger.subTasks.filter((s) => s.id !== "c"),
+    ipc.send("taskledger:review-answer", runId, {
+      action: "edit",
+      ledger: { subTasks: review.ledger.subTasks.filter((s) => s.id !== "c") },
     });
     const { report } = await reported;
     expect(report.status).toBe("completed");
     expect(executor.calls.map((c) => c.subTaskId)).toEqual(["a", "b"]);
     expect(events[0]?.type).toBe("run-started");
+    expect(events.map((e) => e.type)).toContain("plan-review-requested");
     expect(events.at(-1)?.type).toBe("run-finished");
     dispose();
     expect(ipc.listenerCount).toBe(0);
@@ -116,13 +121,11 @@ describe("examples/electron-bridge.ts", () => {
     const renderer = new FakeRenderer();
     const { manager, executor } = managerWith(createFakeExecutor({ fallback: { type: "hang" } }));
     registerTaskLedgerIpc(ipc, renderer, manager);
-    const planned = renderer.next("taskledger:plan");
+    const asked = renderer.next("taskledger:review");
     const runId = await ipc.invoke("taskledger:start", request);
-    await planned;
-    const started = renderer.next("taskledger:event");
-    ipc.send("taskledger:approve", runId);
-    await started;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await asked;
+    ipc.send("taskledger:review-answer", runId, { action: "approve" });
+    while (executor.active === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     const reported = renderer.next<{ report: RunReport }>("taskledger:report");
     ipc.send("taskledger:cancel", runId);
     expect((await reported).report.status).toBe("cancelled");
@@ -132,15 +135,46 @@ describe("examples/electron-bridge.ts", () => {
     const ipc2 = new FakeIpcMain();
     const renderer2 = new FakeRenderer();
     registerTaskLedgerIpc(ipc2, renderer2, second);
-    const planned2 = renderer2.next("taskledger:plan");
+    const asked2 = renderer2.next("taskledger:review");
     const runId2 = await ipc2.invoke("taskledger:start", request);
-    await planned2;
-    const failed = renderer2.next<{ code: string }>("taskledger:error");
-    renderer2.destroyed = true; // the window closes too: nothing may throw
-    ipc2.send("taskledger:reject", runId2);
-    renderer2.destroyed = false;
-    expect((await failed).code).toBe("aborted");
+    await asked2;
+    const reported2 = renderer2.next<{ report: RunReport }>("taskledger:report");
+    ipc2.send("taskledger:review-answer", runId2, { action: "reject", reason: "not now" });
+    expect((await reported2).report).toMatchObject({ status: "cancelled" });
     expect(unused.calls).toHaveLength(0);
+  });
+
+  it("a run waiting for review when the app quits asks again after a restart", async () => {
+    const store = new MemoryRunStore();
+    const first = createManager({
+      model: createScriptedModel({ responses: [{ object: plan }] }),
+      executor: createFakeExecutor(),
+      store,
+    });
+    const renderer = new FakeRenderer();
+    const ipc = new FakeIpcMain();
+    registerTaskLedgerIpc(ipc, renderer, first);
+    const asked = renderer.next("taskledger:review");
+    const started = (await ipc.invoke("taskledger:start", request)) as string;
+    await asked;
+    // The app quits here: the process is gone, the log ends with the open review.
+    const records = await store.read(started);
+    expect(records.at(-1)?.type).toBe("plan-review-requested");
+    const afterRestart = new MemoryRunStore();
+    for (const record of records) await afterRestart.append(started, record);
+
+    const executor = createFakeExecutor({ fallback: { type: "success" } });
+    const manager = createManager({ executor, store: afterRestart });
+    const renderer2 = new FakeRenderer();
+    const ipc2 = new FakeIpcMain();
+    registerTaskLedgerIpc(ipc2, renderer2, manager);
+    const askedAgain = renderer2.next<{ runId: string; ledger: TaskLedger }>("taskledger:review");
+    expect(await ipc2.invoke("taskledger:resume", started)).toBe(started);
+    expect((await askedAgain).ledger.subTasks.map((s) => s.id)).toEqual(["a", "b", "c"]);
+    const reported = renderer2.next<{ report: RunReport }>("taskledger:report");
+    ipc2.send("taskledger:review-answer", started, { action: "approve" });
+    expect((await reported).report.status).toBe("completed");
+    expect(executor.calls.map((c) => c.subTaskId).sort()).toEqual(["a", "b", "c"]);
   });
 });
 

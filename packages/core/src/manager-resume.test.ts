@@ -291,4 +291,33 @@ describe("Manager.resume", () => {
     controller.abort();
     await running.result;
   });
+
+  it("takes up a cancelled run where it stopped", async () => {
+    const store = new MemoryRunStore();
+    const controller = new AbortController();
+    const first = createFakeExecutor({
+      script: { a: [{ type: "success", text: "out a" }], b: [{ type: "hang" }] },
+    });
+    const cancelled = createManager({ executor: first, store, createRunId: () => "run-c" }).start(
+      "x",
+      {
+        plan: { subTasks: [task("a"), task("b", ["a"])] },
+        abortSignal: controller.signal,
+      },
+    );
+    cancelled.on("sub-task-started", (e) => {
+      if (e.subTaskId === "b") setTimeout(() => controller.abort(), 5);
+    });
+    expect((await cancelled.result).status).toBe("cancelled");
+    const second = createFakeExecutor({ script: { b: [{ type: "success", text: "out b" }] } });
+    const report = await createManager({ executor: second, store }).resume("run-c").result;
+    expect(summary(report)).toEqual({
+      status: "completed",
+      subTasks: [
+        ["a", "completed", "out a"],
+        ["b", "completed", "out b"],
+      ],
+    });
+    expect(second.calls.map((c) => [c.subTaskId, c.attempt])).toEqual([["b", 2]]);
+  });
 });

@@ -5,6 +5,7 @@ import {
   type ResolvedManagerOptions,
   resolveManagerOptions,
 } from "./manager-options.js";
+import type { ReviewPlan } from "./plan-review.js";
 import { type PlanResult, planRequest } from "./planner.js";
 import type { RunEvent } from "./run-events.js";
 import { RunExecution } from "./run-execution.js";
@@ -22,6 +23,8 @@ export interface RunOptions {
   plan?: TaskLedgerInput;
   /** Tokens spent making `plan` (with `Manager.plan`), counted as the manager's in the report. */
   planUsage?: Usage;
+  /** Review this run's plan and replans with this hook instead of the manager's `reviewPlan`. */
+  reviewPlan?: ReviewPlan;
   /** Called with every event, in order. */
   onEvent?: (event: RunEvent) => void;
 }
@@ -48,6 +51,7 @@ export class Manager {
           cwd: options.cwd ?? this.options.cwd ?? process.cwd(),
           ...(options.plan === undefined ? {} : { plan: options.plan }),
           ...(options.planUsage ? { planUsage: options.planUsage } : {}),
+          ...(options.reviewPlan ? { reviewPlan: options.reviewPlan } : {}),
           ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
         },
         hub,
@@ -77,6 +81,7 @@ export class Manager {
           recovered,
           ...(options.plan === undefined ? {} : { plan: options.plan }),
           ...(options.planUsage ? { planUsage: options.planUsage } : {}),
+          ...(options.reviewPlan ? { reviewPlan: options.reviewPlan } : {}),
           ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
         },
         hub,

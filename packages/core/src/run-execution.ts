@@ -11,6 +11,7 @@ import {
 import type { EventHub } from "./event-hub.js";
 import type { AttemptResult } from "./executor.js";
 import type { ResolvedManagerOptions } from "./manager-options.js";
+import type { ReviewPlan } from "./plan-review.js";
 import { planRequest } from "./planner.js";
 import { isJudgeUnavailable, isStuckEntry, type ProgressEntry } from "./progress-entry.js";
 import { buildSubTaskPrompt } from "./prompts.js";
@@ -31,6 +32,8 @@ export interface RunInput {
   plan?: TaskLedgerInput;
   /** Tokens the host's planning of `plan` took. */
   planUsage?: Usage;
+  /** This run's plan review, instead of the manager's. */
+  reviewPlan?: ReviewPlan;
   abortSignal?: AbortSignal;
   /** The state of an earlier session of this run, rebuilt from its log: the run continues it. */
   recovered?: RecoveredRun;
@@ -316,7 +319,7 @@ export class RunExecution {
     ledger: TaskLedger,
     change: { replaced: string[]; reason: string } | undefined = undefined,
   ): Promise<TaskLedger | undefined> {
-    const hook = this.options.reviewPlan;
+    const hook = this.input.reviewPlan ?? this.options.reviewPlan;
     if (!hook) return ledger;
     await this.record({ type: "plan-review-requested", kind, ledger, ...(change ?? {}) });
     const decision = await hook({

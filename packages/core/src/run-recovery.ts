@@ -126,6 +126,8 @@ export function recoverRun(records: readonly RunEvent[]): RecoveredRun {
       case "attempt-finished": {
         const state = subTask(record.subTaskId);
         run.agentUsage = addUsage(run.agentUsage, record.result.usage);
+        // An attempt stopped by a cancel did not finish its work: it runs again, not judged.
+        if (record.result.outcome === "cancelled") break;
         state.interrupted = undefined;
         state.carried = { attempt: record.attempt, result: record.result };
         break;
@@ -203,7 +205,14 @@ export function recoverRun(records: readonly RunEvent[]): RecoveredRun {
         run.budgetStop ??= { kind: record.kind, limit: record.limit, used: record.used };
         break;
       case "run-finished":
-        run.finished = record.report;
+        // A cancelled run can be taken up again; any other report is final.
+        run.finished = record.report.status === "cancelled" ? undefined : record.report;
+        if (record.report.status === "cancelled") {
+          for (const state of run.subTasks.values()) {
+            if (state.status === "running" || state.status === "cancelled")
+              state.status = "pending";
+          }
+        }
         break;
       default:
         break;
