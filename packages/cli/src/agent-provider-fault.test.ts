@@ -1,15 +1,12 @@
-import { mkdir, mkdtemp, readdir, readFile, readlink, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FileRunStore, type RunEvent, type TaskLedgerInput } from "@taskledger/core";
 import { createOpencodeExecutor } from "@taskledger/executor";
-import {
-  createModelServer,
-  type RecordedRequest,
-  scriptedOpencodeProvider,
-} from "@taskledger/testing";
+import { createModelServer, scriptedOpencodeProvider } from "@taskledger/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { createManager } from "./create-manager.js";
+import { processesUnder, subTaskOf } from "./test-support/cli-harness.js";
 
 const plan: TaskLedgerInput = {
   subTasks: ["alpha", "bad", "gamma"].map((id) => ({
@@ -20,27 +17,6 @@ const plan: TaskLedgerInput = {
     dependsOn: [],
   })),
 };
-
-/** The sub-task an agent call works on, from the heading of its prompt. */
-function subTaskOf(request: RecordedRequest): string | undefined {
-  const messages = (request.body as { messages?: { content?: unknown }[] }).messages ?? [];
-  const text = messages.map((m) => JSON.stringify(m.content ?? "")).join("\n");
-  return /# Sub-task ([\w-]+):/.exec(text)?.[1];
-}
-
-/** Processes whose environment or working directory lies under `root`: what a run left running. */
-async function processesUnder(root: string): Promise<number[]> {
-  const found: number[] = [];
-  for (const name of await readdir("/proc")) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    const [environ, cwd] = await Promise.all([
-      readFile(`/proc/${name}/environ`, "utf8").catch(() => ""),
-      readlink(`/proc/${name}/cwd`).catch(() => ""),
-    ]);
-    if (environ.includes(root) || cwd.startsWith(root)) found.push(Number(name));
-  }
-  return found;
-}
 
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {

@@ -2,7 +2,6 @@ import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
 import {
   ExecutorError,
   FileRunStore,
@@ -23,8 +22,9 @@ import {
   type ModelServerOptions,
 } from "@taskledger/testing";
 import { afterAll, describe, expect, it } from "vitest";
-import { type CliIo, runCli } from "./cli.js";
+import { runCli } from "./cli.js";
 import { createManager } from "./create-manager.js";
+import { captureIo } from "./test-support/cli-harness.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -45,28 +45,6 @@ async function thrown(call: () => unknown): Promise<unknown> {
     return error;
   }
   throw new Error("expected a throw");
-}
-
-function io(env: Record<string, string> = { CI: "true" }) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (d) => {
-    out += d;
-  });
-  stderr.on("data", (d) => {
-    err += d;
-  });
-  const value: CliIo = {
-    stdout,
-    stderr,
-    stdin: new PassThrough(),
-    env,
-    cwd: process.cwd(),
-    signal: new AbortController().signal,
-  };
-  return { io: value, out: () => out, err: () => err };
 }
 
 const okPlan: TaskLedgerInput = {
@@ -120,7 +98,7 @@ describe.concurrent("bad input: a typed error that says what is wrong, and no pa
   it("a request over the size limit on the command line: exit 2, the limit named, no store written", async () => {
     const server = await modelServer([]);
     const storeDir = join(await tempDir(), "store");
-    const t = io();
+    const t = captureIo();
     const code = await runCli(
       [
         "run",
@@ -263,7 +241,7 @@ describe.concurrent("bad input: a typed error that says what is wrong, and no pa
 
   it("a missing key on the command line: exit 2 naming the variable, no store written, no request sent", async () => {
     const storeDir = join(await tempDir(), "store");
-    const t = io({ CI: "true", OPENAI_API_KEY: "sk-for-the-wrong-provider-123" });
+    const t = captureIo({ env: { CI: "true", OPENAI_API_KEY: "sk-for-the-wrong-provider-123" } });
     const code = await runCli(
       ["run", "Do one thing and then another", "--provider", "anthropic", "--store", storeDir],
       t.io,

@@ -1,22 +1,12 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { readdir, readlink, rm } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { rm } from "node:fs/promises";
+import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { JsonReport } from "./json-report.js";
+import { processesUnder } from "./test-support/cli-harness.js";
 
 const bin = resolve(import.meta.dirname, "../dist/bin.js");
-
-/** Pids of live processes whose working directory is inside `dir`. */
-async function processesIn(dir: string): Promise<number[]> {
-  const pids: number[] = [];
-  for (const entry of await readdir("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const cwd = await readlink(join("/proc", entry, "cwd")).catch(() => "");
-    if (cwd.startsWith(dir)) pids.push(Number(entry));
-  }
-  return pids;
-}
 
 describe("Ctrl-C", () => {
   it.runIf(process.platform === "linux")(
@@ -43,7 +33,7 @@ describe("Ctrl-C", () => {
       // Wait until opencode itself runs in the demo directory, then interrupt.
       let agents: number[] = [];
       for (let i = 0; i < 200 && agents.length === 0; i++) {
-        agents = await processesIn(dir);
+        agents = await processesUnder(dir);
         if (agents.length === 0) await new Promise((r) => setTimeout(r, 50));
       }
       expect(agents.length).toBeGreaterThan(0);
@@ -53,7 +43,7 @@ describe("Ctrl-C", () => {
       const report = JSON.parse(stdout) as JsonReport;
       expect(report.status).toBe("cancelled");
       expect(report.subTasks[0]?.status).toBe("cancelled");
-      expect(await processesIn(dir)).toEqual([]);
+      expect(await processesUnder(dir)).toEqual([]);
       for (const pid of agents) expect(existsSync(`/proc/${pid}`)).toBe(false);
       await rm(dir, { recursive: true, force: true });
     },

@@ -1,32 +1,9 @@
-import { PassThrough } from "node:stream";
 import { createModelServer, type ModelServer } from "@taskledger/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { type CliIo, runCli } from "./cli.js";
+import { runCli } from "./cli.js";
 import { demoPlan } from "./demo-scenario.js";
 import type { JsonReport } from "./json-report.js";
-
-function io(overrides: Partial<CliIo> = {}) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (d) => {
-    out += d;
-  });
-  stderr.on("data", (d) => {
-    err += d;
-  });
-  const value: CliIo = {
-    stdout,
-    stderr,
-    stdin: new PassThrough(),
-    env: { CI: "true" },
-    cwd: process.cwd(),
-    signal: new AbortController().signal,
-    ...overrides,
-  };
-  return { io: value, out: () => out, err: () => err };
-}
+import { captureIo } from "./test-support/cli-harness.js";
 
 let server: ModelServer | undefined;
 afterEach(async () => {
@@ -43,19 +20,19 @@ describe("taskledger usage errors", () => {
     [["run", "x", "--opencode-config", "/does/not/exist.json"], "cannot read"],
     [["bogus"], "unknown command"],
   ])("%j exits 2 and says why", async (argv, message) => {
-    const t = io();
+    const t = captureIo();
     expect(await runCli(argv, t.io)).toBe(2);
     expect(t.err()).toContain(message);
   });
 
   it("a missing API key is a configuration error (exit 2) that names the variable", async () => {
-    const t = io({ env: { CI: "true" } });
+    const t = captureIo({ env: { CI: "true" } });
     expect(await runCli(["run", "do it", "--provider", "anthropic"], t.io)).toBe(2);
     expect(t.err()).toContain("ANTHROPIC_API_KEY");
   });
 
   it("--help exits 0", async () => {
-    const t = io();
+    const t = captureIo();
     expect(await runCli(["--help"], t.io)).toBe(0);
     expect(t.out()).toContain("demo");
   });
@@ -64,7 +41,7 @@ describe("taskledger usage errors", () => {
 describe("taskledger plan", () => {
   it("prints the Task Ledger as JSON with --json, progress on stderr", async () => {
     server = await createModelServer({ replies: [{ text: JSON.stringify(demoPlan) }] });
-    const t = io();
+    const t = captureIo();
     const code = await runCli(
       [
         "plan",
@@ -95,7 +72,7 @@ describe("taskledger plan", () => {
 
   it("a provider that refuses the key ends with exit 1 and a typed message, the key nowhere", async () => {
     server = await createModelServer({ replies: [{ status: 401 }] });
-    const t = io({ env: { CI: "true", OPENAI_API_KEY: "sk-planted-secret-123" } });
+    const t = captureIo({ env: { CI: "true", OPENAI_API_KEY: "sk-planted-secret-123" } });
     const code = await runCli(
       [
         "plan",
@@ -122,7 +99,7 @@ describe("taskledger plan", () => {
 
 describe("taskledger demo (real opencode CLI, scripted model server)", () => {
   it("plans, runs, retries the truncated attempt and reports completed as JSON", async () => {
-    const t = io();
+    const t = captureIo();
     const code = await runCli(["demo", "--json"], t.io);
     const report = JSON.parse(t.out()) as JsonReport;
     expect({ code, status: report.status }).toEqual({ code: 0, status: "completed" });

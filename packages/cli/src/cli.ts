@@ -20,7 +20,7 @@ import { toJsonReport } from "./json-report.js";
 import { createPlanReviewer } from "./plan-reviewer.js";
 import { applyEvent, createProgressState } from "./progress-state.js";
 import { createLineReporter, createTtyReporter, type Reporter } from "./reporter.js";
-import { createRuntime, type Runtime } from "./runtime.js";
+import { createRuntime } from "./runtime.js";
 import { summaryTable } from "./summary-table.js";
 
 export interface CliIo {

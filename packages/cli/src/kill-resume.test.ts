@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, readFile, readlink, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { RunEvent } from "@taskledger/core";
@@ -9,19 +9,9 @@ import { describe, expect, it } from "vitest";
 import { createDemoReplies, demoRequest } from "./demo-scenario.js";
 import type { JsonReport } from "./json-report.js";
 import { compatibleProviderId } from "./runtime.js";
+import { processesUnder } from "./test-support/cli-harness.js";
 
 const bin = resolve(import.meta.dirname, "../dist/bin.js");
-
-/** Pids of live processes whose working directory is inside `dir`. */
-async function processesIn(dir: string): Promise<number[]> {
-  const pids: number[] = [];
-  for (const entry of await readdir("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const cwd = await readlink(join("/proc", entry, "cwd")).catch(() => "");
-    if (cwd.startsWith(dir)) pids.push(Number(entry));
-  }
-  return pids;
-}
 
 type KillPoint = "planning" | "mid-attempt" | "before-evaluation";
 
@@ -118,12 +108,12 @@ async function killAndResume(point: KillPoint) {
       .split("\n")
       .filter(Boolean)
       .map((l) => JSON.parse(l) as RunEvent);
-    const leftover = await processesIn(root);
+    const leftover = await processesUnder(root);
     return { report, before, after, leftover, cwd };
   } finally {
     if (victim?.pid && !killed) victim.kill("SIGKILL");
     await server.close();
-    for (const pid of await processesIn(root)) process.kill(pid, "SIGKILL");
+    for (const pid of await processesUnder(root)) process.kill(pid, "SIGKILL");
     await rm(root, { recursive: true, force: true });
   }
 }

@@ -25,6 +25,21 @@ export interface ProgressState {
   byId: Map<string, SubTaskView>;
 }
 
+function newView(subTask: { id: string; title: string }, index: number): SubTaskView {
+  return {
+    id: subTask.id,
+    title: subTask.title,
+    index,
+    status: "pending",
+    attempt: 0,
+    startedAt: undefined,
+    lastDurationMs: undefined,
+    activity: "",
+    note: "",
+    usage: emptyUsage(),
+  };
+}
+
 export function createProgressState(): ProgressState {
   return { planned: false, subTasks: [], byId: new Map() };
 }
@@ -34,18 +49,7 @@ export function applyEvent(state: ProgressState, event: RunEvent, now = Date.now
   switch (event.type) {
     case "plan-created":
       state.planned = true;
-      state.subTasks = event.ledger.subTasks.map((subTask, i) => ({
-        id: subTask.id,
-        title: subTask.title,
-        index: i + 1,
-        status: "pending",
-        attempt: 0,
-        startedAt: undefined,
-        lastDurationMs: undefined,
-        activity: "",
-        note: "",
-        usage: emptyUsage(),
-      }));
+      state.subTasks = event.ledger.subTasks.map((subTask, i) => newView(subTask, i + 1));
       state.byId = new Map(state.subTasks.map((view) => [view.id, view]));
       return;
     case "plan-revised": {
@@ -58,18 +62,7 @@ export function applyEvent(state: ProgressState, event: RunEvent, now = Date.now
       }
       for (const subTask of event.ledger.subTasks) {
         if (state.byId.has(subTask.id)) continue;
-        const view: SubTaskView = {
-          id: subTask.id,
-          title: subTask.title,
-          index: state.subTasks.length + 1,
-          status: "pending",
-          attempt: 0,
-          startedAt: undefined,
-          lastDurationMs: undefined,
-          activity: "",
-          note: "",
-          usage: emptyUsage(),
-        };
+        const view = newView(subTask, state.subTasks.length + 1);
         state.subTasks.push(view);
         state.byId.set(view.id, view);
       }

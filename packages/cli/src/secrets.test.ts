@@ -2,7 +2,6 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
 import { inspect } from "node:util";
 import { FileRunStore, ModelError, type RunEvent, type TaskLedgerInput } from "@taskledger/core";
 import { createModel } from "@taskledger/llm";
@@ -15,8 +14,9 @@ import {
   scriptedOpencodeProvider,
 } from "@taskledger/testing";
 import { afterAll, describe, expect, it } from "vitest";
-import { type CliIo, runCli } from "./cli.js";
+import { runCli } from "./cli.js";
 import { createManager } from "./create-manager.js";
+import { captureIo } from "./test-support/cli-harness.js";
 
 // A key no provider would issue: if any byte of it shows up in an output, that output leaks keys.
 const key = `sk-ant-PLANTED-${randomBytes(12).toString("hex")}`;
@@ -269,7 +269,7 @@ describe.concurrent("a planted API key appears nowhere", () => {
     const configDir = await tempDir("secrets-config-");
     const configPath = join(configDir, "opencode.json");
     await writeFile(configPath, JSON.stringify({ provider: scriptedOpencodeProvider(target) }));
-    const t = io({ CI: "true", ANTHROPIC_API_KEY: key });
+    const t = captureIo({ env: { CI: "true", ANTHROPIC_API_KEY: key } });
     const code = await runCli(
       [
         "run",
@@ -312,7 +312,7 @@ describe.concurrent("a planted API key appears nowhere", () => {
       judge: [],
       agent: [],
     });
-    const t = io({ CI: "true", ANTHROPIC_API_KEY: key });
+    const t = captureIo({ env: { CI: "true", ANTHROPIC_API_KEY: key } });
     const code = await runCli(
       [
         "plan",
@@ -333,25 +333,3 @@ describe.concurrent("a planted API key appears nowhere", () => {
     expect(t.out() + t.err()).not.toContain(key);
   });
 });
-
-function io(env: Record<string, string>) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (d) => {
-    out += d;
-  });
-  stderr.on("data", (d) => {
-    err += d;
-  });
-  const value: CliIo = {
-    stdout,
-    stderr,
-    stdin: new PassThrough(),
-    env,
-    cwd: process.cwd(),
-    signal: new AbortController().signal,
-  };
-  return { io: value, out: () => out, err: () => err };
-}

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, readlink, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TaskLedgerInput } from "@taskledger/core";
@@ -10,6 +10,7 @@ import {
 } from "@taskledger/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { createManager } from "./create-manager.js";
+import { processesUnder } from "./test-support/cli-harness.js";
 
 // Everything a shell would act on: substitution, backticks, quotes, newlines, separators, globs.
 const description = [
@@ -53,20 +54,6 @@ async function pwnedIn(directories: string[], recursive = true): Promise<string[
   for (const directory of directories) {
     const names = await readdir(directory, { recursive }).catch(() => [] as string[]);
     for (const name of names) if (name.includes("pwned")) found.push(join(directory, name));
-  }
-  return found;
-}
-
-/** Processes whose environment or working directory lies under `root`: what a run left running. */
-async function processesUnder(root: string): Promise<number[]> {
-  const found: number[] = [];
-  for (const name of await readdir("/proc")) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    const [environ, cwd] = await Promise.all([
-      readFile(`/proc/${name}/environ`, "utf8").catch(() => ""),
-      readlink(`/proc/${name}/cwd`).catch(() => ""),
-    ]);
-    if (environ.includes(root) || cwd.startsWith(root)) found.push(Number(name));
   }
   return found;
 }

@@ -4,14 +4,8 @@ import { ExecutorError } from "./errors.js";
 import type { Evaluator } from "./evaluator.js";
 import { createManager } from "./manager.js";
 import type { RunEvent } from "./run-events.js";
+import { task } from "./test-support/sub-task-fixture.js";
 
-const task = (id: string, dependsOn: string[] = []) => ({
-  id,
-  title: `Title ${id}`,
-  description: `Do ${id}`,
-  successCriteria: [`${id} is done`],
-  dependsOn,
-});
 const usage = { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 };
 
 describe("escalation ladder", () => {

@@ -6,14 +6,8 @@ import type { AttemptProcess } from "./executor.js";
 import { createManager } from "./manager.js";
 import type { RunEvent } from "./run-events.js";
 import { MemoryRunStore } from "./run-store.js";
+import { task } from "./test-support/sub-task-fixture.js";
 
-const task = (id: string, dependsOn: string[] = []) => ({
-  id,
-  title: `Title ${id}`,
-  description: `Do ${id}`,
-  successCriteria: [`${id} is done`],
-  dependsOn,
-});
 // a -> b -> d, a -> c -> d, e alone; b is cut off once and retried.
 const plan = {
   subTasks: [task("a"), task("b", ["a"]), task("c", ["a"]), task("d", ["b", "c"]), task("e")],

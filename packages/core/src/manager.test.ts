@@ -12,16 +12,7 @@ import type { Evaluator } from "./evaluator.js";
 import { createManager } from "./manager.js";
 import type { RunEvent } from "./run-events.js";
 import { MemoryRunStore } from "./run-store.js";
-import type { SubTaskInput } from "./sub-task.js";
-
-const task = (id: string, dependsOn: string[] = [], extra: Partial<SubTaskInput> = {}) => ({
-  id,
-  title: `Title ${id}`,
-  description: `Do ${id}`,
-  successCriteria: [`${id} is done`],
-  dependsOn,
-  ...extra,
-});
+import { task } from "./test-support/sub-task-fixture.js";
 
 const diamond = {
   subTasks: [task("a"), task("b", ["a"]), task("c", ["a"]), task("d", ["b", "c"])],

@@ -5,15 +5,8 @@ import { createManager } from "./manager.js";
 import type { PlanReview } from "./plan-review.js";
 import type { RunEvent } from "./run-events.js";
 import { MemoryRunStore } from "./run-store.js";
+import { task } from "./test-support/sub-task-fixture.js";
 
-const task = (id: string, dependsOn: string[] = [], extra: Record<string, unknown> = {}) => ({
-  id,
-  title: `Title ${id}`,
-  description: `Do ${id}`,
-  successCriteria: [`${id} is done`],
-  dependsOn,
-  ...extra,
-});
 const plan = { subTasks: [task("a"), task("b", ["a"]), task("c")] };
 const request = "Do a, then b, and also c.";
 

@@ -1,14 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { PlanValidationError, TaskLedgerError } from "./errors.js";
 import { type TaskLedgerInput, validateTaskLedger } from "./task-ledger.js";
-
-const task = (id: string, dependsOn: string[] = []) => ({
-  id,
-  title: `Title ${id}`,
-  description: `Do ${id}`,
-  successCriteria: [`${id} is done`],
-  dependsOn,
-});
+import { task } from "./test-support/sub-task-fixture.js";
 
 function issuesOf(input: unknown, maxSubTasks?: number) {
   try {
