@@ -1,3 +1,5 @@
+import type { Usage } from "./usage.js";
+
 // One base class with a stable `code`. `isInstance` uses a `Symbol.for` marker rather than
 // `instanceof`, so it works across duplicate copies of the package in one process.
 
@@ -106,11 +108,14 @@ export class PlanValidationError extends TaskLedgerError {
 export class StructuredOutputError extends TaskLedgerError {
   /** The model's raw text, cut to a bounded length. */
   readonly text: string;
+  /** Tokens the unusable answer (and its repair) still cost, so reports count them. */
+  readonly usage: Usage | undefined;
 
-  constructor(message: string, options: { text: string; cause?: unknown }) {
+  constructor(message: string, options: { text: string; cause?: unknown; usage?: Usage }) {
     super("invalid-model-output", { message, cause: options.cause });
     this.name = "StructuredOutputError";
     this.text = options.text.length > 4000 ? `${options.text.slice(0, 4000)}…` : options.text;
+    this.usage = options.usage;
   }
   static override isInstance(error: unknown): error is StructuredOutputError {
     return TaskLedgerError.isInstance(error) && error.code === "invalid-model-output";

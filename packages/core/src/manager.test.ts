@@ -6,6 +6,7 @@ import {
   ModelError,
   PlanValidationError,
   StoreError,
+  StructuredOutputError,
   UnexpectedCallError,
 } from "./errors.js";
 import type { Evaluator } from "./evaluator.js";
@@ -49,6 +50,20 @@ describe("planning", () => {
     expect(repair.at(-2)?.role).toBe("assistant");
     expect(repair.at(-1)?.content).toContain('depends on unknown sub-task "nope"');
     expect(events.find((e) => e.type === "plan-created")).toMatchObject({ repaired: true });
+  });
+
+  it("counts the tokens of an unusable plan answer in the report", async () => {
+    const usage = { inputTokens: 300, outputTokens: 40, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    const model = createScriptedModel({
+      responses: [
+        { error: new StructuredOutputError("not JSON", { text: "Sure!", usage }) },
+        { object: { subTasks: [task("a")] } },
+      ],
+    });
+    const executor = createFakeExecutor({ fallback: { type: "success" } });
+    const report = await createManager({ model, executor }).run(longRequest);
+    // 300 + 40 from the unusable answer, 100 + 50 from the scripted model's repaired one.
+    expect(report.usage.manager).toMatchObject({ inputTokens: 400, outputTokens: 90 });
   });
 
   it("repairs output that is not JSON", async () => {

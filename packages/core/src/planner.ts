@@ -115,6 +115,7 @@ export async function askForLedger(
       return call.validate(result.object);
     } catch (error) {
       if (StructuredOutputError.isInstance(error)) {
+        usage = addUsage(usage, error.usage);
         messages.push({ role: "assistant", content: error.text });
       }
       throw error;

@@ -29,7 +29,7 @@ export interface JudgeInput {
   maxOutputTokens?: number;
 }
 
-/** The judge's verdict, or why there is none; `usage` counts every call that returned. */
+/** The judge's verdict, or why there is none; `usage` counts every call that returned, usable or not. */
 export type JudgeOutcome =
   | { ok: true; judgment: ProgressJudgment; usage: Usage; calls: number }
   | { ok: false; reason: string; usage: Usage; calls: number };
@@ -119,6 +119,7 @@ export async function judgeAttempt(model: LanguageModel, input: JudgeInput): Pro
           : new AbortedError(undefined, { cause: error });
       }
       const message = error instanceof Error ? error.message : String(error);
+      if (StructuredOutputError.isInstance(error)) usage = addUsage(usage, error.usage);
       if (!StructuredOutputError.isInstance(error) || round === 1) {
         const what = StructuredOutputError.isInstance(error)
           ? "answer could not be parsed after one repair"

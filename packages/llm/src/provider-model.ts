@@ -97,7 +97,13 @@ export class ProviderModel implements LanguageModel {
         finishReason: first.finishReason,
       };
     }
-    if (first.finishReason === "length") throw firstParsed.error;
+    if (first.finishReason === "length") {
+      throw new StructuredOutputError(firstParsed.error.message, {
+        text: first.text,
+        cause: firstParsed.error.cause,
+        usage: withCost(first.usage, config.price),
+      });
+    }
 
     // One repair call that shows the model its answer and the validation error.
     const repairMessages: ModelMessage[] = [
@@ -114,7 +120,7 @@ export class ProviderModel implements LanguageModel {
     if (!secondParsed.ok) {
       throw new StructuredOutputError(
         `${this.provider} answer for "${output.name}" was still invalid after one repair call: ${secondParsed.error.message}`,
-        { text: second.text, cause: secondParsed.error },
+        { text: second.text, cause: secondParsed.error, usage },
       );
     }
     return {
