@@ -85,4 +85,42 @@ describe("FileRunStore", () => {
       report: { status: report.status },
     });
   });
+
+  it("lets one process at a time run a run, and takes over a lock its dead holder left", async () => {
+    const store = new FileRunStore(dir);
+    const release = await store.lock("run1");
+    await expect(store.lock("run1")).rejects.toSatisfy(
+      (e) =>
+        StoreError.isInstance(e) &&
+        (e as Error).message.includes(`in use by process ${process.pid}`),
+    );
+    await release();
+    const again = await store.lock("run1");
+    await again();
+    // A process that no longer exists (a kill -9) holds nothing.
+    await writeFile(join(dir, "run1.lock"), JSON.stringify({ pid: 2_147_483_646 }));
+    const taken = await store.lock("run1");
+    await taken();
+  });
+
+  it("refuses to resume a run another manager is running on the same store", async () => {
+    const store = new FileRunStore(dir);
+    const controller = new AbortController();
+    const executor = createFakeExecutor({ fallback: { type: "hang" } });
+    const first = createManager({ executor, store, createRunId: () => "run-l" }).start("x", {
+      plan: { subTasks: [{ id: "a", title: "A", description: "d", successCriteria: ["c"] }] },
+      abortSignal: controller.signal,
+    });
+    await new Promise<void>((resolve) => first.on("sub-task-started", () => resolve()));
+    const second = createManager({ executor: createFakeExecutor(), store }).resume("run-l");
+    await expect(second.result).rejects.toSatisfy(StoreError.isInstance);
+    controller.abort();
+    expect((await first.result).status).toBe("cancelled");
+    // Released at the end: the run can be taken up now.
+    const resumed = createManager({
+      executor: createFakeExecutor({ fallback: { type: "success" } }),
+      store,
+    }).resume("run-l");
+    expect((await resumed.result).status).toBe("completed");
+  });
 });

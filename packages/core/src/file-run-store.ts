@@ -1,4 +1,4 @@
-import { mkdir, open, readFile } from "node:fs/promises";
+import { mkdir, open, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { StoreError } from "./errors.js";
 import type { RunEvent } from "./run-events.js";
@@ -50,9 +50,64 @@ export class FileRunStore implements RunStore {
     });
   }
 
+  /**
+   * A `<runId>.lock` file created exclusively, holding this process's pid. A lock whose process is
+   * gone (a crash, `kill -9`) is stale and taken over.
+   */
+  async lock(runId: string): Promise<() => Promise<void>> {
+    const path = `${this.pathOf(runId).slice(0, -".jsonl".length)}.lock`;
+    try {
+      await mkdir(this.directory, { recursive: true });
+    } catch (cause) {
+      throw new StoreError(`Cannot create ${this.directory}: ${(cause as Error).message}`, {
+        cause,
+      });
+    }
+    for (let tries = 0; tries < 3; tries++) {
+      try {
+        const handle = await open(path, "wx");
+        try {
+          await handle.writeFile(JSON.stringify({ pid: process.pid }));
+        } finally {
+          await handle.close();
+        }
+        return () => rm(path, { force: true });
+      } catch (cause) {
+        if ((cause as NodeJS.ErrnoException).code !== "EEXIST") {
+          throw new StoreError(`Cannot create ${path}: ${(cause as Error).message}`, { cause });
+        }
+      }
+      const holder = await readHolder(path);
+      if (holder !== undefined && isAlive(holder)) {
+        throw new StoreError(`Run "${runId}" is in use by process ${holder} (${path}).`);
+      }
+      await rm(path, { force: true });
+    }
+    throw new StoreError(`Could not lock run "${runId}" (${path}).`);
+  }
+
   private pathOf(runId: string): string {
     if (!safeRunId.test(runId))
       throw new StoreError(`Not a usable run id for a file name: "${runId}"`);
     return join(this.directory, `${runId}.jsonl`);
+  }
+}
+
+async function readHolder(path: string): Promise<number | undefined> {
+  try {
+    const { pid } = JSON.parse(await readFile(path, "utf8")) as { pid?: unknown };
+    return typeof pid === "number" ? pid : undefined;
+  } catch {
+    // A lock file torn by a crash while it was written holds no live claim.
+    return undefined;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }

@@ -121,7 +121,10 @@ export class RunExecution {
             },
             Math.max(0, maxDurationMs - this.earlierElapsedMs),
           );
+    let release: (() => Promise<void>) | undefined;
     try {
+      // Claimed before the first record, so another process cannot run this run at the same time.
+      release = await this.options.store.lock?.(this.input.runId);
       return await this.runLoop();
     } catch (error) {
       if (!StoreError.isInstance(error)) {
@@ -132,6 +135,7 @@ export class RunExecution {
       clearTimeout(timer);
       userSignal?.removeEventListener("abort", onUserAbort);
       this.controller.abort();
+      await release?.().catch(() => {});
     }
   }
 

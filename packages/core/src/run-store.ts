@@ -7,6 +7,12 @@ import type { RunEvent } from "./run-events.js";
 export interface RunStore {
   append(runId: string, record: RunEvent): Promise<void>;
   read(runId: string): Promise<RunEvent[]>;
+  /**
+   * Claims the run for this process while it executes, so two processes never run (or resume)
+   * the same run at once; rejects with `StoreError` when another live process holds it. Resolves
+   * with the release. Optional: a store without it gives no such guarantee across processes.
+   */
+  lock?(runId: string): Promise<() => Promise<void>>;
 }
 
 /**
