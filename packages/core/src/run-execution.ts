@@ -1,6 +1,4 @@
 import PQueue from "p-queue";
-import type { CompletedOutput } from "./dependency-context.js";
-import { buildDependencyContext } from "./dependency-context.js";
 import {
   ExecutorError,
   isAbortError,
@@ -17,8 +15,9 @@ import { isJudgeUnavailable, isStuckEntry, type ProgressEntry } from "./progress
 import { buildSubTaskPrompt } from "./prompts.js";
 import { replanSubTask } from "./replanner.js";
 import type { BudgetExhaustion, RunEvent } from "./run-events.js";
+import { RunGraph, type SubTaskState } from "./run-graph.js";
 import type { RecoveredRun } from "./run-recovery.js";
-import type { RunReport, RunStatus, SubTaskReport, SubTaskStatus } from "./run-report.js";
+import type { RunReport, RunStatus, SubTaskReport } from "./run-report.js";
 import type { SubTask } from "./sub-task.js";
 import { type TaskLedger, type TaskLedgerInput, validateTaskLedger } from "./task-ledger.js";
 import { estimateTokens } from "./tokens.js";
@@ -45,25 +44,6 @@ interface ResumePoint {
   carried?: { attempt: number; result: AttemptResult; entry?: ProgressEntry };
 }
 
-interface SubTaskState {
-  subTask: SubTask;
-  status: SubTaskStatus;
-  queued: boolean;
-  attempts: number;
-  entry?: ProgressEntry;
-  reason: string | null;
-  /** Dependencies not completed yet; the sub-task is ready at 0. */
-  waitingOn: number;
-  /** Attempts in the current step of the escalation ladder. */
-  stepAttempts: number;
-  /** The agent model of the current step, when it is an alternate one. */
-  agentModel?: string;
-  alternatesUsed: number;
-  /** Replans in this sub-task's lineage: a replacement inherits its predecessor's count. */
-  replans: number;
-  replacedBy: string[] | null;
-}
-
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 type NewEvent = DistributiveOmit<RunEvent, "runId" | "seq" | "time">;
 
@@ -73,10 +53,8 @@ const requestTokensInPrompt = 2000;
 /** One run of the manager loop: plan, dispatch, execute, evaluate, retry, report. */
 export class RunExecution {
   private readonly controller = new AbortController();
-  private readonly states = new Map<string, SubTaskState>();
-  private readonly byId = new Map<string, SubTask>();
-  private readonly dependents = new Map<string, string[]>();
-  private readonly outputs = new Map<string, CompletedOutput>();
+  private readonly graph = new RunGraph();
+  private readonly states = this.graph.states;
   private enqueue: (state: SubTaskState) => void = () => {};
   /** Sub-tasks whose last attempt threw an executor error marked not retryable. */
   private readonly fatalExecutorErrors = new Set<string>();
@@ -85,7 +63,6 @@ export class RunExecution {
   private managerUsage: Usage = emptyUsage();
   private agentUsage: Usage = emptyUsage();
   private seq = 0;
-  private completedCount = 0;
   private recordChain: Promise<void> = Promise.resolve();
   private cancelled = false;
   private budgetStop: BudgetExhaustion | undefined;
@@ -164,10 +141,10 @@ export class RunExecution {
     const definitions = new Map(ledger.subTasks.map((subTask) => [subTask.id, subTask]));
     for (const [id, saved] of recovered?.subTasks ?? []) {
       const subTask = definitions.get(id) ?? saved.definition;
-      if (subTask && !this.states.has(id)) this.addSubTask(subTask, 0);
+      if (subTask && !this.states.has(id)) this.graph.add(subTask, 0);
     }
     for (const subTask of ledger.subTasks)
-      if (!this.states.has(subTask.id)) this.addSubTask(subTask, 0);
+      if (!this.states.has(subTask.id)) this.graph.add(subTask, 0);
     const resumePoints = recovered ? await this.restore(recovered) : new Map<string, ResumePoint>();
 
     // Each completion only looks at its own dependents, so dispatch stays linear in the graph.
@@ -178,11 +155,8 @@ export class RunExecution {
       void queue.add(() => this.runSubTask(state, onCompleted, resumePoints.get(state.subTask.id)));
     };
     this.enqueue = enqueue;
-    const onCompleted = (id: string) => {
-      for (const dependent of this.dependents.get(id) ?? []) {
-        const state = this.states.get(dependent)!;
-        if (--state.waitingOn === 0) enqueue(state);
-      }
+    const onCompleted = (ready: SubTaskState[]) => {
+      for (const state of ready) enqueue(state);
     };
     const scheduleReady = () => {
       for (const state of this.states.values()) if (state.waitingOn === 0) enqueue(state);
@@ -227,14 +201,8 @@ export class RunExecution {
     for (const [id, saved] of done.sort(([, a], [, b]) => (a.order ?? 0) - (b.order ?? 0))) {
       const state = this.states.get(id);
       if (!state || !saved.entry) continue;
-      Object.assign(state, { status: "completed", attempts: saved.attempts, entry: saved.entry });
-      this.outputs.set(id, {
-        subTask: state.subTask,
-        outputData: saved.entry.outputData,
-        order: this.completedCount++,
-      });
-      for (const dependent of this.dependents.get(id) ?? [])
-        this.states.get(dependent)!.waitingOn--;
+      state.attempts = saved.attempts;
+      this.graph.complete(state, saved.entry);
     }
     this.replansInRun = recovered.replans;
     for (const [id, saved] of recovered.subTasks) {
@@ -286,31 +254,6 @@ export class RunExecution {
       if (state.status === "failed" || state.status === "skipped") await this.skipDependents(id);
     }
     return points;
-  }
-
-  /** Adds a sub-task to the run's graph; it is ready once its dependencies completed. */
-  private addSubTask(subTask: SubTask, replans: number): SubTaskState {
-    this.byId.set(subTask.id, subTask);
-    const dependsOn = new Set(subTask.dependsOn);
-    const state: SubTaskState = {
-      subTask,
-      status: "pending",
-      queued: false,
-      attempts: 0,
-      reason: null,
-      waitingOn: [...dependsOn].filter((id) => this.states.get(id)?.status !== "completed").length,
-      stepAttempts: 0,
-      alternatesUsed: 0,
-      replans,
-      replacedBy: null,
-    };
-    this.states.set(subTask.id, state);
-    for (const id of dependsOn) {
-      const list = this.dependents.get(id);
-      if (list) list.push(subTask.id);
-      else this.dependents.set(id, [subTask.id]);
-    }
-    return state;
   }
 
   /**
@@ -372,22 +315,6 @@ export class RunExecution {
     return this.options.alternateAgentModels[state.alternatesUsed];
   }
 
-  /** Every sub-task downstream of `id` that has not started, in breadth-first order. */
-  private pendingDownstream(id: string): string[] {
-    const found: string[] = [];
-    const seen = new Set([id]);
-    const frontier = [id];
-    for (let next = frontier.shift(); next !== undefined; next = frontier.shift()) {
-      for (const dependent of this.dependents.get(next) ?? []) {
-        if (seen.has(dependent) || this.states.get(dependent)?.status !== "pending") continue;
-        seen.add(dependent);
-        found.push(dependent);
-        frontier.push(dependent);
-      }
-    }
-    return found;
-  }
-
   /**
    * The last step of the ladder: replace the failed sub-task and its dependents with new
    * sub-tasks from the model, keeping completed work. Returns false when not allowed or not usable.
@@ -403,18 +330,14 @@ export class RunExecution {
       return false;
     // Counted before any await, so sub-tasks failing at once cannot all pass the cap.
     this.replansInRun++;
-    const replaced = [state.subTask.id, ...this.pendingDownstream(state.subTask.id)];
+    const replaced = [state.subTask.id, ...this.graph.pendingDownstream(state.subTask.id)];
     await this.record({
       type: "sub-task-escalated",
       subTaskId: state.subTask.id,
       step: "replan",
       reason,
     });
-    const current: TaskLedger = {
-      subTasks: [...this.states.values()]
-        .filter((s) => s.status !== "replaced")
-        .map((s) => s.subTask),
-    };
+    const current = this.graph.current();
     let revised: TaskLedger;
     let usage: Usage;
     try {
@@ -485,12 +408,8 @@ export class RunExecution {
       state.replacedBy = added.map((s) => s.id);
     }
     // Sub-tasks the reviewer changed in place (criteria, descriptions) take their new text.
-    for (const subTask of ledger.subTasks) {
-      const state = this.states.get(subTask.id);
-      if (state && state.status === "pending") state.subTask = subTask;
-      if (state) this.byId.set(subTask.id, subTask);
-    }
-    const states = added.map((subTask) => this.addSubTask(subTask, replans));
+    for (const subTask of ledger.subTasks) this.graph.redefine(subTask);
+    const states = added.map((subTask) => this.graph.add(subTask, replans));
     for (const state of states) if (state.waitingOn === 0) this.enqueue(state);
   }
 
@@ -526,7 +445,7 @@ export class RunExecution {
   /** Attempts one sub-task until it completes, fails for good, or the run stops. */
   private async runSubTask(
     state: SubTaskState,
-    onCompleted: (id: string) => void,
+    onCompleted: (ready: SubTaskState[]) => void,
     resume: ResumePoint = {},
   ): Promise<void> {
     const { subTask } = state;
@@ -560,20 +479,14 @@ export class RunExecution {
       }
 
       if (entry.completed) {
-        state.status = "completed";
-        state.entry = entry;
-        this.outputs.set(subTask.id, {
-          subTask,
-          outputData: entry.outputData,
-          order: this.completedCount++,
-        });
+        const ready = this.graph.complete(state, entry);
         await this.record({
           type: "sub-task-completed",
           subTaskId: subTask.id,
           attempts: attempt,
           entry,
         });
-        onCompleted(subTask.id);
+        onCompleted(ready);
         return;
       }
       state.entry = entry;
@@ -660,16 +573,10 @@ export class RunExecution {
     previous: { attempt: number; entry: ProgressEntry } | undefined,
     agentModel: string | undefined,
   ): Promise<AttemptResult> {
-    const context = buildDependencyContext(
-      subTask,
-      this.byId,
-      this.outputs,
-      this.options.contextTokenBudget,
-    );
     const prompt = buildSubTaskPrompt({
       request: this.input.request,
       subTask,
-      context: context.text,
+      context: this.graph.contextFor(subTask, this.options.contextTokenBudget),
       requestTokens: requestTokensInPrompt,
       ...(previous ? { previous } : {}),
     });
@@ -782,7 +689,7 @@ export class RunExecution {
   private async skipDependents(failedId: string): Promise<void> {
     const frontier = [failedId];
     for (let id = frontier.shift(); id !== undefined; id = frontier.shift()) {
-      for (const dependent of this.dependents.get(id) ?? []) {
+      for (const dependent of this.graph.dependentsOf(id)) {
         const state = this.states.get(dependent)!;
         if (state.status !== "pending") continue;
         const blockedBy = [...new Set(state.subTask.dependsOn)].filter((dep) => {
