@@ -497,13 +497,7 @@ export class RunExecution {
       const stuck = isStuckEntry(entry);
       const fatal = this.fatalExecutorErrors.has(subTask.id) ? result.error : undefined;
       if (!fatal && !stuck && state.stepAttempts <= this.options.maxRetries && !this.stopping()) {
-        await this.record({
-          type: "sub-task-retrying",
-          subTaskId: subTask.id,
-          attempt: attempt + 1,
-          feedback: entry.feedback,
-        });
-        previous = { attempt, entry };
+        previous = await this.announceRetry(subTask.id, attempt, entry);
         continue;
       }
       // The same attempt again would cost the same and end the same: the ladder moves on.
@@ -533,13 +527,7 @@ export class RunExecution {
             reason: why,
             agentModel: alternate,
           });
-          await this.record({
-            type: "sub-task-retrying",
-            subTaskId: subTask.id,
-            attempt: attempt + 1,
-            feedback: entry.feedback,
-          });
-          previous = { attempt, entry };
+          previous = await this.announceRetry(subTask.id, attempt, entry);
           continue;
         }
         if (await this.tryReplan(state, entry, why)) return;
@@ -564,6 +552,21 @@ export class RunExecution {
         );
       }
     }
+  }
+
+  /** Records that `attempt` is followed by another; returns what the next prompt builds on. */
+  private async announceRetry(
+    subTaskId: string,
+    attempt: number,
+    entry: ProgressEntry,
+  ): Promise<{ attempt: number; entry: ProgressEntry }> {
+    await this.record({
+      type: "sub-task-retrying",
+      subTaskId,
+      attempt: attempt + 1,
+      feedback: entry.feedback,
+    });
+    return { attempt, entry };
   }
 
   /** Builds the attempt's prompt, announces it, runs it and records how it ended. */
