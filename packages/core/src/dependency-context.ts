@@ -26,8 +26,8 @@ const minSectionTokens = 40;
  */
 export function buildDependencyContext(
   subTask: SubTask,
-  byId: ReadonlyMap<string, SubTask>,
-  outputs: ReadonlyMap<string, CompletedOutput>,
+  byId: Pick<ReadonlyMap<string, SubTask>, "get">,
+  outputs: Pick<ReadonlyMap<string, CompletedOutput>, "get">,
   budgetTokens: number,
 ): DependencyContext {
   // No more sections than the budget can hold are ever needed, so the walk stops there.
@@ -80,7 +80,7 @@ function fairShare(sizes: readonly number[], budget: number): number {
 /** Breadth-first distance from `start` to its nearest `limit` ancestors (direct dependencies are 1). */
 function ancestorDistances(
   start: SubTask,
-  byId: ReadonlyMap<string, SubTask>,
+  byId: Pick<ReadonlyMap<string, SubTask>, "get">,
   limit: number,
 ): Map<string, number> {
   const distance = new Map<string, number>();

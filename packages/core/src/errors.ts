@@ -14,6 +14,7 @@ export type TaskLedgerErrorCode =
   | "executor-error"
   | "store-error"
   | "run-not-found"
+  | "unsupported-log-version"
   | "unexpected-call"
   | "aborted";
 
@@ -27,12 +28,15 @@ export class TaskLedgerError extends Error {
   protected readonly [baseMarker] = true;
   readonly code: TaskLedgerErrorCode;
   readonly isRetryable: boolean;
+  /** The run the error happened in, when it was raised inside one. */
+  runId: string | undefined;
 
   constructor(code: TaskLedgerErrorCode, options: TaskLedgerErrorOptions) {
     super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "TaskLedgerError";
     this.code = code;
     this.isRetryable = options.isRetryable ?? false;
+    this.runId = undefined;
   }
 
   static isInstance(error: unknown): error is TaskLedgerError {
@@ -168,8 +172,6 @@ export class StoreError extends TaskLedgerError {
 
 /** `resume` was given a run id the store holds no records for. */
 export class RunNotFoundError extends TaskLedgerError {
-  readonly runId: string;
-
   constructor(runId: string) {
     super("run-not-found", { message: `The run store has no records of run "${runId}".` });
     this.name = "RunNotFoundError";
@@ -177,6 +179,25 @@ export class RunNotFoundError extends TaskLedgerError {
   }
   static override isInstance(error: unknown): error is RunNotFoundError {
     return TaskLedgerError.isInstance(error) && error.code === "run-not-found";
+  }
+}
+
+/** A run's log was written by a newer taskledger, in a format this one cannot read. */
+export class UnsupportedLogVersionError extends TaskLedgerError {
+  readonly version: unknown;
+
+  constructor(runId: string, version: unknown, supported: number) {
+    super("unsupported-log-version", {
+      message:
+        `Run "${runId}" was logged in format version ${JSON.stringify(version)}; this taskledger ` +
+        `reads versions 1 to ${supported}. Resume it with a newer taskledger.`,
+    });
+    this.name = "UnsupportedLogVersionError";
+    this.version = version;
+    this.runId = runId;
+  }
+  static override isInstance(error: unknown): error is UnsupportedLogVersionError {
+    return TaskLedgerError.isInstance(error) && error.code === "unsupported-log-version";
   }
 }
 

@@ -11,6 +11,11 @@ export interface EvaluationInput {
   attempt: number;
   result: AttemptResult;
   cwd: string;
+  /**
+   * The sub-task's last evaluated attempt before this one, with the fingerprint its entry kept:
+   * comparing with it finds an attempt that repeated the previous one, across restarts too.
+   */
+  previous?: { attempt: number; fingerprint?: string };
 }
 
 /** Judges one attempt into a Progress Ledger entry. */
@@ -45,6 +50,7 @@ export const outcomeEvaluator: Evaluator = {
           .join(" ");
     return {
       completed,
+      ...(completed ? {} : { incomplete: "not-finished" as const }),
       summary: text.slice(0, 500) || `The attempt ended: ${result.outcome}.`,
       outputData: completed ? text.slice(0, outputLimit) : "",
       feedback,

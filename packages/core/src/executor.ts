@@ -29,6 +29,8 @@ export interface AttemptResult {
   usage: Usage;
   /** Why it ended badly, when it did. */
   error?: string;
+  /** False when no further attempt can do better (a missing binary, a config opencode rejects). */
+  retryable?: boolean;
   durationMs: number;
   /** Executor-specific facts for diagnosis: session id, exit code, stderr tail. */
   details?: Record<string, unknown>;

@@ -1,3 +1,6 @@
+export { applyRunEvent } from "./apply-run-event.js";
+export { buildReport, type ReportContext } from "./build-report.js";
+export { decideNext, type LadderDecision, type LadderOptions } from "./decide-next.js";
 export {
   buildDependencyContext,
   type CompletedOutput,
@@ -20,6 +23,7 @@ export {
   type TaskLedgerErrorCode,
   type TaskLedgerErrorOptions,
   UnexpectedCallError,
+  UnsupportedLogVersionError,
 } from "./errors.js";
 export { type EvaluationInput, type Evaluator, outcomeEvaluator } from "./evaluator.js";
 export type {
@@ -34,7 +38,7 @@ export type {
 export { FileRunStore } from "./file-run-store.js";
 export { HeadTailBuffer } from "./head-tail-buffer.js";
 export { createManager, Manager, type RunOptions } from "./manager.js";
-export type { ManagerOptions, RunBudget } from "./manager-options.js";
+export { defaultRunSettings, type ManagerOptions } from "./manager-options.js";
 export type {
   FinishReason,
   GenerateRequest,
@@ -53,6 +57,9 @@ export {
 export {
   type Evidence,
   evidenceSchema,
+  type IncompleteReason,
+  incompleteReasonOf,
+  incompleteReasonSchema,
   isJudgeUnavailable,
   isStuckEntry,
   judgeEvidenceSource,
@@ -66,7 +73,7 @@ export {
 } from "./progress-entry.js";
 export { buildSubTaskPrompt, type SubTaskPromptInput } from "./prompts.js";
 export type { BudgetExhaustion, RunEvent, RunEventOf, RunEventType } from "./run-events.js";
-export { type RecoveredRun, type RecoveredSubTask, recoverRun } from "./run-recovery.js";
+export { recoverRun, runLogVersion } from "./run-recovery.js";
 export {
   type RunReport,
   type RunStatus,
@@ -77,6 +84,20 @@ export {
   subTaskReportSchema,
   subTaskStatusSchema,
 } from "./run-report.js";
+export {
+  type RunBudget,
+  type RunSettings,
+  type RunSettingsInput,
+  resolveRunSettings,
+} from "./run-settings.js";
+export {
+  createRunState,
+  currentLedger,
+  elapsedMs,
+  isFinal,
+  type RunState,
+  type SubTaskState,
+} from "./run-state.js";
 export { MemoryRunStore, type RunStore } from "./run-store.js";
 export { parseStructuredOutput } from "./structured-output.js";
 export {

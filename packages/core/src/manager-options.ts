@@ -4,15 +4,11 @@ import type { Executor } from "./executor.js";
 import type { LanguageModel } from "./model.js";
 import type { ReviewPlan } from "./plan-review.js";
 import type { DecomposePolicy } from "./planner.js";
+import { type RunBudget, type RunSettings, resolveRunSettings } from "./run-settings.js";
 import { MemoryRunStore, type RunStore } from "./run-store.js";
 import { defaultMaxSubTasks } from "./task-ledger.js";
 
-export interface RunBudget {
-  /** Total tokens (manager and agents, all kinds) after which nothing new starts. */
-  maxTokens?: number;
-  /** Wall time of the whole run; when it passes, running attempts are stopped. */
-  maxDurationMs?: number;
-}
+export type { RunBudget } from "./run-settings.js";
 
 export interface ManagerOptions {
   /** Plans the request (and judges attempts, with `@taskledger/evaluator`). */
@@ -56,94 +52,74 @@ export interface ResolvedManagerOptions {
   executor: Executor;
   evaluator: Evaluator;
   store: RunStore;
-  concurrency: number;
-  maxRetries: number;
-  maxSubTasks: number;
-  contextTokenBudget: number;
+  /** The settings a new run gets; a resumed run gets the ones it logged. */
+  settings: RunSettings;
   maxRequestChars: number;
-  budget: RunBudget;
   decompose: DecomposePolicy;
   cwd: string | undefined;
   createRunId: () => string;
-  alternateAgentModels: string[];
-  /** Replanning is on only with a model to ask. */
-  replan: { enabled: boolean; maxPerSubTask: number; maxPerRun: number };
   reviewPlan: ReviewPlan | undefined;
 }
+
+/** The defaults of every run setting, before a manager's options are laid over them. */
+export const defaultRunSettings: RunSettings = {
+  concurrency: 3,
+  maxRetries: 2,
+  maxSubTasks: defaultMaxSubTasks,
+  contextTokenBudget: 4000,
+  budget: {},
+  decompose: "auto",
+  alternateAgentModels: [],
+  replan: { enabled: true, maxPerSubTask: 1, maxPerRun: 3 },
+};
 
 export function resolveManagerOptions(options: ManagerOptions): ResolvedManagerOptions {
   if (!options || typeof options.executor?.run !== "function") {
     throw new InvalidConfigError("`executor` is required: an object with a `run` method.");
   }
-  const resolved: ResolvedManagerOptions = {
+  const decompose = options.decompose ?? "auto";
+  const settings = resolveRunSettings(
+    {
+      ...defaultRunSettings,
+      decompose: typeof decompose === "function" ? "function" : decompose,
+    },
+    {
+      ...pick(options, [
+        "concurrency",
+        "maxRetries",
+        "maxSubTasks",
+        "contextTokenBudget",
+        "budget",
+        "alternateAgentModels",
+      ]),
+      ...(options.replan ? { replan: options.replan } : {}),
+    },
+  );
+  const maxRequestChars = options.maxRequestChars ?? 100_000;
+  if (!Number.isInteger(maxRequestChars) || maxRequestChars < 1 || maxRequestChars > 10_000_000) {
+    throw new InvalidConfigError(
+      `\`maxRequestChars\` must be an integer from 1 to 10000000; got ${maxRequestChars}.`,
+    );
+  }
+  if (decompose === "always" && !options.model) {
+    throw new InvalidConfigError('`decompose: "always"` needs a `model` to plan with.');
+  }
+  return {
     model: options.model,
     executor: options.executor,
     evaluator: options.evaluator ?? outcomeEvaluator,
     store: options.store ?? new MemoryRunStore(),
-    concurrency: integer("concurrency", options.concurrency, 3, 1, 256),
-    maxRetries: integer("maxRetries", options.maxRetries, 2, 0, 20),
-    maxSubTasks: integer("maxSubTasks", options.maxSubTasks, defaultMaxSubTasks, 1, 100_000),
-    contextTokenBudget: integer(
-      "contextTokenBudget",
-      options.contextTokenBudget,
-      4000,
-      0,
-      1_000_000,
-    ),
-    maxRequestChars: integer("maxRequestChars", options.maxRequestChars, 100_000, 1, 10_000_000),
-    budget: {
-      ...(options.budget?.maxTokens === undefined
-        ? {}
-        : {
-            maxTokens: integer(
-              "budget.maxTokens",
-              options.budget.maxTokens,
-              0,
-              1,
-              Number.MAX_SAFE_INTEGER,
-            ),
-          }),
-      ...(options.budget?.maxDurationMs === undefined
-        ? {}
-        : {
-            maxDurationMs: integer(
-              "budget.maxDurationMs",
-              options.budget.maxDurationMs,
-              0,
-              1,
-              2 ** 31 - 1,
-            ),
-          }),
-    },
-    decompose: options.decompose ?? "auto",
+    settings,
+    maxRequestChars,
+    decompose,
     cwd: options.cwd,
     createRunId: options.createRunId ?? (() => crypto.randomUUID()),
-    alternateAgentModels: [...(options.alternateAgentModels ?? [])],
-    replan: {
-      enabled: options.model !== undefined && options.replan?.enabled !== false,
-      maxPerSubTask: integer("replan.maxPerSubTask", options.replan?.maxPerSubTask, 1, 0, 10),
-      maxPerRun: integer("replan.maxPerRun", options.replan?.maxPerRun, 3, 0, 100),
-    },
     reviewPlan: options.reviewPlan,
   };
-  if (resolved.decompose === "always" && !resolved.model) {
-    throw new InvalidConfigError('`decompose: "always"` needs a `model` to plan with.');
-  }
-  return resolved;
 }
 
-function integer(
-  name: string,
-  value: number | undefined,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidConfigError(
-      `\`${name}\` must be an integer from ${min} to ${max}; got ${value}.`,
-    );
-  }
-  return value;
+function pick<T extends object, K extends keyof T>(object: T, keys: readonly K[]): Partial<T> {
+  const picked: Partial<T> = {};
+  for (const key of keys) if (object[key] !== undefined) picked[key] = object[key];
+  return picked;
 }

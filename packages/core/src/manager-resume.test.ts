@@ -238,11 +238,11 @@ describe("Manager.resume", () => {
     const resumed = createFakeExecutor({
       fallback: { type: "success", usage: { inputTokens: 600, outputTokens: 100 } },
     });
+    // The run keeps the settings it logged; a budget given to `resume` is laid over them.
     const report = await createManager({
       executor: resumed,
       store: crashedStore("run-4", records, cut),
-      budget: { maxTokens: 1000 },
-    }).resume("run-4").result;
+    }).resume("run-4", { settings: { budget: { maxTokens: 1000 } } }).result;
     // 700 before the crash, 700 after: over 1000, so c never starts.
     expect(resumed.calls.map((c) => c.subTaskId)).toEqual(["b"]);
     expect(report.usage.agents.inputTokens).toBe(1200);

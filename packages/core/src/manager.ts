@@ -8,9 +8,11 @@ import {
 import type { ReviewPlan } from "./plan-review.js";
 import { type PlanResult, planRequest } from "./planner.js";
 import type { RunEvent } from "./run-events.js";
-import { RunExecution } from "./run-execution.js";
+import { executeRun } from "./run-execution.js";
 import { recoverRun } from "./run-recovery.js";
 import type { RunReport } from "./run-report.js";
+import { type RunSettingsInput, resolveRunSettings } from "./run-settings.js";
+import { isFinal } from "./run-state.js";
 import type { TaskLedgerInput } from "./task-ledger.js";
 import { TaskRun } from "./task-run.js";
 import type { Usage } from "./usage.js";
@@ -27,6 +29,11 @@ export interface RunOptions {
   reviewPlan?: ReviewPlan;
   /** Called with every event, in order. */
   onEvent?: (event: RunEvent) => void;
+  /**
+   * Settings for this run over the manager's (on `resume`, over the ones the run logged), and
+   * the host's own settings to log with them (`host`: JSON, never a secret).
+   */
+  settings?: RunSettingsInput;
 }
 
 /** Turns requests into Task Ledgers and runs them. Holds no per-run state; runs are independent. */
@@ -41,21 +48,20 @@ export class Manager {
   /** Starts a run and returns its handle at once; a bad request throws here, synchronously. */
   start(request: string, options: RunOptions = {}): TaskRun {
     const text = this.checkRequest(request);
+    const settings = resolveRunSettings(this.options.settings, options.settings);
     const runId = this.options.createRunId();
     return this.launch(runId, options, (hub) =>
-      new RunExecution(
+      executeRun(
         this.options,
         {
           runId,
           request: text,
           cwd: options.cwd ?? this.options.cwd ?? process.cwd(),
-          ...(options.plan === undefined ? {} : { plan: options.plan }),
-          ...(options.planUsage ? { planUsage: options.planUsage } : {}),
-          ...(options.reviewPlan ? { reviewPlan: options.reviewPlan } : {}),
-          ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
+          settings,
+          ...runInputs(options),
         },
         hub,
-      ).execute(),
+      ),
     );
   }
 
@@ -64,28 +70,31 @@ export class Manager {
    * sub-tasks are kept, an attempt that was running is run again under the next attempt number
    * (told what the interrupted one may have left), an attempt that finished unjudged is judged,
    * and the budgets spent so far still count. A run that already finished resolves with its report.
-   * `plan` is used only when the run stopped before its plan was recorded.
+   * The run keeps the settings it logged (`options.settings` overrides them) and its directory
+   * (`options.cwd` overrides it). `plan` is used only when the run stopped before its plan was
+   * recorded and was not given one at start.
    */
   resume(runId: string, options: RunOptions = {}): TaskRun {
     return this.launch(runId, options, async (hub) => {
       const records = await this.options.store.read(runId);
       if (records.length === 0) throw new RunNotFoundError(runId);
-      const recovered = recoverRun(records);
-      if (recovered.finished) return recovered.finished;
-      return new RunExecution(
+      const recovered = recoverRun(records, runId);
+      if (isFinal(recovered) && recovered.report) return recovered.report;
+      return executeRun(
         this.options,
         {
           runId,
           request: recovered.request,
           cwd: options.cwd ?? recovered.cwd ?? this.options.cwd ?? process.cwd(),
+          settings: resolveRunSettings(
+            recovered.settings ?? this.options.settings,
+            options.settings,
+          ),
           recovered,
-          ...(options.plan === undefined ? {} : { plan: options.plan }),
-          ...(options.planUsage ? { planUsage: options.planUsage } : {}),
-          ...(options.reviewPlan ? { reviewPlan: options.reviewPlan } : {}),
-          ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
+          ...runInputs(options),
         },
         hub,
-      ).execute();
+      );
     });
   }
 
@@ -117,7 +126,7 @@ export class Manager {
     return planRequest({
       model: this.options.model,
       request: text,
-      maxSubTasks: this.options.maxSubTasks,
+      maxSubTasks: this.options.settings.maxSubTasks,
       decompose: this.options.decompose,
       abortSignal: options.abortSignal ?? new AbortController().signal,
     });
@@ -134,6 +143,15 @@ export class Manager {
     }
     return request.trim();
   }
+}
+
+function runInputs(options: RunOptions) {
+  return {
+    ...(options.plan === undefined ? {} : { plan: options.plan }),
+    ...(options.planUsage ? { planUsage: options.planUsage } : {}),
+    ...(options.reviewPlan ? { reviewPlan: options.reviewPlan } : {}),
+    ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
+  };
 }
 
 export function createManager(options: ManagerOptions): Manager {

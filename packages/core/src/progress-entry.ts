@@ -26,11 +26,32 @@ export const progressJudgmentSchema = z.object({
 export type ProgressJudgment = z.infer<typeof progressJudgmentSchema>;
 export const progressJudgmentSchemaName = "progress_ledger_entry";
 
+/**
+ * Why an attempt is incomplete, for the escalation ladder: `not-finished` (the agent did not end
+ * on its own), `checks-failed`, `judged-incomplete`, `stuck` (it repeated the previous attempt),
+ * `judge-unavailable` (no judgment could be had), `evaluator-failed`, `interrupted` (the manager
+ * process stopped while it ran).
+ */
+export const incompleteReasonSchema = z.enum([
+  "not-finished",
+  "checks-failed",
+  "judged-incomplete",
+  "stuck",
+  "judge-unavailable",
+  "evaluator-failed",
+  "interrupted",
+]);
+export type IncompleteReason = z.infer<typeof incompleteReasonSchema>;
+
 /** One entry of the Progress Ledger: the evaluator's verdict on one attempt of one sub-task. */
 export const progressEntrySchema = progressJudgmentSchema.extend({
   evidence: z.array(evidenceSchema),
   /** Tokens the evaluation itself spent. */
   usage: usageSchema,
+  /** Why it is incomplete; absent when completed (and in logs written before it existed). */
+  incomplete: incompleteReasonSchema.optional(),
+  /** A hash of what the attempt left behind, kept in the log so stuck detection survives a restart. */
+  fingerprint: z.string().max(200).optional(),
 });
 export type ProgressEntry = z.infer<typeof progressEntrySchema>;
 
@@ -43,13 +64,27 @@ export const judgeUnavailableEvidenceSource = "llm-judge-unavailable";
 
 /** True when the entry is incomplete only because no judgment could be had: not the agent's fault. */
 export function isJudgeUnavailable(entry: ProgressEntry): boolean {
-  const failed = entry.evidence.filter((item) => !item.passed);
-  return (
-    failed.length > 0 && failed.every((item) => item.source === judgeUnavailableEvidenceSource)
-  );
+  return incompleteReasonOf(entry) === "judge-unavailable";
 }
 
 /** True when the entry says its attempt made no progress over the previous one. */
 export function isStuckEntry(entry: ProgressEntry): boolean {
-  return entry.evidence.some((item) => item.source === stuckEvidenceSource && !item.passed);
+  return incompleteReasonOf(entry) === "stuck";
+}
+
+/**
+ * The entry's typed reason; for an entry from a log written before `incomplete` existed (or a
+ * host evaluator that leaves it out), read from its evidence once, here.
+ */
+export function incompleteReasonOf(entry: ProgressEntry): IncompleteReason | undefined {
+  if (entry.completed) return undefined;
+  if (entry.incomplete) return entry.incomplete;
+  const failed = entry.evidence.filter((item) => !item.passed);
+  if (failed.some((item) => item.source === stuckEvidenceSource)) return "stuck";
+  if (failed.length > 0 && failed.every((item) => item.source === judgeUnavailableEvidenceSource))
+    return "judge-unavailable";
+  if (failed.some((item) => item.source === "evaluator")) return "evaluator-failed";
+  if (failed.some((item) => item.source === judgeEvidenceSource)) return "judged-incomplete";
+  if (failed.some((item) => item.source === "finish-reason")) return "not-finished";
+  return failed.length > 0 ? "checks-failed" : "judged-incomplete";
 }

@@ -1,10 +1,13 @@
 import type { AgentEvent, AttemptProcess, AttemptResult } from "./executor.js";
 import type { ProgressEntry } from "./progress-entry.js";
 import type { RunReport } from "./run-report.js";
+import type { RunSettings } from "./run-settings.js";
 import type { TaskLedger } from "./task-ledger.js";
 import type { Usage } from "./usage.js";
 
 interface EventBase {
+  /** The log format version the record was written in (see `runLogVersion`); absent in format 1. */
+  v?: number;
   runId: string;
   /** Position of the event in its run, from 0. */
   seq: number;
@@ -22,7 +25,15 @@ export interface BudgetExhaustion {
 /** Every step of a run, in the order it happens. Names are noun-verb, kebab-case. */
 export type RunEvent = EventBase &
   (
-    | { type: "run-started"; request: string; cwd: string }
+    | {
+        type: "run-started";
+        request: string;
+        cwd: string;
+        /** The run's settings, so `resume` needs nothing else (absent in format-1 logs). */
+        settings?: RunSettings;
+        /** A plan the host gave instead of a planning call. */
+        plan?: TaskLedger;
+      }
     /** A stopped or crashed run continues from its log; `interrupted` attempts are run again. */
     | {
         type: "run-resumed";
@@ -52,8 +63,17 @@ export type RunEvent = EventBase &
     | { type: "sub-task-evaluated"; subTaskId: string; attempt: number; entry: ProgressEntry }
     | { type: "sub-task-retrying"; subTaskId: string; attempt: number; feedback: string }
     | { type: "sub-task-completed"; subTaskId: string; attempts: number; entry: ProgressEntry }
-    | { type: "sub-task-failed"; subTaskId: string; attempts: number; reason: string }
+    | {
+        type: "sub-task-failed";
+        subTaskId: string;
+        attempts: number;
+        reason: string;
+        /** Manager tokens spent on a last step that did not work out (a rejected replan). */
+        usage?: Usage;
+      }
     | { type: "sub-task-skipped"; subTaskId: string; reason: string; blockedBy: string[] }
+    /** The run stopped (a cancel, a budget) while the sub-task ran or before it started. */
+    | { type: "sub-task-cancelled"; subTaskId: string; reason: string }
     | ({ type: "budget-exhausted" } & BudgetExhaustion)
     /** Retries did not finish a sub-task; the next step of the ladder is taken. */
     | {

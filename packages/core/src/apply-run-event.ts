@@ -1,0 +1,255 @@
+import { incompleteReasonOf, type ProgressEntry } from "./progress-entry.js";
+import type { RunEvent } from "./run-events.js";
+import type { RunState, SubTaskState } from "./run-state.js";
+import type { SubTask } from "./sub-task.js";
+import type { TaskLedger } from "./task-ledger.js";
+import { oneLine } from "./text-clip.js";
+import { addUsage, emptyUsage } from "./usage.js";
+
+/**
+ * Applies one record to a run's state (in place) and returns it. The live run calls it for every
+ * event it records and recovery folds the log with it, so the two cannot drift: a new record type
+ * is one edit here.
+ */
+export function applyRunEvent(state: RunState, event: RunEvent): RunState {
+  state.nextSeq = Math.max(state.nextSeq, event.seq + 1);
+  const time = Date.parse(event.time);
+  switch (event.type) {
+    case "run-started":
+    case "run-resumed":
+      closeSession(state);
+      state.sessionStartedAt = Number.isFinite(time) ? time : undefined;
+      if (event.type === "run-started") {
+        state.request = event.request;
+        state.cwd = event.cwd;
+        state.settings = event.settings;
+        state.hostPlan = event.plan;
+      } else {
+        // What a crash left running is pending until the resumed loop takes it up again.
+        for (const s of state.subTasks.values()) if (s.status === "running") s.status = "pending";
+      }
+      break;
+    case "plan-created":
+      state.usage.manager = addUsage(state.usage.manager, event.usage);
+      setPlan(state, event.ledger);
+      break;
+    case "plan-review-requested":
+      if (event.kind === "plan") state.planReviewPending = true;
+      break;
+    case "plan-reviewed":
+      if (event.kind !== "plan") break;
+      state.planReviewPending = false;
+      if (event.action === "reject") state.planRejected = event.reason ?? "rejected in review";
+      else if (event.ledger) setPlan(state, event.ledger);
+      break;
+    case "sub-task-started": {
+      const s = subTask(state, event.subTaskId);
+      if (!s) break;
+      s.status = "running";
+      s.attempts = Math.max(s.attempts, event.attempt);
+      s.stepAttempts++;
+      s.finished = undefined;
+      s.inFlight = { attempt: event.attempt, processes: [] };
+      s.startedAt = event.time;
+      s.activity = "";
+      break;
+    }
+    case "attempt-process":
+      subTask(state, event.subTaskId)?.inFlight?.processes.push({
+        pid: event.pid,
+        startTime: event.startTime,
+      });
+      break;
+    case "agent-event": {
+      const s = subTask(state, event.subTaskId);
+      const agent = event.event;
+      if (s && agent.type === "tool-use") s.activity = oneLine(`${agent.tool} ${agent.input}`, 60);
+      else if (s && agent.type === "text" && agent.text.trim())
+        s.activity = oneLine(agent.text, 60);
+      break;
+    }
+    case "attempt-finished": {
+      state.usage.agents = addUsage(state.usage.agents, event.result.usage);
+      const s = subTask(state, event.subTaskId);
+      if (!s) break;
+      s.usage = addUsage(s.usage, event.result.usage);
+      s.lastDurationMs = event.result.durationMs;
+      // A cancelled attempt did not finish its work: it stays in flight, to run again on resume.
+      if (event.result.outcome === "cancelled") break;
+      s.inFlight = undefined;
+      s.finished = { attempt: event.attempt, result: event.result };
+      break;
+    }
+    case "sub-task-evaluated": {
+      const entry = upgradeEntry(event.entry);
+      state.usage.manager = addUsage(state.usage.manager, entry.usage);
+      const s = subTask(state, event.subTaskId);
+      if (!s) break;
+      s.entry = entry;
+      if (s.finished?.attempt === event.attempt) s.finished.entry = entry;
+      break;
+    }
+    case "sub-task-retrying": {
+      const s = subTask(state, event.subTaskId);
+      if (!s) break;
+      if (s.finished?.entry) s.previous = { attempt: s.finished.attempt, entry: s.finished.entry };
+      s.finished = undefined;
+      break;
+    }
+    case "sub-task-escalated": {
+      const s = subTask(state, event.subTaskId);
+      if (s && event.step === "alternate-model") {
+        s.alternatesUsed++;
+        s.agentModel = event.agentModel;
+        s.stepAttempts = 0;
+      }
+      break;
+    }
+    case "sub-task-completed": {
+      const s = subTask(state, event.subTaskId);
+      if (!s) break;
+      settle(s, "completed", null);
+      s.entry = upgradeEntry(event.entry);
+      s.attempts = Math.max(s.attempts, event.attempts);
+      state.completionOrder.set(s.subTask.id, state.completionOrder.size);
+      for (const id of state.dependents.get(s.subTask.id) ?? []) {
+        const dependent = state.subTasks.get(id);
+        if (dependent) dependent.waitingOn--;
+      }
+      break;
+    }
+    case "sub-task-failed":
+    case "sub-task-skipped":
+    case "sub-task-cancelled": {
+      const s = subTask(state, event.subTaskId);
+      const status =
+        event.type === "sub-task-failed"
+          ? "failed"
+          : event.type === "sub-task-skipped"
+            ? "skipped"
+            : "cancelled";
+      if (s) settle(s, status, event.reason);
+      if (event.type === "sub-task-failed" && event.usage)
+        state.usage.manager = addUsage(state.usage.manager, event.usage);
+      // A cancelled attempt stays in flight: a resumed run runs it again.
+      if (s && status === "cancelled") s.finished = undefined;
+      break;
+    }
+    case "plan-revised":
+      revisePlan(state, event.ledger, event.replaced, event.added, event.reason);
+      state.usage.manager = addUsage(state.usage.manager, event.usage);
+      state.replans++;
+      break;
+    case "budget-exhausted":
+      state.budgetStop ??= { kind: event.kind, limit: event.limit, used: event.used };
+      break;
+    case "run-finished":
+      state.report = event.report;
+      // A cancelled run can be taken up again: what it stopped is pending once more.
+      if (event.report.status === "cancelled") {
+        for (const s of state.subTasks.values()) {
+          if (s.status === "running" || s.status === "cancelled") s.status = "pending";
+        }
+      }
+      break;
+    case "run-failed":
+      state.failure = event.error;
+      break;
+    default:
+      break;
+  }
+  if (Number.isFinite(time) && event.type !== "agent-event") state.lastRecordAt = time;
+  return state;
+}
+
+function closeSession(state: RunState): void {
+  if (state.sessionStartedAt !== undefined && state.lastRecordAt !== undefined)
+    state.elapsedMs += state.lastRecordAt - state.sessionStartedAt;
+  state.sessionStartedAt = undefined;
+}
+
+function subTask(state: RunState, id: string): SubTaskState | undefined {
+  return state.subTasks.get(id);
+}
+
+function settle(s: SubTaskState, status: SubTaskState["status"], reason: string | null): void {
+  s.status = status;
+  s.reason = reason;
+  s.finished = status === "completed" ? undefined : s.finished;
+  if (status !== "cancelled") s.inFlight = undefined;
+  s.startedAt = undefined;
+}
+
+/** Entries from logs written before `incomplete` existed get it once, here. */
+function upgradeEntry(entry: ProgressEntry): ProgressEntry {
+  if (entry.completed || entry.incomplete) return entry;
+  const reason = incompleteReasonOf(entry);
+  return reason ? { ...entry, incomplete: reason } : entry;
+}
+
+/** The plan to run (a new one, or one edited in review before anything ran): its sub-tasks afresh. */
+function setPlan(state: RunState, ledger: TaskLedger): void {
+  state.planned = true;
+  state.subTasks.clear();
+  state.dependents.clear();
+  state.completionOrder.clear();
+  for (const s of ledger.subTasks) addSubTask(state, s, 0);
+}
+
+function addSubTask(state: RunState, subTask: SubTask, replans: number): void {
+  const dependsOn = new Set(subTask.dependsOn);
+  state.subTasks.set(subTask.id, {
+    subTask,
+    status: "pending",
+    attempts: 0,
+    entry: undefined,
+    reason: null,
+    waitingOn: [...dependsOn].filter((id) => !state.completionOrder.has(id)).length,
+    stepAttempts: 0,
+    agentModel: undefined,
+    alternatesUsed: 0,
+    replans,
+    replacedBy: null,
+    previous: undefined,
+    finished: undefined,
+    inFlight: undefined,
+    startedAt: undefined,
+    lastDurationMs: undefined,
+    usage: emptyUsage(),
+    activity: "",
+  });
+  for (const id of dependsOn) {
+    const list = state.dependents.get(id);
+    if (list) list.push(subTask.id);
+    else state.dependents.set(id, [subTask.id]);
+  }
+}
+
+/** Takes the replaced sub-tasks out of the plan and puts the new ones in; completed work stays. */
+function revisePlan(
+  state: RunState,
+  ledger: TaskLedger,
+  replaced: readonly string[],
+  added: readonly string[],
+  reason: string,
+): void {
+  const lineage = (replaced[0] ? state.subTasks.get(replaced[0])?.replans : undefined) ?? 0;
+  for (const id of replaced) {
+    const s = state.subTasks.get(id);
+    if (!s) continue;
+    settle(s, "replaced", reason);
+    s.finished = undefined;
+    s.inFlight = undefined;
+    s.replacedBy = [...added];
+  }
+  const fresh = new Set(added);
+  for (const definition of ledger.subTasks) {
+    const s = state.subTasks.get(definition.id);
+    // Sub-tasks a reviewer changed in place (criteria, descriptions) take their new text.
+    if (s?.status === "pending" && !fresh.has(definition.id)) s.subTask = definition;
+  }
+  for (const definition of ledger.subTasks) {
+    if (fresh.has(definition.id) && !state.subTasks.has(definition.id))
+      addSubTask(state, definition, lineage + 1);
+  }
+}

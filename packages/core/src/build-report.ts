@@ -1,0 +1,55 @@
+import type { RunReport, RunStatus, SubTaskReport } from "./run-report.js";
+import type { RunState } from "./run-state.js";
+import { addUsage } from "./usage.js";
+
+export interface ReportContext {
+  cancelled: boolean;
+  /** Why the run stopped short, when it did (see `StopConditions.reason`). */
+  stopReason: string | undefined;
+  startedAt: Date;
+  finishedAt: Date;
+}
+
+/** The run's report, read from its state. */
+export function buildReport(state: RunState, context: ReportContext): RunReport {
+  const subTasks: SubTaskReport[] = [...state.subTasks.values()].map((s) => ({
+    id: s.subTask.id,
+    title: s.subTask.title,
+    status: s.status,
+    attempts: s.attempts,
+    summary: s.entry?.summary ?? "",
+    outputData: s.status === "completed" ? (s.entry?.outputData ?? "") : "",
+    reason: s.status === "completed" ? null : s.reason,
+    replacedBy: s.replacedBy,
+  }));
+  // A replaced sub-task's goal lives on in its replacements; only those count.
+  const live = subTasks.filter((s) => s.status !== "replaced");
+  const completed = live.filter((s) => s.status === "completed").length;
+  let status: RunStatus;
+  if (context.cancelled || state.planRejected !== undefined) status = "cancelled";
+  else if (completed === live.length && completed > 0) status = "completed";
+  else if (completed > 0) status = "partial";
+  else status = "failed";
+  const notDone = live.filter((s) => s.status !== "completed");
+  let reason: string | null = null;
+  if (status !== "completed") {
+    reason =
+      context.stopReason !== undefined
+        ? `Stopped: ${context.stopReason}.`
+        : `${notDone.length} of ${live.length} sub-task(s) did not complete: ${notDone
+            .map((s) => `${s.id} (${s.status})`)
+            .join(", ")}.`;
+  }
+  const { manager, agents } = state.usage;
+  return {
+    runId: state.runId,
+    request: state.request,
+    status,
+    reason,
+    subTasks,
+    usage: { manager, agents, total: addUsage(manager, agents) },
+    startedAt: context.startedAt.toISOString(),
+    finishedAt: context.finishedAt.toISOString(),
+    durationMs: context.finishedAt.getTime() - context.startedAt.getTime(),
+  };
+}

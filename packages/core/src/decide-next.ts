@@ -1,0 +1,72 @@
+import { incompleteReasonOf, type ProgressEntry } from "./progress-entry.js";
+import type { SubTaskState } from "./run-state.js";
+
+/** What the escalation ladder does after an incomplete attempt. */
+export type LadderDecision =
+  | { kind: "retry" }
+  | { kind: "alternate-model"; model: string; reason: string }
+  | { kind: "replan"; reason: string }
+  | { kind: "fail"; reason: string };
+
+export interface LadderOptions {
+  maxRetries: number;
+  alternateAgentModels: readonly string[];
+  /** Replanning is possible only with a model to ask. */
+  replan: { enabled: boolean; maxPerSubTask: number; maxPerRun: number };
+  /** Replans already applied or under way in the run. */
+  replansInRun: number;
+  /** Why the run is stopping (a cancel, a budget, a rejected plan), when it is. */
+  stopReason: string | undefined;
+}
+
+/**
+ * The ladder, as a value: retry on the same model with feedback, then one attempt on each
+ * alternate agent model, then a replan of the sub-task and its dependents, then fail. `sub` is
+ * the sub-task as its records leave it after the attempt `entry` judged.
+ */
+export function decideNext(
+  sub: Pick<
+    SubTaskState,
+    "attempts" | "stepAttempts" | "agentModel" | "alternatesUsed" | "replans" | "finished"
+  >,
+  entry: ProgressEntry,
+  options: LadderOptions,
+): LadderDecision {
+  const attempt = sub.attempts;
+  const detail = entry.feedback || entry.summary;
+  // A missing binary or a bad setup fails every attempt alike: no point trying again.
+  if (sub.finished?.result.retryable === false) {
+    return {
+      kind: "fail",
+      reason: `The executor cannot run attempts: ${sub.finished.result.error ?? "not retryable"}`,
+    };
+  }
+  if (options.stopReason !== undefined) {
+    return {
+      kind: "fail",
+      reason: `Incomplete after ${attempt} attempt(s); not retried because ${options.stopReason}. ${detail}`,
+    };
+  }
+  const why = incompleteReasonOf(entry);
+  // An alternate model gets one attempt; the executor's own model gets the retries.
+  const retriesInStep = sub.agentModel === undefined ? options.maxRetries : 0;
+  // The same attempt again would cost the same and end the same: a stuck one moves the ladder on.
+  if (why !== "stuck" && sub.stepAttempts <= retriesInStep) return { kind: "retry" };
+  const reason =
+    why === "stuck"
+      ? `No progress: attempt ${attempt} repeated the previous one. ${entry.feedback}`
+      : `Incomplete after ${attempt} attempt(s). ${detail}`;
+  // A judge that could not answer is no reason to change the agent model or the plan.
+  if (why === "judge-unavailable") return { kind: "fail", reason };
+  const alternate = options.alternateAgentModels[sub.alternatesUsed];
+  if (alternate !== undefined) return { kind: "alternate-model", model: alternate, reason };
+  const { replan } = options;
+  if (
+    replan.enabled &&
+    sub.replans < replan.maxPerSubTask &&
+    options.replansInRun < replan.maxPerRun
+  ) {
+    return { kind: "replan", reason };
+  }
+  return { kind: "fail", reason };
+}

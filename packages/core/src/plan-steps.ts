@@ -1,0 +1,167 @@
+import { describeError } from "./describe-error.js";
+import { PlanValidationError, StructuredOutputError } from "./errors.js";
+import { planRequest } from "./planner.js";
+import type { ProgressEntry } from "./progress-entry.js";
+import { replanSubTask } from "./replanner.js";
+import type { RunContext } from "./run-context.js";
+import { currentLedger, pendingDownstream } from "./run-state.js";
+import { type TaskLedger, validateTaskLedger } from "./task-ledger.js";
+import { emptyUsage, type Usage } from "./usage.js";
+
+/** Plans the request (or takes the host's plan), records it and has it reviewed. */
+export async function planRun(ctx: RunContext): Promise<void> {
+  const { input, settings, state } = ctx;
+  const { maxSubTasks } = settings;
+  const hostPlan = input.plan ?? state.hostPlan;
+  if (hostPlan !== undefined) {
+    const ledger = validateTaskLedger(hostPlan, { maxSubTasks });
+    const usage = input.planUsage ?? emptyUsage();
+    await ctx.recorder.record({
+      type: "plan-created",
+      ledger,
+      decomposed: true,
+      repaired: false,
+      usage,
+    });
+  } else {
+    const result = await planRequest({
+      model: ctx.options.model,
+      request: input.request,
+      maxSubTasks,
+      decompose: ctx.options.decompose,
+      abortSignal: ctx.stop.signal,
+    });
+    await ctx.recorder.record({
+      type: "plan-created",
+      ledger: result.ledger,
+      decomposed: result.decomposed,
+      repaired: result.repaired,
+      usage: result.usage,
+    });
+  }
+  await ctx.stop.checkTokenBudget();
+  await reviewPlan(ctx, "plan", currentLedger(state));
+}
+
+/**
+ * Asks the host's `reviewPlan`, when there is one; the request and the answer are both logged,
+ * so a run that stops while waiting asks again when resumed. Returns the ledger to run, or
+ * `undefined` when the review rejected it.
+ */
+export async function reviewPlan(
+  ctx: RunContext,
+  kind: "plan" | "replan",
+  ledger: TaskLedger,
+  change: { replaced: string[]; reason: string } | undefined = undefined,
+): Promise<TaskLedger | undefined> {
+  const hook = ctx.input.reviewPlan ?? ctx.options.reviewPlan;
+  if (!hook) return ledger;
+  await ctx.recorder.record({ type: "plan-review-requested", kind, ledger, ...(change ?? {}) });
+  const decision = await hook({
+    runId: ctx.input.runId,
+    request: ctx.input.request,
+    kind,
+    ledger,
+    ...(change ?? {}),
+    abortSignal: ctx.stop.signal,
+  });
+  if (decision.action === "reject") {
+    const reason = decision.reason ?? "rejected in review";
+    await ctx.recorder.record({ type: "plan-reviewed", kind, action: "reject", reason });
+    return undefined;
+  }
+  const reviewed =
+    decision.action === "edit"
+      ? validateTaskLedger(decision.ledger, { maxSubTasks: ctx.settings.maxSubTasks })
+      : ledger;
+  if (kind === "replan") checkKeepsCompleted(ctx, reviewed);
+  await ctx.recorder.record({
+    type: "plan-reviewed",
+    kind,
+    action: decision.action,
+    ledger: reviewed,
+  });
+  return reviewed;
+}
+
+/** A replan may change what is left to do, never drop what is done. */
+function checkKeepsCompleted(ctx: RunContext, ledger: TaskLedger): void {
+  const ids = new Set(ledger.subTasks.map((s) => s.id));
+  const dropped = [...ctx.state.subTasks.values()].filter(
+    (s) => s.status === "completed" && !ids.has(s.subTask.id),
+  );
+  if (dropped.length > 0) {
+    throw new PlanValidationError(
+      dropped.map((s) => ({
+        kind: "unknown-dependency" as const,
+        subTaskId: s.subTask.id,
+        message: `the edited plan drops completed sub-task "${s.subTask.id}"; completed work is kept`,
+      })),
+      { context: "The edited replan is not usable" },
+    );
+  }
+}
+
+/**
+ * The last step of the ladder: replace the failed sub-task and its dependents with new sub-tasks
+ * from the model, keeping completed work. Resolves with `failed: undefined` when the plan was
+ * revised, or with why it was not (the call failed, the review rejected it) and what that cost.
+ */
+export async function replanStep(
+  ctx: RunContext,
+  subTaskId: string,
+  entry: ProgressEntry,
+  reason: string,
+): Promise<{ failed: string | undefined; usage: Usage }> {
+  const { state, recorder } = ctx;
+  const model = ctx.options.model;
+  const failed = state.subTasks.get(subTaskId)!;
+  if (!model) return { failed: "No model to replan with.", usage: emptyUsage() };
+  const replaced = [subTaskId, ...pendingDownstream(state, subTaskId)];
+  await recorder.record({ type: "sub-task-escalated", subTaskId, step: "replan", reason });
+  let revised: TaskLedger;
+  let usage = emptyUsage();
+  try {
+    const result = await replanSubTask({
+      model,
+      request: ctx.input.request,
+      ledger: currentLedger(state),
+      progress: new Map(
+        [...state.subTasks].map(([id, s]) => [
+          id,
+          {
+            status: s.status,
+            outputData: s.status === "completed" ? (s.entry?.outputData ?? "") : "",
+          },
+        ]),
+      ),
+      failed: failed.subTask,
+      attempts: failed.attempts,
+      lastEntry: entry,
+      replaced,
+      usedIds: new Set(state.subTasks.keys()),
+      maxSubTasks: ctx.settings.maxSubTasks,
+      abortSignal: ctx.stop.signal,
+    });
+    usage = result.usage;
+    const reviewed = await reviewPlan(ctx, "replan", result.ledger, { replaced, reason });
+    if (!reviewed) return { failed: "A replan was proposed and rejected in review.", usage };
+    revised = reviewed;
+  } catch (error) {
+    if (StructuredOutputError.isInstance(error) && error.usage) usage = error.usage;
+    if (ctx.stop.signal.aborted) return { failed: "The run stopped while replanning.", usage };
+    return { failed: `Replanning failed: ${describeError(error)}`, usage };
+  }
+  const added = revised.subTasks.filter((s) => !state.subTasks.has(s.id)).map((s) => s.id);
+  await recorder.record({
+    type: "plan-revised",
+    ledger: revised,
+    replaced,
+    added,
+    reason: `Replanned after ${failed.attempts} attempt(s) of ${subTaskId}: ${reason}`,
+    usage,
+  });
+  await ctx.stop.checkTokenBudget();
+  ctx.schedule(added.filter((id) => state.subTasks.get(id)?.waitingOn === 0));
+  return { failed: undefined, usage: emptyUsage() };
+}

@@ -1,0 +1,36 @@
+import type { ResolvedManagerOptions } from "./manager-options.js";
+import type { ReviewPlan } from "./plan-review.js";
+import type { RunRecorder } from "./run-recorder.js";
+import type { RunSettings } from "./run-settings.js";
+import type { RunState } from "./run-state.js";
+import type { StopConditions } from "./stop-conditions.js";
+import type { TaskLedgerInput } from "./task-ledger.js";
+import type { Usage } from "./usage.js";
+
+export interface RunInput {
+  runId: string;
+  request: string;
+  cwd: string;
+  settings: RunSettings;
+  /** A plan the host already has; skips the planning call. */
+  plan?: TaskLedgerInput;
+  /** Tokens the host's planning of `plan` took. */
+  planUsage?: Usage;
+  /** This run's plan review, instead of the manager's. */
+  reviewPlan?: ReviewPlan;
+  abortSignal?: AbortSignal;
+  /** The run's state folded from its log: the run continues it. */
+  recovered?: RunState;
+}
+
+/** What the parts of one run share: its input, its state, its one writer and when to stop. */
+export interface RunContext {
+  options: ResolvedManagerOptions;
+  input: RunInput;
+  settings: RunSettings;
+  state: RunState;
+  recorder: RunRecorder;
+  stop: StopConditions;
+  /** Queues sub-tasks that have become ready to run. */
+  schedule(ids: Iterable<string>): void;
+}

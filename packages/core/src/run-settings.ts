@@ -1,0 +1,96 @@
+import { InvalidConfigError } from "./errors.js";
+
+/** What a run needs beyond its model, executor, evaluator and store; logged in its first record. */
+export interface RunSettings {
+  concurrency: number;
+  maxRetries: number;
+  maxSubTasks: number;
+  contextTokenBudget: number;
+  budget: RunBudget;
+  /** `function` when the host decides with code, which cannot be logged: resume uses its own. */
+  decompose: "auto" | "always" | "never" | "function";
+  alternateAgentModels: string[];
+  replan: { enabled: boolean; maxPerSubTask: number; maxPerRun: number };
+  /**
+   * The host's own settings (the CLI keeps its provider, models and base URL here), as JSON.
+   * Never a key or any other secret: those come from the environment when the run resumes.
+   */
+  host?: Record<string, unknown>;
+}
+
+export interface RunBudget {
+  /** Total tokens (manager and agents, all kinds) after which nothing new starts. */
+  maxTokens?: number;
+  /** Wall time of the whole run; when it passes, running attempts are stopped. */
+  maxDurationMs?: number;
+}
+
+/** Settings a host may give one run (or a resume), over the manager's or the logged ones. */
+export type RunSettingsInput = Partial<Omit<RunSettings, "decompose" | "replan">> & {
+  replan?: Partial<RunSettings["replan"]>;
+};
+
+/** Checks `input` and lays it over `base`; a bad value is an `InvalidConfigError` naming it. */
+export function resolveRunSettings(base: RunSettings, input: RunSettingsInput = {}): RunSettings {
+  const budget = { ...base.budget, ...input.budget };
+  return {
+    concurrency: integer("concurrency", input.concurrency, base.concurrency, 1, 256),
+    maxRetries: integer("maxRetries", input.maxRetries, base.maxRetries, 0, 20),
+    maxSubTasks: integer("maxSubTasks", input.maxSubTasks, base.maxSubTasks, 1, 100_000),
+    contextTokenBudget: integer(
+      "contextTokenBudget",
+      input.contextTokenBudget,
+      base.contextTokenBudget,
+      0,
+      1_000_000,
+    ),
+    budget: {
+      ...(budget.maxTokens === undefined
+        ? {}
+        : {
+            maxTokens: integer("budget.maxTokens", budget.maxTokens, 0, 1, Number.MAX_SAFE_INTEGER),
+          }),
+      ...(budget.maxDurationMs === undefined
+        ? {}
+        : {
+            maxDurationMs: integer("budget.maxDurationMs", budget.maxDurationMs, 0, 1, 2 ** 31 - 1),
+          }),
+    },
+    decompose: base.decompose,
+    alternateAgentModels: [...(input.alternateAgentModels ?? base.alternateAgentModels)],
+    replan: {
+      enabled: input.replan?.enabled ?? base.replan.enabled,
+      maxPerSubTask: integer(
+        "replan.maxPerSubTask",
+        input.replan?.maxPerSubTask,
+        base.replan.maxPerSubTask,
+        0,
+        10,
+      ),
+      maxPerRun: integer(
+        "replan.maxPerRun",
+        input.replan?.maxPerRun,
+        base.replan.maxPerRun,
+        0,
+        100,
+      ),
+    },
+    ...((input.host ?? base.host) ? { host: structuredClone(input.host ?? base.host) } : {}),
+  };
+}
+
+function integer(
+  name: string,
+  value: number | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidConfigError(
+      `\`${name}\` must be an integer from ${min} to ${max}; got ${value}.`,
+    );
+  }
+  return value;
+}

@@ -1,0 +1,160 @@
+import { buildDependencyContext } from "./dependency-context.js";
+import type { AttemptProcess, AttemptResult } from "./executor.js";
+import type { ProgressEntry } from "./progress-entry.js";
+import type { BudgetExhaustion } from "./run-events.js";
+import type { RunReport, SubTaskStatus } from "./run-report.js";
+import type { RunSettings } from "./run-settings.js";
+import type { SubTask } from "./sub-task.js";
+import type { TaskLedger } from "./task-ledger.js";
+import { emptyUsage, type Usage } from "./usage.js";
+
+/** Where one sub-task of a run stands, as its records tell it. */
+export interface SubTaskState {
+  subTask: SubTask;
+  status: SubTaskStatus;
+  /** The highest attempt number started; numbers only grow, across restarts too. */
+  attempts: number;
+  /** The last evaluation, or the entry it completed with. */
+  entry: ProgressEntry | undefined;
+  reason: string | null;
+  /** Dependencies not completed yet; the sub-task is ready at 0. */
+  waitingOn: number;
+  /** Attempts in the current step of the escalation ladder. */
+  stepAttempts: number;
+  /** The agent model of the current step, when it is an alternate one. */
+  agentModel: string | undefined;
+  alternatesUsed: number;
+  /** Replans in this sub-task's lineage: a replacement inherits its predecessor's count plus one. */
+  replans: number;
+  replacedBy: string[] | null;
+  /** The last evaluated attempt that was followed by another: the next prompt builds on it. */
+  previous: { attempt: number; entry: ProgressEntry } | undefined;
+  /** An attempt that finished and awaits its evaluation (no `entry`) or the decision after it. */
+  finished: { attempt: number; result: AttemptResult; entry?: ProgressEntry } | undefined;
+  /** The attempt running now; in a recovered run, the one a stopped process never saw finish. */
+  inFlight: { attempt: number; processes: AttemptProcess[] } | undefined;
+  /** When the current attempt started (ISO time of its record). */
+  startedAt: string | undefined;
+  /** How long the last finished attempt took. */
+  lastDurationMs: number | undefined;
+  /** The agents' tokens over every attempt of this sub-task. */
+  usage: Usage;
+  /** The agent's latest tool or text, from the live event stream only (never stored). */
+  activity: string;
+}
+
+/** A run's whole state: built by `applyRunEvent`, record by record, live and on recovery alike. */
+export interface RunState {
+  runId: string;
+  request: string;
+  cwd: string | undefined;
+  /** Absent in logs written before settings were recorded. */
+  settings: RunSettings | undefined;
+  /** A plan the host gave at start instead of a planning call. */
+  hostPlan: TaskLedger | undefined;
+  planned: boolean;
+  /** In the order sub-tasks first appeared (the report's order), replaced ones included. */
+  subTasks: Map<string, SubTaskState>;
+  dependents: Map<string, string[]>;
+  /** Sub-tasks in the order they completed, for newest-first context passing. */
+  completionOrder: Map<string, number>;
+  usage: { manager: Usage; agents: Usage };
+  budgetStop: BudgetExhaustion | undefined;
+  /** The plan waits for the host's review. */
+  planReviewPending: boolean;
+  /** Why the plan was rejected in review, if it was. */
+  planRejected: string | undefined;
+  /** Replans applied in the run. */
+  replans: number;
+  nextSeq: number;
+  /** Wall time of the run's sessions before the current one. */
+  elapsedMs: number;
+  sessionStartedAt: number | undefined;
+  lastRecordAt: number | undefined;
+  /** The last `run-finished` report; a `cancelled` one can be taken up again. */
+  report: RunReport | undefined;
+  failure: { code: string; message: string } | undefined;
+}
+
+export function createRunState(runId: string): RunState {
+  return {
+    runId,
+    request: "",
+    cwd: undefined,
+    settings: undefined,
+    hostPlan: undefined,
+    planned: false,
+    subTasks: new Map(),
+    dependents: new Map(),
+    completionOrder: new Map(),
+    usage: { manager: emptyUsage(), agents: emptyUsage() },
+    budgetStop: undefined,
+    planReviewPending: false,
+    planRejected: undefined,
+    replans: 0,
+    nextSeq: 0,
+    elapsedMs: 0,
+    sessionStartedAt: undefined,
+    lastRecordAt: undefined,
+    report: undefined,
+    failure: undefined,
+  };
+}
+
+/** True when the run ended for good: only a cancelled run can be resumed. */
+export function isFinal(state: RunState): boolean {
+  return state.report !== undefined && state.report.status !== "cancelled";
+}
+
+/** Wall time of every session so far, the open one included. */
+export function elapsedMs(state: RunState): number {
+  const open =
+    state.sessionStartedAt !== undefined && state.lastRecordAt !== undefined
+      ? state.lastRecordAt - state.sessionStartedAt
+      : 0;
+  return state.elapsedMs + open;
+}
+
+/** The plan as it stands: every sub-task a replan has not taken out. */
+export function currentLedger(state: RunState): TaskLedger {
+  return {
+    subTasks: [...state.subTasks.values()]
+      .filter((s) => s.status !== "replaced")
+      .map((s) => s.subTask),
+  };
+}
+
+/** Every sub-task downstream of `id` that has not started, in breadth-first order. */
+export function pendingDownstream(state: RunState, id: string): string[] {
+  const found: string[] = [];
+  const seen = new Set([id]);
+  const frontier = [id];
+  for (let next = frontier.shift(); next !== undefined; next = frontier.shift()) {
+    for (const dependent of state.dependents.get(next) ?? []) {
+      if (seen.has(dependent) || state.subTasks.get(dependent)?.status !== "pending") continue;
+      seen.add(dependent);
+      found.push(dependent);
+      frontier.push(dependent);
+    }
+  }
+  return found;
+}
+
+/** The outputs of `subTask`'s ancestors, within `budgetTokens`. */
+export function dependencyContextFor(
+  state: RunState,
+  subTask: SubTask,
+  budgetTokens: number,
+): string {
+  // Views over the state, so one prompt costs its ancestors, not the whole run.
+  const byId = { get: (id: string) => state.subTasks.get(id)?.subTask };
+  const outputs = {
+    get: (id: string) => {
+      const order = state.completionOrder.get(id);
+      const done = state.subTasks.get(id);
+      if (order === undefined || !done) return undefined;
+      return { subTask: done.subTask, outputData: done.entry?.outputData ?? "", order };
+    },
+  };
+  return buildDependencyContext(subTask, byId, outputs, budgetTokens).text;
+}

@@ -1,0 +1,94 @@
+import type { BudgetExhaustion } from "./run-events.js";
+import type { RunRecorder } from "./run-recorder.js";
+import type { RunBudget } from "./run-settings.js";
+import { elapsedMs } from "./run-state.js";
+import { addUsage, totalTokens } from "./usage.js";
+
+/**
+ * When a run stops starting new work: the host cancelled, a budget ran out, the plan was rejected
+ * in review or the store failed. Owns the run's abort controller and its time-budget timer.
+ */
+export class StopConditions {
+  private readonly controller = new AbortController();
+  /** Aborted when attempts and model calls must stop now. */
+  readonly signal: AbortSignal = this.controller.signal;
+  cancelled = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private unlisten: (() => void) | undefined;
+
+  constructor(
+    private readonly recorder: RunRecorder,
+    private readonly budget: RunBudget,
+  ) {}
+
+  /** Follows the host's signal and starts the time budget, counting earlier sessions' time. */
+  start(userSignal: AbortSignal | undefined): void {
+    const onUserAbort = () => {
+      this.cancelled = true;
+      this.controller.abort(userSignal?.reason);
+    };
+    if (userSignal?.aborted) onUserAbort();
+    else if (userSignal) {
+      userSignal.addEventListener("abort", onUserAbort, { once: true });
+      this.unlisten = () => userSignal.removeEventListener("abort", onUserAbort);
+    }
+    const { maxDurationMs } = this.budget;
+    if (maxDurationMs === undefined) return;
+    const sessionStart = Date.now();
+    const before = elapsedMs(this.recorder.state);
+    this.timer = setTimeout(
+      () => {
+        const used = before + Date.now() - sessionStart;
+        void this.exhaust({ kind: "time", limit: maxDurationMs, used });
+        this.controller.abort(new Error("time budget reached"));
+      },
+      Math.max(0, maxDurationMs - before),
+    );
+  }
+
+  /** Stops everything still running (the store failed, or the run is over). */
+  abort(reason?: unknown): void {
+    this.controller.abort(reason);
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.unlisten?.();
+    this.controller.abort();
+  }
+
+  async checkTokenBudget(): Promise<void> {
+    const { maxTokens } = this.budget;
+    if (maxTokens === undefined) return;
+    const { manager, agents } = this.recorder.state.usage;
+    const used = totalTokens(addUsage(manager, agents));
+    if (used >= maxTokens) await this.exhaust({ kind: "tokens", limit: maxTokens, used });
+  }
+
+  private async exhaust(exhaustion: BudgetExhaustion): Promise<void> {
+    if (this.recorder.state.budgetStop || this.cancelled) return;
+    await this.recorder.record({ type: "budget-exhausted", ...exhaustion });
+  }
+
+  stopping(): boolean {
+    const { state, fatal } = this.recorder;
+    return (
+      this.cancelled ||
+      state.planRejected !== undefined ||
+      state.budgetStop !== undefined ||
+      fatal !== undefined
+    );
+  }
+
+  /** Why the run is stopping, in words for a report; `undefined` while it is not. */
+  reason(): string | undefined {
+    if (!this.stopping()) return undefined;
+    const { planRejected, budgetStop } = this.recorder.state;
+    if (this.cancelled) return "the run was cancelled";
+    if (planRejected !== undefined) return `the plan was rejected in review (${planRejected})`;
+    if (budgetStop?.kind === "tokens")
+      return `the token budget of ${budgetStop.limit} was reached (${budgetStop.used} used)`;
+    if (budgetStop?.kind === "time") return `the time budget of ${budgetStop.limit} ms was reached`;
+    return "the run stopped";
+  }
+}

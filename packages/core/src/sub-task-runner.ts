@@ -1,0 +1,310 @@
+import { decideNext } from "./decide-next.js";
+import { describeError } from "./describe-error.js";
+import { ExecutorError, isAbortError } from "./errors.js";
+import type { AttemptResult } from "./executor.js";
+import { replanStep } from "./plan-steps.js";
+import type { ProgressEntry } from "./progress-entry.js";
+import { buildSubTaskPrompt } from "./prompts.js";
+import type { RunContext } from "./run-context.js";
+import { dependencyContextFor, type SubTaskState } from "./run-state.js";
+import { estimateTokens } from "./tokens.js";
+import { emptyUsage, totalTokens, type Usage } from "./usage.js";
+
+// Tokens of the overall request repeated in each sub-task's prompt, for orientation only.
+const requestTokensInPrompt = 2000;
+
+type Judged = { attempt: number; result: AttemptResult; entry?: ProgressEntry };
+
+/** Runs sub-tasks: attempt, evaluate, ask the ladder what next, and apply its decision. */
+export class SubTaskRunner {
+  /** Replans under way, counted before any await so sub-tasks failing at once cannot all pass a cap. */
+  private replansInFlight = 0;
+
+  constructor(private readonly ctx: RunContext) {}
+
+  /** Attempts one sub-task until it completes, fails for good, or the run stops. */
+  async run(id: string): Promise<void> {
+    const { state, recorder, stop } = this.ctx;
+    const s = state.subTasks.get(id)!;
+    // A resumed run: an attempt a stopped process never saw finish runs again, told so; one that
+    // finished unjudged is judged now, not run again.
+    let previous = s.inFlight ? interruptedEntry(s.inFlight.attempt, s.previous) : s.previous;
+    let current: Judged | undefined = s.inFlight ? undefined : s.finished && { ...s.finished };
+    let retrying = false;
+    for (;;) {
+      if (!current) {
+        if (stop.stopping()) {
+          if (retrying) await this.stoppedBeforeRetry(s);
+          return;
+        }
+        const attempt = s.attempts + 1;
+        const result = await this.runAttempt(s, attempt, previous);
+        if (stop.signal.aborted) return this.stopRunning(s, result);
+        current = { attempt, result };
+      }
+      let entry = current.entry;
+      if (!entry) {
+        entry = await this.evaluate(s, current.attempt, current.result);
+        await recorder.record({
+          type: "sub-task-evaluated",
+          subTaskId: id,
+          attempt: current.attempt,
+          entry,
+        });
+        await stop.checkTokenBudget();
+      }
+      if (entry.completed) {
+        await recorder.record({
+          type: "sub-task-completed",
+          subTaskId: id,
+          attempts: current.attempt,
+          entry,
+        });
+        const ready = (state.dependents.get(id) ?? []).filter(
+          (dependent) => state.subTasks.get(dependent)?.waitingOn === 0,
+        );
+        this.ctx.schedule(ready);
+        return;
+      }
+      if (stop.signal.aborted) return this.stopRunning(s, current.result);
+      const { settings } = this.ctx;
+      const decision = decideNext({ ...s, finished: current }, entry, {
+        maxRetries: settings.maxRetries,
+        alternateAgentModels: settings.alternateAgentModels,
+        replan: {
+          ...settings.replan,
+          enabled: settings.replan.enabled && this.ctx.options.model !== undefined,
+        },
+        replansInRun: state.replans + this.replansInFlight,
+        stopReason: stop.reason(),
+      });
+      switch (decision.kind) {
+        case "retry":
+          break;
+        case "alternate-model":
+          await recorder.record({
+            type: "sub-task-escalated",
+            subTaskId: id,
+            step: "alternate-model",
+            reason: decision.reason,
+            agentModel: decision.model,
+          });
+          break;
+        case "replan": {
+          this.replansInFlight++;
+          let outcome: { failed: string | undefined; usage: Usage };
+          try {
+            outcome = await replanStep(this.ctx, id, entry, decision.reason);
+          } finally {
+            this.replansInFlight--;
+          }
+          if (outcome.failed !== undefined)
+            await this.fail(s, `${decision.reason} ${outcome.failed}`, outcome.usage);
+          return;
+        }
+        case "fail":
+          return this.fail(s, decision.reason);
+      }
+      await recorder.record({
+        type: "sub-task-retrying",
+        subTaskId: id,
+        attempt: current.attempt + 1,
+        feedback: entry.feedback,
+      });
+      previous = s.previous;
+      current = undefined;
+      retrying = true;
+    }
+  }
+
+  /** Builds the attempt's prompt, announces it, runs it and records how it ended. */
+  private async runAttempt(
+    s: SubTaskState,
+    attempt: number,
+    previous: SubTaskState["previous"],
+  ): Promise<AttemptResult> {
+    const { input, settings, state, recorder } = this.ctx;
+    const { subTask, agentModel } = s;
+    const prompt = buildSubTaskPrompt({
+      request: input.request,
+      subTask,
+      context: dependencyContextFor(state, subTask, settings.contextTokenBudget),
+      requestTokens: requestTokensInPrompt,
+      ...(previous ? { previous } : {}),
+    });
+    // Attempt numbers only grow, in the log too, so no attempt is ever dispatched twice.
+    await recorder.record({
+      type: "sub-task-started",
+      subTaskId: subTask.id,
+      attempt,
+      promptTokens: estimateTokens(prompt),
+      ...(agentModel ? { agentModel } : {}),
+    });
+    const result = await this.execute(prompt, s, attempt);
+    await recorder.record({ type: "attempt-finished", subTaskId: subTask.id, attempt, result });
+    return result;
+  }
+
+  /** Runs the executor; a throw becomes an `error` attempt so one crash never ends the run. */
+  private async execute(prompt: string, s: SubTaskState, attempt: number): Promise<AttemptResult> {
+    const { input, options, recorder, stop } = this.ctx;
+    const subTaskId = s.subTask.id;
+    const started = performance.now();
+    try {
+      return await options.executor.run(prompt, {
+        subTask: s.subTask,
+        attempt,
+        cwd: input.cwd,
+        ...(s.agentModel ? { agentModel: s.agentModel } : {}),
+        abortSignal: stop.signal,
+        onEvent: (event) => {
+          void recorder.record({ type: "agent-event", subTaskId, attempt, event });
+        },
+        onProcess: (process) => {
+          void recorder.record({ type: "attempt-process", subTaskId, attempt, ...process });
+        },
+      });
+    } catch (error) {
+      const aborted = stop.signal.aborted && isAbortError(error);
+      return {
+        outcome: aborted ? "cancelled" : "error",
+        finalText: "",
+        toolCalls: [],
+        stepFinishReasons: [],
+        filesChanged: [],
+        usage: emptyUsage(),
+        error: aborted ? "aborted" : describeError(error),
+        ...(ExecutorError.isInstance(error) && !error.isRetryable ? { retryable: false } : {}),
+        durationMs: performance.now() - started,
+      };
+    }
+  }
+
+  /** Runs the evaluator; a throw becomes an incomplete entry that says why. */
+  private async evaluate(
+    s: SubTaskState,
+    attempt: number,
+    result: AttemptResult,
+  ): Promise<ProgressEntry> {
+    const { input, options, stop } = this.ctx;
+    const before = s.previous;
+    try {
+      return await options.evaluator.evaluate(
+        {
+          runId: input.runId,
+          request: input.request,
+          subTask: s.subTask,
+          attempt,
+          result,
+          cwd: input.cwd,
+          ...(before
+            ? {
+                previous: {
+                  attempt: before.attempt,
+                  ...(before.entry.fingerprint ? { fingerprint: before.entry.fingerprint } : {}),
+                },
+              }
+            : {}),
+        },
+        { abortSignal: stop.signal },
+      );
+    } catch (error) {
+      const reason = `The evaluator failed: ${describeError(error)}`;
+      return {
+        completed: false,
+        summary: reason,
+        outputData: "",
+        feedback: reason,
+        evidence: [{ source: "evaluator", passed: false, detail: reason }],
+        usage: emptyUsage(),
+        incomplete: "evaluator-failed",
+      };
+    }
+  }
+
+  private stopRunning(s: SubTaskState, result: AttemptResult): Promise<void> {
+    const { stop } = this.ctx;
+    let reason = stop.cancelled
+      ? "The run was cancelled while this sub-task was running."
+      : `Stopped while running: ${stop.reason() ?? "the run stopped"}.`;
+    if (result.finalText) reason += ` Last output: ${result.finalText.slice(0, 200)}`;
+    return this.ctx.recorder.record({
+      type: "sub-task-cancelled",
+      subTaskId: s.subTask.id,
+      reason,
+    });
+  }
+
+  /** The run began stopping between a retry's announcement and its start. */
+  private stoppedBeforeRetry(s: SubTaskState): Promise<void> {
+    const { stop } = this.ctx;
+    if (stop.cancelled) {
+      return this.ctx.recorder.record({
+        type: "sub-task-cancelled",
+        subTaskId: s.subTask.id,
+        reason: "The run was cancelled before this sub-task's retry started.",
+      });
+    }
+    return this.fail(
+      s,
+      `Incomplete after ${s.attempts} attempt(s); not retried because ${stop.reason() ?? "the run stopped"}.`,
+    );
+  }
+
+  async fail(s: SubTaskState, reason: string, usage?: Usage): Promise<void> {
+    await this.ctx.recorder.record({
+      type: "sub-task-failed",
+      subTaskId: s.subTask.id,
+      attempts: s.attempts,
+      reason,
+      ...(usage && totalTokens(usage) > 0 ? { usage } : {}),
+    });
+    await this.skipDependents(s.subTask.id);
+  }
+
+  /** Skips every sub-task downstream of `failedId`; independent branches go on. */
+  async skipDependents(failedId: string): Promise<void> {
+    const { state, recorder } = this.ctx;
+    const frontier = [failedId];
+    for (let id = frontier.shift(); id !== undefined; id = frontier.shift()) {
+      for (const dependent of state.dependents.get(id) ?? []) {
+        const s = state.subTasks.get(dependent);
+        if (s?.status !== "pending") continue;
+        const blockedBy = [...new Set(s.subTask.dependsOn)].filter((dep) => {
+          const status = state.subTasks.get(dep)?.status;
+          return status === "failed" || status === "skipped";
+        });
+        frontier.push(dependent);
+        await recorder.record({
+          type: "sub-task-skipped",
+          subTaskId: dependent,
+          reason: `Depends on ${blockedBy.join(", ")}, which did not complete.`,
+          blockedBy,
+        });
+      }
+    }
+  }
+}
+
+/** What the next attempt is told about one that a stopped manager process never saw finish. */
+function interruptedEntry(
+  attempt: number,
+  before: SubTaskState["previous"],
+): { attempt: number; entry: ProgressEntry } {
+  const note =
+    `Attempt ${attempt} was interrupted before it finished: the manager process stopped. ` +
+    "Files it changed may already be in the working directory: check what is already done and " +
+    "finish the rest instead of starting over.";
+  return {
+    attempt,
+    entry: {
+      completed: false,
+      summary: note,
+      outputData: "",
+      feedback: before?.entry.feedback ? `${note} Before that: ${before.entry.feedback}` : note,
+      evidence: [],
+      usage: emptyUsage(),
+      incomplete: "interrupted",
+    },
+  };
+}
