@@ -1,10 +1,16 @@
+import { resolve } from "node:path";
 import {
   emptyUsage,
+  FileRunStore,
   InvalidConfigError,
   InvalidRequestError,
+  isFinal,
   type PlanResult,
+  type ReviewPlan,
   type RunEvent,
+  RunNotFoundError,
   type RunReport,
+  type RunState,
   recoverRun,
   TaskLedgerError,
   type TaskRun,
@@ -16,6 +22,7 @@ import type { Colors } from "picocolors/types.js";
 import { parseRunOptions, type RawRunOptions, type RunOptions, UsageError } from "./cli-options.js";
 import { setUpDemo } from "./demo.js";
 import { eventLines } from "./event-lines.js";
+import { hostSettingsOf, loggedOptions, readHostSettings } from "./host-settings.js";
 import { toJsonReport } from "./json-report.js";
 import { createPlanReviewer } from "./plan-reviewer.js";
 import { applyEvent, createProgressState } from "./progress-state.js";
@@ -90,9 +97,17 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     });
 
   withRunOptions(program.command("resume").argument("<run-id>", "the run to continue"))
-    .description("continue a run stored with --store after a crash, a kill or Ctrl-C")
-    .action(async (runId: string, raw: RawRunOptions) => {
-      exitCode = await resumeCommand(runId, await parseRunOptions(raw, io.cwd), io);
+    .description(
+      "continue a run stored with --store after a crash, a kill or Ctrl-C; it keeps the options it was started with unless given again",
+    )
+    .option("-y, --yes", "do not ask before running a replan")
+    .action(async (runId: string, raw: RawRunOptions, command: Command) => {
+      const given = new Set(
+        loggedOptions
+          .map(([key]) => key)
+          .filter((key) => command.getOptionValueSource(key) === "cli"),
+      );
+      exitCode = await resumeCommand(runId, raw, given, io);
     });
 
   program
@@ -161,19 +176,8 @@ async function runCommand(request: string, options: RunOptions, io: CliIo): Prom
   // With --json, stdout carries only the report; people read progress on stderr.
   const human = options.json ? io.stderr : io.stdout;
   const c = colorsFor(human, io.env);
-  const confirming =
-    !options.yes && !options.json && io.stdin.isTTY === true && human.isTTY === true;
   const view: LiveView = { reporter: undefined };
-  const reviewPlan = confirming
-    ? createPlanReviewer({
-        io,
-        out: human,
-        c,
-        pause: () => view.reporter?.pause(),
-        resume: () => view.reporter?.resume(),
-      })
-    : undefined;
-  const runtime = createRuntime(options, io.env, reviewPlan);
+  const runtime = createRuntime(options, io.env, reviewerFor(options, io, human, c, view));
   try {
     human.write(c.dim(`Planning with ${options.provider}/${options.model}…\n`));
     if (options.dryRun) {
@@ -184,7 +188,12 @@ async function runCommand(request: string, options: RunOptions, io: CliIo): Prom
     }
     // Planning inside the run puts it in the run's log first, so even a crash while planning
     // can be resumed; a person reviews the plan through the run's reviewPlan hook.
-    const run = runtime.manager.start(request, { abortSignal: io.signal, cwd: options.cwd });
+    const run = runtime.manager.start(request, {
+      abortSignal: io.signal,
+      cwd: options.cwd,
+      // Logged with the run, so `resume` needs only the store.
+      settings: { host: { ...hostSettingsOf(options) } },
+    });
     return await follow(run, [], options, io, human, c, view);
   } finally {
     await runtime.close();
@@ -230,31 +239,118 @@ async function follow(
   return report.status === "completed" ? exitCodes.completed : exitCodes.notCompleted;
 }
 
-/** `taskledger resume RUN --store DIR`: continues a stored run where its log ends. */
-async function resumeCommand(runId: string, options: RunOptions, io: CliIo): Promise<number> {
-  if (!options.store)
-    throw new UsageError("resume needs --store, the directory the run was stored in");
+/**
+ * `taskledger resume RUN --store DIR`: continues a stored run where its log ends, with the options
+ * it logged at start; an option given again overrides its logged value, with a notice.
+ */
+async function resumeCommand(
+  runId: string,
+  raw: RawRunOptions,
+  given: ReadonlySet<keyof RawRunOptions>,
+  io: CliIo,
+): Promise<number> {
+  if (!raw.store) throw new UsageError("resume needs --store, the directory the run was stored in");
+  const history = await new FileRunStore(resolve(io.cwd, raw.store)).read(runId);
+  if (history.length === 0) throw new RunNotFoundError(runId);
+  const recovered = recoverRun(history, runId);
+  const { options, notices } = await resumeOptions(recovered, raw, given, io.cwd);
   const human = options.json ? io.stderr : io.stdout;
   const c = colorsFor(human, io.env);
-  const runtime = createRuntime(options, io.env);
+  for (const notice of notices) human.write(c.dim(`note: ${notice}\n`));
+  const view: LiveView = { reporter: undefined };
+  const runtime = createRuntime(options, io.env, reviewerFor(options, io, human, c, view));
   try {
-    const history = await runtime.store!.read(runId);
-    const recovered = recoverRun(history);
-    if (history.length > 0) {
-      const done = [...recovered.subTasks.values()].filter((s) => s.status === "completed").length;
-      human.write(
-        recovered.finished
-          ? `Run ${runId} had already finished.\n`
-          : `Resuming run ${runId}: ${done} of ${recovered.subTasks.size} sub-task(s) already completed.\n`,
-      );
-      const planned = history.find((event) => event.type === "plan-created");
-      if (planned?.type === "plan-created") printPlan(planned, human, c);
-    }
-    const run = runtime.manager.resume(runId, { abortSignal: io.signal });
-    return await follow(run, history, options, io, human, c);
+    const done = [...recovered.subTasks.values()].filter((s) => s.status === "completed").length;
+    human.write(
+      isFinal(recovered)
+        ? `Run ${runId} had already finished.\n`
+        : `Resuming run ${runId}: ${done} of ${recovered.subTasks.size} sub-task(s) already completed.\n`,
+    );
+    const planned = history.find((event) => event.type === "plan-created");
+    if (planned?.type === "plan-created") printPlan(planned, human, c);
+    const run = runtime.manager.resume(runId, {
+      abortSignal: io.signal,
+      ...(given.has("cwd") ? { cwd: options.cwd } : {}),
+      settings: {
+        ...(given.has("concurrency") ? { concurrency: options.concurrency } : {}),
+        ...(given.has("maxRetries") ? { maxRetries: options.maxRetries } : {}),
+        ...(given.has("alternateAgentModel")
+          ? { alternateAgentModels: options.alternateAgentModels }
+          : {}),
+        ...(given.has("replan") ? { replan: { enabled: options.replan } } : {}),
+      },
+    });
+    return await follow(run, history, options, io, human, c, view);
   } finally {
     await runtime.close();
   }
+}
+
+/** The options a resumed run runs with: those it logged, under those given again. */
+async function resumeOptions(
+  recovered: RunState,
+  raw: RawRunOptions,
+  given: ReadonlySet<keyof RawRunOptions>,
+  cwd: string,
+): Promise<{ options: RunOptions; notices: string[] }> {
+  const host = readHostSettings(recovered.settings?.host);
+  const notices: string[] = [];
+  if (!host) {
+    notices.push(
+      "this run's log does not hold its options (an older taskledger wrote it): using the options given now",
+    );
+    return { options: await parseRunOptions(raw, cwd), notices };
+  }
+  const logged: RawRunOptions = {
+    provider: host.provider,
+    model: host.model,
+    ...(host.baseURL ? { baseUrl: host.baseURL } : {}),
+    agentModel: host.agentModel,
+    ...(recovered.cwd ? { cwd: recovered.cwd } : {}),
+    ...(recovered.settings
+      ? {
+          concurrency: String(recovered.settings.concurrency),
+          maxRetries: String(recovered.settings.maxRetries),
+          alternateAgentModel: recovered.settings.alternateAgentModels,
+          replan: recovered.settings.replan.enabled,
+        }
+      : {}),
+  };
+  const merged: RawRunOptions = { ...raw };
+  for (const [key, flag] of loggedOptions) {
+    if (given.has(key)) {
+      notices.push(`${flag} given: it overrides what the run was started with`);
+      continue;
+    }
+    if (key === "opencodeConfig") delete merged.opencodeConfig;
+    else if (logged[key] === undefined) delete merged[key];
+    else Object.assign(merged, { [key]: logged[key] });
+  }
+  const options = await parseRunOptions(merged, cwd);
+  if (!given.has("opencodeConfig") && host.opencodeConfig)
+    options.opencodeConfig = host.opencodeConfig;
+  return { options, notices };
+}
+
+/** At a terminal and without --yes or --json, plans and replans are put to the person. */
+function reviewerFor(
+  options: Pick<RunOptions, "yes" | "json">,
+  io: CliIo,
+  human: CliIo["stdout"],
+  c: Colors,
+  view: LiveView,
+): ReviewPlan | undefined {
+  const confirming =
+    !options.yes && !options.json && io.stdin.isTTY === true && human.isTTY === true;
+  return confirming
+    ? createPlanReviewer({
+        io,
+        out: human,
+        c,
+        pause: () => view.reporter?.pause(),
+        resume: () => view.reporter?.resume(),
+      })
+    : undefined;
 }
 
 function printPlan(plan: Omit<PlanResult, "usage">, out: CliIo["stdout"], c: Colors): void {

@@ -100,7 +100,8 @@ async function killAndResume(point: KillPoint) {
       .filter(Boolean)
       .map((l) => JSON.parse(l) as RunEvent);
 
-    const second = runCli(["resume", runId, ...args]);
+    // The run logged its options: the store alone resumes it.
+    const second = runCli(["resume", runId, "--store", store, "--json"]);
     const resumed = await second.exit;
     expect(resumed.code, resumed.stdout).toBe(0);
     const report = JSON.parse(resumed.stdout) as JsonReport;

@@ -1,5 +1,13 @@
-import type { RunEvent, SubTaskStatus, Usage } from "@taskledger/core";
-import { addUsage, emptyUsage, oneLine } from "@taskledger/core";
+import {
+  applyRunEvent,
+  createRunState,
+  oneLine,
+  type RunEvent,
+  type RunState,
+  type SubTaskState,
+  type SubTaskStatus,
+  type Usage,
+} from "@taskledger/core";
 
 export interface SubTaskView {
   id: string;
@@ -18,110 +26,80 @@ export interface SubTaskView {
   usage: Usage;
 }
 
-/** What a person watching a run needs to see, folded from its events. */
+/**
+ * What a person watching a run needs to see. The run's state is core's own fold of its events
+ * (`applyRunEvent`), the one the manager runs on and recovers with; views are read from it.
+ */
 export interface ProgressState {
+  run: RunState;
   planned: boolean;
   subTasks: SubTaskView[];
   byId: Map<string, SubTaskView>;
 }
 
-function newView(subTask: { id: string; title: string }, index: number): SubTaskView {
+export function createProgressState(): ProgressState {
+  return { run: createRunState(""), planned: false, subTasks: [], byId: new Map() };
+}
+
+/** Folds one event into the state and refreshes the views it touched. */
+export function applyEvent(state: ProgressState, event: RunEvent, now = Date.now()): void {
+  applyRunEvent(state.run, event);
+  state.planned = state.run.planned;
+  if (event.type === "run-finished") {
+    // The report's statuses are the final word (a cancelled run's state is ready to resume).
+    for (const report of event.report.subTasks) {
+      const view = state.byId.get(report.id);
+      if (view) view.status = report.status;
+    }
+    return;
+  }
+  if (state.run.subTasks.size !== state.subTasks.length || event.type.startsWith("plan-")) {
+    state.subTasks = [...state.run.subTasks.values()].map((s, i) =>
+      toView(s, i + 1, state.byId.get(s.subTask.id), now),
+    );
+    state.byId = new Map(state.subTasks.map((view) => [view.id, view]));
+    return;
+  }
+  const id = "subTaskId" in event ? event.subTaskId : undefined;
+  const s = id === undefined ? undefined : state.run.subTasks.get(id);
+  const view = id === undefined ? undefined : state.byId.get(id);
+  if (s && view) Object.assign(view, toView(s, view.index, view, now));
+}
+
+function toView(
+  s: SubTaskState,
+  index: number,
+  before: SubTaskView | undefined,
+  now: number,
+): SubTaskView {
+  const running = s.status === "running";
   return {
-    id: subTask.id,
-    title: subTask.title,
+    id: s.subTask.id,
+    title: s.subTask.title,
     index,
-    status: "pending",
-    attempt: 0,
-    startedAt: undefined,
-    lastDurationMs: undefined,
-    activity: "",
-    note: "",
-    usage: emptyUsage(),
+    status: s.status,
+    attempt: s.attempts,
+    // The live clock when it is shown live; a replayed attempt keeps the time it started.
+    startedAt: running
+      ? before?.attempt === s.attempts && before.startedAt !== undefined
+        ? before.startedAt
+        : startTime(s, now)
+      : undefined,
+    lastDurationMs: s.lastDurationMs,
+    activity: s.activity,
+    note: noteOf(s),
+    usage: s.usage,
   };
 }
 
-export function createProgressState(): ProgressState {
-  return { planned: false, subTasks: [], byId: new Map() };
+function startTime(s: SubTaskState, now: number): number {
+  const recorded = s.startedAt === undefined ? Number.NaN : Date.parse(s.startedAt);
+  return Number.isFinite(recorded) ? Math.min(recorded, now) : now;
 }
 
-/** Folds one event into the state; returns what changed, if anything worth a log line. */
-export function applyEvent(state: ProgressState, event: RunEvent, now = Date.now()): void {
-  switch (event.type) {
-    case "plan-created":
-      state.planned = true;
-      state.subTasks = event.ledger.subTasks.map((subTask, i) => newView(subTask, i + 1));
-      state.byId = new Map(state.subTasks.map((view) => [view.id, view]));
-      return;
-    case "plan-revised": {
-      for (const id of event.replaced) {
-        const view = state.byId.get(id);
-        if (view) {
-          view.status = "replaced";
-          view.note = oneLine(event.reason, 100);
-        }
-      }
-      for (const subTask of event.ledger.subTasks) {
-        if (state.byId.has(subTask.id)) continue;
-        const view = newView(subTask, state.subTasks.length + 1);
-        state.subTasks.push(view);
-        state.byId.set(view.id, view);
-      }
-      return;
-    }
-    case "sub-task-started": {
-      const view = state.byId.get(event.subTaskId);
-      if (!view) return;
-      view.status = "running";
-      view.attempt = event.attempt;
-      view.startedAt = now;
-      view.activity = "";
-      return;
-    }
-    case "agent-event": {
-      const view = state.byId.get(event.subTaskId);
-      if (!view) return;
-      const agent = event.event;
-      if (agent.type === "tool-use") view.activity = oneLine(`${agent.tool} ${agent.input}`, 60);
-      else if (agent.type === "text" && agent.text.trim()) view.activity = oneLine(agent.text, 60);
-      return;
-    }
-    case "attempt-finished": {
-      const view = state.byId.get(event.subTaskId);
-      if (!view) return;
-      view.lastDurationMs = event.result.durationMs;
-      view.usage = addUsage(view.usage, event.result.usage);
-      return;
-    }
-    case "sub-task-retrying": {
-      const view = state.byId.get(event.subTaskId);
-      if (view) view.note = oneLine(event.feedback || "incomplete", 100);
-      return;
-    }
-    case "sub-task-completed":
-    case "sub-task-failed":
-    case "sub-task-skipped": {
-      const view = state.byId.get(event.subTaskId);
-      if (!view) return;
-      view.status =
-        event.type === "sub-task-completed"
-          ? "completed"
-          : event.type === "sub-task-failed"
-            ? "failed"
-            : "skipped";
-      view.note =
-        event.type === "sub-task-completed"
-          ? oneLine(event.entry.summary, 100)
-          : oneLine(event.reason, 100);
-      view.startedAt = undefined;
-      return;
-    }
-    case "run-finished":
-      for (const report of event.report.subTasks) {
-        const view = state.byId.get(report.id);
-        if (view) view.status = report.status;
-      }
-      return;
-    default:
-      return;
-  }
+function noteOf(s: SubTaskState): string {
+  if (s.status === "completed") return oneLine(s.entry?.summary ?? "", 100);
+  if (s.reason !== null && s.status !== "pending" && s.status !== "running")
+    return oneLine(s.reason, 100);
+  return s.lastFeedback === undefined ? "" : oneLine(s.lastFeedback || "incomplete", 100);
 }

@@ -94,6 +94,7 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       if (!s) break;
       if (s.finished?.entry) s.previous = { attempt: s.finished.attempt, entry: s.finished.entry };
       s.finished = undefined;
+      s.lastFeedback = event.feedback;
       break;
     }
     case "sub-task-escalated": {
@@ -211,6 +212,7 @@ function addSubTask(state: RunState, subTask: SubTask, replans: number): void {
     replans,
     replacedBy: null,
     previous: undefined,
+    lastFeedback: undefined,
     finished: undefined,
     inFlight: undefined,
     startedAt: undefined,

@@ -29,6 +29,8 @@ export interface SubTaskState {
   replacedBy: string[] | null;
   /** The last evaluated attempt that was followed by another: the next prompt builds on it. */
   previous: { attempt: number; entry: ProgressEntry } | undefined;
+  /** The feedback the last retry was announced with. */
+  lastFeedback: string | undefined;
   /** An attempt that finished and awaits its evaluation (no `entry`) or the decision after it. */
   finished: { attempt: number; result: AttemptResult; entry?: ProgressEntry } | undefined;
   /** The attempt running now; in a recovered run, the one a stopped process never saw finish. */

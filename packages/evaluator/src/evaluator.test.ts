@@ -9,6 +9,7 @@ import {
   InvalidConfigError,
   isJudgeUnavailable,
   isStuckEntry,
+  type ProgressEntry,
   progressEntrySchema,
 } from "@taskledger/core";
 import { createFakeExecutor, createScriptedModel } from "@taskledger/testing";
@@ -207,28 +208,41 @@ describe("createEvaluator", () => {
     expect(section).not.toMatch(/REMINDER|call complete_task/i);
   });
 
-  it("marks an attempt identical to the previous one as stuck", async () => {
+  it("marks an attempt identical to the previous one as stuck, from the fingerprint its entry kept", async () => {
     await writeFile(join(cwd, "slugify.ts"), "export function slugify() {}\n");
-    const evaluator = createEvaluator();
+    // A new evaluator each time: what it compares with comes from the log, not its memory.
+    const evaluate = (attempt: number, before: ProgressEntry | undefined, extra = {}) =>
+      createEvaluator().evaluate(
+        evaluation({
+          attempt,
+          result,
+          ...(before
+            ? { previous: { attempt: attempt - 1, fingerprint: before.fingerprint } }
+            : {}),
+          ...extra,
+        }),
+        signal(),
+      );
     const result = attemptResult({ outcome: "truncated", filesChanged: ["slugify.ts"] });
-    const first = await evaluator.evaluate(evaluation({ attempt: 1, result }), signal());
+    const first = await evaluate(1, undefined);
     expect(isStuckEntry(first)).toBe(false);
-    const second = await evaluator.evaluate(evaluation({ attempt: 2, result }), signal());
+    expect(first.incomplete).toBe("not-finished");
+    expect(first.fingerprint).toMatch(/^[0-9a-f]{64}$/);
+    const second = await evaluate(2, first);
     expect(second.completed).toBe(false);
+    expect(second.incomplete).toBe("stuck");
     expect(isStuckEntry(second)).toBe(true);
     expect(second.feedback).toMatch(/^The previous attempt repeated the one before it exactly/);
-    // A change to a written file is progress.
-    await writeFile(join(cwd, "slugify.ts"), "export function slugify(t) { return t; }\n");
-    const third = await evaluator.evaluate(evaluation({ attempt: 3, result }), signal());
-    expect(isStuckEntry(third)).toBe(false);
-    // Another sub-task is never compared with this one.
-    const other = subTask({ id: "docs" });
-    await evaluator.evaluate(evaluation({ attempt: 1, result, subTask: other }), signal());
-    const otherSecond = await evaluator.evaluate(
-      evaluation({ attempt: 2, result: attemptResult({ outcome: "truncated" }), subTask: other }),
+    // Only the attempt just before counts.
+    const skipped = await createEvaluator().evaluate(
+      evaluation({ attempt: 3, result, previous: { attempt: 1, fingerprint: first.fingerprint } }),
       signal(),
     );
-    expect(isStuckEntry(otherSecond)).toBe(false);
+    expect(skipped.incomplete).toBe("not-finished");
+    // A change to a written file is progress.
+    await writeFile(join(cwd, "slugify.ts"), "export function slugify(t) { return t; }\n");
+    const third = await evaluate(3, second);
+    expect(isStuckEntry(third)).toBe(false);
   });
 
   it("rejects with AbortedError when aborted, and refuses bad options", async () => {

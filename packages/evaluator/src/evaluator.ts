@@ -1,10 +1,10 @@
-import { createHash } from "node:crypto";
 import {
   addUsage,
   clipMiddle,
   type EvaluationInput,
   type Evaluator,
   type Evidence,
+  type IncompleteReason,
   InvalidConfigError,
   judgeEvidenceSource,
   judgeUnavailableEvidenceSource,
@@ -16,7 +16,7 @@ import {
 } from "@taskledger/core";
 import { throwIfAborted } from "./abort.js";
 import { defaultDigestTokens, digestAttempt } from "./attempt-digest.js";
-import { type AttemptFingerprint, fingerprintAttempt, isStuck } from "./attempt-fingerprint.js";
+import { fingerprintAttempt } from "./attempt-fingerprint.js";
 import {
   type CheckContext,
   type Checker,
@@ -47,7 +47,6 @@ export interface EvaluatorOptions {
   stuckDetection?: boolean;
 }
 
-const maxRemembered = 1000;
 const limits = { summary: 4000, outputData: 20_000, feedback: 4000 };
 
 /**
@@ -57,11 +56,6 @@ const limits = { summary: 4000, outputData: 20_000, feedback: 4000 };
  */
 export class LedgerEvaluator implements Evaluator {
   private readonly options: EvaluatorOptions;
-  // The last fingerprint per sub-task of each run.
-  private readonly fingerprints = new Map<
-    string,
-    { attempt: number; fingerprint: AttemptFingerprint }
-  >();
 
   constructor(options: EvaluatorOptions = {}) {
     validate(options);
@@ -114,11 +108,15 @@ export class LedgerEvaluator implements Evaluator {
     const judgeSaysDone =
       judged === undefined ? model === undefined : judged.ok && judged.judgment.completed;
     const completed = failed.length === 0 && judgeSaysDone;
-    const stuck = await this.trackProgress(input, completed);
+    const { fingerprint, stuck } = await this.trackProgress(input, completed);
     if (stuck) evidence.push(stuck);
 
     const entry: ProgressEntry = {
       completed,
+      ...(completed
+        ? {}
+        : { incomplete: incompleteReason(input, judged, failed, stuck !== undefined) }),
+      ...(fingerprint ? { fingerprint } : {}),
       summary: clipMiddle(summaryOf(input, judged, failed, completed), limits.summary),
       outputData: completed ? clipMiddle(outputOf(input, judged), limits.outputData) : "",
       feedback: completed ? "" : clipMiddle(feedbackOf(judged, failed, stuck), limits.feedback),
@@ -136,33 +134,29 @@ export class LedgerEvaluator implements Evaluator {
     };
   }
 
-  /** Remembers this attempt's fingerprint; returns a `stuck` item when it repeats the last one. */
+  /**
+   * Fingerprints an incomplete attempt; a `stuck` item when it repeats the previous attempt, whose
+   * fingerprint the run's log kept (`input.previous`), so the comparison survives a restart.
+   */
   private async trackProgress(
     input: EvaluationInput,
     completed: boolean,
-  ): Promise<Evidence | undefined> {
-    if (this.options.stuckDetection === false) return undefined;
-    const key = createHash("sha256")
-      .update(`${input.runId}\u0000${input.subTask.id}`)
-      .digest("hex");
-    const previous = this.fingerprints.get(key);
-    this.fingerprints.delete(key);
-    if (completed) return undefined;
+  ): Promise<{ fingerprint?: string; stuck?: Evidence }> {
+    if (this.options.stuckDetection === false || completed) return {};
     const fingerprint = await fingerprintAttempt(input.result, input.cwd);
-    this.fingerprints.set(key, { attempt: input.attempt, fingerprint });
-    if (this.fingerprints.size > maxRemembered) {
-      const oldest = this.fingerprints.keys().next().value;
-      if (oldest !== undefined) this.fingerprints.delete(oldest);
-    }
-    if (!previous || previous.attempt !== input.attempt - 1) return undefined;
-    if (!isStuck(previous.fingerprint, fingerprint)) return undefined;
+    const previous = input.previous;
+    if (previous?.attempt !== input.attempt - 1 || previous.fingerprint !== fingerprint.id)
+      return { fingerprint: fingerprint.id };
     return {
-      source: stuckEvidenceSource,
-      passed: false,
-      detail:
-        `Attempt ${input.attempt} repeated attempt ${previous.attempt} exactly: the same outcome ` +
-        `(${fingerprint.outcome}), the same files with the same content, the same final text and ` +
-        "the same tool calls. It made no progress.",
+      fingerprint: fingerprint.id,
+      stuck: {
+        source: stuckEvidenceSource,
+        passed: false,
+        detail:
+          `Attempt ${input.attempt} repeated attempt ${previous.attempt} exactly: the same outcome ` +
+          `(${fingerprint.outcome}), the same files with the same content, the same final text and ` +
+          "the same tool calls. It made no progress.",
+      },
     };
   }
 }
@@ -188,6 +182,22 @@ function judgeEvidence(judged: JudgeOutcome): Evidence {
     passed: judgment.completed,
     detail: clipMiddle(detail, 4000),
   };
+}
+
+/** The ladder reads this, not the evidence: the most telling reason first. */
+function incompleteReason(
+  input: EvaluationInput,
+  judged: JudgeOutcome | undefined,
+  failed: readonly NamedCheckResult[],
+  stuck: boolean,
+): IncompleteReason {
+  if (stuck) return "stuck";
+  if (failed.length > 0) {
+    const finishOnly = failed.every((item) => item.name === "finish-reason");
+    return finishOnly && input.result.outcome !== "finished" ? "not-finished" : "checks-failed";
+  }
+  if (judged && !judged.ok) return "judge-unavailable";
+  return "judged-incomplete";
 }
 
 function summaryOf(

@@ -1,0 +1,71 @@
+import type { RawRunOptions, RunOptions } from "./cli-options.js";
+
+/** What the CLI logs with a run so `resume --store DIR` needs nothing else. Never a secret. */
+export interface HostSettings {
+  provider: string;
+  model: string;
+  baseURL?: string;
+  agentModel: string;
+  opencodeConfig?: Record<string, unknown>;
+}
+
+// Keys whose values are credentials; `{env:NAME}` and `{file:PATH}` references are kept.
+const secretKey = /(api[-_]?key|token|secret|password|passwd|authorization|credential|cookie)/i;
+const reference = /^\{(env|file):[^}]+\}$/;
+
+export function hostSettingsOf(options: RunOptions): HostSettings {
+  return {
+    provider: options.provider,
+    model: options.model,
+    ...(options.baseURL ? { baseURL: options.baseURL } : {}),
+    agentModel: options.agentModel,
+    ...(options.opencodeConfig
+      ? { opencodeConfig: withoutSecrets(options.opencodeConfig) as Record<string, unknown> }
+      : {}),
+  };
+}
+
+/** A copy of `value` without credential-looking fields, so a logged config never holds a key. */
+export function withoutSecrets(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutSecrets);
+  if (typeof value !== "object" || value === null) return value;
+  const kept: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    if (secretKey.test(key) && !(typeof inner === "string" && reference.test(inner))) continue;
+    kept[key] = withoutSecrets(inner);
+  }
+  return kept;
+}
+
+/** Reads the host settings a run logged; anything unexpected counts as absent. */
+export function readHostSettings(
+  host: Record<string, unknown> | undefined,
+): HostSettings | undefined {
+  if (!host || typeof host.provider !== "string" || typeof host.model !== "string")
+    return undefined;
+  if (typeof host.agentModel !== "string") return undefined;
+  const config = host.opencodeConfig;
+  return {
+    provider: host.provider,
+    model: host.model,
+    ...(typeof host.baseURL === "string" ? { baseURL: host.baseURL } : {}),
+    agentModel: host.agentModel,
+    ...(typeof config === "object" && config !== null && !Array.isArray(config)
+      ? { opencodeConfig: config as Record<string, unknown> }
+      : {}),
+  };
+}
+
+/** The options of `run` that a resumed run takes from its log unless given again. */
+export const loggedOptions = [
+  ["provider", "--provider"],
+  ["model", "--model"],
+  ["baseUrl", "--base-url"],
+  ["agentModel", "--agent-model"],
+  ["opencodeConfig", "--opencode-config"],
+  ["cwd", "--cwd"],
+  ["concurrency", "--concurrency"],
+  ["maxRetries", "--max-retries"],
+  ["alternateAgentModel", "--alternate-agent-model"],
+  ["replan", "--no-replan"],
+] as const satisfies readonly (readonly [keyof RawRunOptions, string])[];
