@@ -8,7 +8,7 @@ import {
 import type { ReviewPlan } from "./plan-review.js";
 import { type PlanResult, planRequest } from "./planner.js";
 import type { RunEvent } from "./run-events.js";
-import { executeRun } from "./run-execution.js";
+import { executeRun, type LiveState } from "./run-execution.js";
 import { recoverRun } from "./run-recovery.js";
 import type { RunReport } from "./run-report.js";
 import { type RunSettingsInput, resolveRunSettings } from "./run-settings.js";
@@ -50,7 +50,7 @@ export class Manager {
     const text = this.checkRequest(request);
     const settings = resolveRunSettings(this.options.settings, options.settings);
     const runId = this.options.createRunId();
-    return this.launch(runId, options, (hub) =>
+    return this.launch(runId, options, (hub, live) =>
       executeRun(
         this.options,
         {
@@ -61,6 +61,7 @@ export class Manager {
           ...runInputs(options),
         },
         hub,
+        live,
       ),
     );
   }
@@ -75,7 +76,7 @@ export class Manager {
    * recorded and was not given one at start.
    */
   resume(runId: string, options: RunOptions = {}): TaskRun {
-    return this.launch(runId, options, async (hub) => {
+    return this.launch(runId, options, async (hub, live) => {
       const records = await this.options.store.read(runId);
       if (records.length === 0) throw new RunNotFoundError(runId);
       const recovered = recoverRun(records, runId);
@@ -94,6 +95,7 @@ export class Manager {
           ...runInputs(options),
         },
         hub,
+        live,
       );
     });
   }
@@ -101,7 +103,7 @@ export class Manager {
   private launch(
     runId: string,
     options: Pick<RunOptions, "onEvent">,
-    execute: (hub: EventHub) => Promise<RunReport>,
+    execute: (hub: EventHub, live: LiveState) => Promise<RunReport>,
   ): TaskRun {
     // Two live executions of one run would dispatch the same attempts twice.
     if (this.active.has(runId)) {
@@ -110,7 +112,13 @@ export class Manager {
     this.active.add(runId);
     const hub = new EventHub();
     if (options.onEvent) hub.on("*", options.onEvent);
-    const run = new TaskRun(runId, hub, () => execute(hub));
+    const live: LiveState = { state: undefined };
+    const run = new TaskRun(
+      runId,
+      hub,
+      () => execute(hub, live),
+      () => live.state,
+    );
     void run.result.finally(() => this.active.delete(runId)).catch(() => {});
     return run;
   }

@@ -8,7 +8,7 @@ import { planRun, reviewPlan } from "./plan-steps.js";
 import type { RunContext, RunInput } from "./run-context.js";
 import { RunRecorder } from "./run-recorder.js";
 import type { RunReport } from "./run-report.js";
-import { createRunState, currentLedger } from "./run-state.js";
+import { createRunState, currentLedger, type RunState } from "./run-state.js";
 import { StopConditions } from "./stop-conditions.js";
 import { SubTaskRunner } from "./sub-task-runner.js";
 import { type TaskLedger, validateTaskLedger } from "./task-ledger.js";
@@ -16,13 +16,20 @@ import { checkWorkingDirectory } from "./working-directory.js";
 
 export type { RunInput } from "./run-context.js";
 
+/** Where a run's live state is published for `TaskRun.snapshot`. */
+export interface LiveState {
+  state: RunState | undefined;
+}
+
 /** One run of the manager loop: plan, dispatch, execute, evaluate, retry, report. */
 export async function executeRun(
   options: ResolvedManagerOptions,
   input: RunInput,
   hub: EventHub,
+  live: LiveState = { state: undefined },
 ): Promise<RunReport> {
   const state = input.recovered ?? createRunState(input.runId);
+  live.state = state;
   let stop: StopConditions | undefined;
   const recorder = new RunRecorder(state, options.store, hub, (error) => stop?.abort(error));
   stop = new StopConditions(recorder, input.settings.budget);

@@ -1,6 +1,7 @@
 import type { EventHub } from "./event-hub.js";
 import type { RunEvent, RunEventOf, RunEventType } from "./run-events.js";
 import type { RunReport } from "./run-report.js";
+import type { RunState } from "./run-state.js";
 
 /**
  * A run in progress. Iterate it (`for await (const event of run)`) or subscribe with `on`; await
@@ -11,11 +12,18 @@ export class TaskRun implements AsyncIterable<RunEvent> {
   /** The final report; rejects with a `TaskLedgerError` when the run cannot proceed at all. */
   readonly result: Promise<RunReport>;
   private readonly hub: EventHub;
+  private readonly liveState: () => RunState | undefined;
 
   /** @internal Hosts get runs from `Manager.start`. */
-  constructor(runId: string, hub: EventHub, execute: () => Promise<RunReport>) {
+  constructor(
+    runId: string,
+    hub: EventHub,
+    execute: () => Promise<RunReport>,
+    liveState: () => RunState | undefined = () => undefined,
+  ) {
     this.runId = runId;
     this.hub = hub;
+    this.liveState = liveState;
     // Start on a later tick so listeners and iterators attached right after `start` see it all.
     this.result = new Promise<void>((resolve) => setImmediate(resolve)).then(execute).then(
       (report) => {
@@ -29,6 +37,15 @@ export class TaskRun implements AsyncIterable<RunEvent> {
     );
     // A host that only listens to events must not crash on an unhandled rejection.
     this.result.catch(() => {});
+  }
+
+  /**
+   * A copy of the run's state as its records so far make it (the same fold `recoverRun` uses on
+   * its log); `undefined` until the run has begun.
+   */
+  snapshot(): RunState | undefined {
+    const state = this.liveState();
+    return state === undefined ? undefined : structuredClone(state);
   }
 
   /** Calls `listener` for each event of `type` (or every event, with `*`); returns an unsubscribe. */

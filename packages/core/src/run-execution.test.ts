@@ -1,0 +1,112 @@
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createFakeExecutor, createScriptedModel } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
+import { InvalidConfigError, InvalidRequestError, PlanValidationError } from "./errors.js";
+import type { EvaluationInput, Evaluator } from "./evaluator.js";
+import { outcomeEvaluator } from "./evaluator.js";
+import { createManager } from "./manager.js";
+import type { LanguageModel } from "./model.js";
+import type { RunEvent } from "./run-events.js";
+import { MemoryRunStore } from "./run-store.js";
+import { task } from "./test-support/sub-task-fixture.js";
+
+describe("what a run checks before it spends anything", () => {
+  it("refuses a working directory that does not exist or is a file, before any model call", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "taskledger-cwd-"));
+    const file = join(dir, "a-file");
+    await writeFile(file, "x");
+    for (const cwd of [join(dir, "missing"), file]) {
+      const model = createScriptedModel({ responses: [] });
+      const store = new MemoryRunStore();
+      const error = await createManager({ model, executor: createFakeExecutor(), store, cwd })
+        .run("Port this project from Python 2 to Python 3 and also test it")
+        .catch((e: unknown) => e);
+      expect(InvalidConfigError.isInstance(error), String(error)).toBe(true);
+      expect((error as Error).message).toContain(cwd);
+      expect(model.calls).toHaveLength(0);
+      expect(await store.read((error as InvalidConfigError).runId ?? "")).toEqual([]);
+    }
+  });
+
+  it("refuses to start a run under the id of one already in the store, and leaves its log alone", async () => {
+    const store = new MemoryRunStore();
+    const manager = createManager({
+      executor: createFakeExecutor(),
+      store,
+      createRunId: () => "same-id",
+    });
+    await manager.run("x", { plan: { subTasks: [task("a")] } });
+    const before = await store.read("same-id");
+    const error = await manager
+      .run("x", { plan: { subTasks: [task("a")] } })
+      .catch((e: unknown) => e);
+    expect(InvalidRequestError.isInstance(error)).toBe(true);
+    expect(await store.read("same-id")).toEqual(before);
+  });
+});
+
+describe("typed ends", () => {
+  it("an error raised inside a run carries its run id", async () => {
+    const error = await createManager({ executor: createFakeExecutor(), createRunId: () => "r-9" })
+      .run("x", { plan: { subTasks: [task("a", ["nope"])] } })
+      .catch((e: unknown) => e);
+    expect(PlanValidationError.isInstance(error)).toBe(true);
+    expect((error as PlanValidationError).runId).toBe("r-9");
+  });
+
+  it("an abort with a custom reason while planning ends in a cancelled report", async () => {
+    const controller = new AbortController();
+    const model: LanguageModel = {
+      provider: "host",
+      modelId: "slow",
+      generate: ({ abortSignal }) =>
+        new Promise((_, reject) => {
+          abortSignal?.addEventListener("abort", () => reject(abortSignal.reason), { once: true });
+          setTimeout(() => controller.abort(new Error("user closed the window")), 10);
+        }),
+    };
+    const report = await createManager({
+      model,
+      executor: createFakeExecutor(),
+      decompose: "always",
+    }).run("Plan this and then do it", { abortSignal: controller.signal });
+    expect(report.status).toBe("cancelled");
+  });
+});
+
+describe("stuck detection across a restart", () => {
+  it("the evaluator of a resumed run is given the fingerprint the log kept", async () => {
+    const seen: EvaluationInput["previous"][] = [];
+    const fingerprinting: Evaluator = {
+      async evaluate(input, options) {
+        seen.push(input.previous);
+        const entry = await outcomeEvaluator.evaluate(input, options);
+        return { ...entry, fingerprint: `fp-${input.attempt}` };
+      },
+    };
+    const store = new MemoryRunStore();
+    const records: RunEvent[] = [];
+    await createManager({
+      executor: createFakeExecutor({ fallback: { type: "truncated" } }),
+      evaluator: fingerprinting,
+      store,
+      createRunId: () => "r-stuck",
+      maxRetries: 2,
+      replan: { enabled: false },
+    }).run("x", { plan: { subTasks: [task("a")] } });
+    records.push(...(await store.read("r-stuck")));
+    // Crash right after the first retry was announced; a new manager (and evaluator) resumes.
+    const cut = records.findIndex((r) => r.type === "sub-task-retrying") + 1;
+    const crashed = new MemoryRunStore();
+    for (const record of records.slice(0, cut)) await crashed.append("r-stuck", record);
+    seen.length = 0;
+    await createManager({
+      executor: createFakeExecutor({ fallback: { type: "truncated" } }),
+      evaluator: fingerprinting,
+      store: crashed,
+    }).resume("r-stuck").result;
+    expect(seen[0]).toEqual({ attempt: 1, fingerprint: "fp-1" });
+  });
+});
