@@ -1,0 +1,141 @@
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createModelServer } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
+import { runCli } from "./cli.js";
+import type { JsonReport } from "./json-report.js";
+import { captureIo } from "./test-support/cli-harness.js";
+
+const fixture = resolve(import.meta.dirname, "../../core/src/fixtures/logs/v1-finished-run.jsonl");
+const host = {
+  provider: "openai-compatible",
+  model: "logged-manager",
+  baseURL: "http://127.0.0.1:9/v1",
+  agentModel: "taskledger-compatible/logged-agent",
+};
+
+/** A store holding the finished format-1 fixture, optionally rewritten as a format-2 log with settings. */
+async function storeWith(withSettings: boolean): Promise<string> {
+  const store = await mkdtemp(join(tmpdir(), "taskledger-resume-"));
+  const lines = (await readFile(fixture, "utf8")).split("\n").filter(Boolean);
+  const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  if (withSettings) {
+    records[0] = {
+      ...records[0],
+      settings: {
+        concurrency: 1,
+        maxRetries: 1,
+        maxSubTasks: 20,
+        contextTokenBudget: 4000,
+        budget: {},
+        decompose: "auto",
+        alternateAgentModels: ["alt/model"],
+        replan: { enabled: true, maxPerSubTask: 1, maxPerRun: 3 },
+        host,
+      },
+    };
+    for (const record of records) record.v = 2;
+  }
+  await writeFile(
+    join(store, "v1-run.jsonl"),
+    `${records.map((r) => JSON.stringify(r)).join("\n")}\n`,
+  );
+  return store;
+}
+
+describe("taskledger resume", () => {
+  it("needs only --store: a finished run's own report, with --yes accepted", async () => {
+    const store = await storeWith(true);
+    const t = captureIo();
+    const code = await runCli(["resume", "v1-run", "--store", store, "--yes", "--json"], t.io);
+    expect(code, t.err()).toBe(0);
+    expect(t.err()).toContain("Run v1-run had already finished.");
+    expect(t.err()).not.toContain("note:");
+    const report = JSON.parse(t.out()) as JsonReport;
+    expect(report.status).toBe("completed");
+    expect(report.subTasks.map((s) => s.id)).toEqual(["a", "b", "c", "d", "b1", "c1"]);
+  });
+
+  it("an option given again overrides the logged one, with a one-line notice", async () => {
+    const store = await storeWith(true);
+    const t = captureIo();
+    const code = await runCli(
+      ["resume", "v1-run", "--store", store, "--concurrency", "2", "--cwd", tmpdir(), "--json"],
+      t.io,
+    );
+    expect(code, t.err()).toBe(0);
+    const notes = t
+      .err()
+      .split("\n")
+      .filter((line) => line.startsWith("note:"));
+    expect(notes).toEqual([
+      "note: --cwd given: it overrides what the run was started with",
+      "note: --concurrency given: it overrides what the run was started with",
+    ]);
+  });
+
+  it("a log from before settings were logged resumes with the options given, and says so", async () => {
+    const store = await storeWith(false);
+    const t = captureIo();
+    const code = await runCli(
+      [
+        "resume",
+        "v1-run",
+        "--store",
+        store,
+        "--provider",
+        "openai-compatible",
+        "--model",
+        "m",
+        "--base-url",
+        host.baseURL,
+      ],
+      t.io,
+    );
+    expect(code, t.err()).toBe(0);
+    expect(t.out()).toContain("does not hold its options");
+  });
+
+  it("an unknown run is an error naming it", async () => {
+    const store = await storeWith(true);
+    const t = captureIo();
+    expect(await runCli(["resume", "nope", "--store", store], t.io)).toBe(1);
+    expect(t.err()).toContain('no records of run "nope"');
+  });
+});
+
+describe("taskledger run checks its directory first", () => {
+  it("a --cwd that does not exist or is a file is a usage error (exit 2) naming it, with no model call", async () => {
+    const server = await createModelServer({ replies: [] });
+    try {
+      const root = await mkdtemp(join(tmpdir(), "taskledger-cwd-"));
+      await mkdir(join(root, "dir"));
+      await writeFile(join(root, "file"), "x");
+      for (const cwd of [join(root, "missing"), join(root, "file")]) {
+        const t = captureIo();
+        const code = await runCli(
+          [
+            "run",
+            "Port this project from Python 2 to Python 3, then test it",
+            "--yes",
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "m",
+            "--base-url",
+            server.openaiBaseURL,
+            "--cwd",
+            cwd,
+          ],
+          t.io,
+        );
+        expect(code, t.err()).toBe(2);
+        expect(t.err()).toContain(cwd);
+      }
+      expect(server.requests).toHaveLength(0);
+    } finally {
+      await server.close();
+    }
+  });
+});
