@@ -28,6 +28,14 @@ function comparable(state: ReturnType<typeof recoverRun> | undefined) {
 // A retry (b, cut off once), an alternate model (b again) and a replan (b → b1, c → c1).
 const plan = { subTasks: [task("a"), task("b", ["a"]), task("c", ["b"]), task("d")] };
 const replacement = { subTasks: [task("b1", ["a"]), task("c1", ["b1"])] };
+const escalatedStatuses = [
+  ["a", "completed"],
+  ["b", "replaced"],
+  ["c", "replaced"],
+  ["d", "completed"],
+  ["b1", "completed"],
+  ["c1", "completed"],
+];
 function escalatingRun(store: MemoryRunStore) {
   return createManager({
     model: createScriptedModel({ responses: [{ object: replacement }] }),
@@ -57,14 +65,7 @@ describe("one fold for the live run and recovery", () => {
       if (event.type !== "agent-event") live.set(event.seq, comparable(run.snapshot()));
     });
     const report = await run.result;
-    expect(report.subTasks.map((s) => [s.id, s.status])).toEqual([
-      ["a", "completed"],
-      ["b", "replaced"],
-      ["c", "replaced"],
-      ["d", "completed"],
-      ["b1", "completed"],
-      ["c1", "completed"],
-    ]);
+    expect(report.subTasks.map((s) => [s.id, s.status])).toEqual(escalatedStatuses);
     const records = await store.read("run-fold");
     expect(records.map((r) => r.type)).toEqual(
       expect.arrayContaining(["sub-task-retrying", "sub-task-escalated", "plan-revised"]),
@@ -120,14 +121,7 @@ describe("logs written by earlier versions", () => {
         maxRetries: 1,
         concurrency: 1,
       }).resume("v1-run", { cwd: fixtures }).result;
-      expect(report.subTasks.map((s) => [s.id, s.status])).toEqual([
-        ["a", "completed"],
-        ["b", "replaced"],
-        ["c", "replaced"],
-        ["d", "completed"],
-        ["b1", "completed"],
-        ["c1", "completed"],
-      ]);
+      expect(report.subTasks.map((s) => [s.id, s.status])).toEqual(escalatedStatuses);
       expect(executor.calls[0]?.subTaskId).toBe(firstRun);
       const log = await store.read("v1-run");
       const starts = log.flatMap((r) =>
