@@ -1,4 +1,9 @@
-import { ModelError, type RunEvent, type TaskLedgerInput } from "@taskledger/core";
+import {
+  ModelError,
+  PlanValidationError,
+  type RunEvent,
+  type TaskLedgerInput,
+} from "@taskledger/core";
 import { createModel } from "@taskledger/llm";
 import {
   createFakeExecutor,
@@ -114,6 +119,25 @@ describe.concurrent("the manager's provider failing, through @taskledger/llm ove
       });
     }
   }
+
+  it("an answer that is never JSON costs at most two calls per structured request: the plan", async () => {
+    const server = await faultyServer("plan", { text: "Sure! First I will look around." }, true);
+    const error = await managerFor(server)
+      .run("Write lib.js and document it")
+      .catch((e: unknown) => e);
+    expect(PlanValidationError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toMatch(/not valid JSON/);
+    expect(server.requests.map(phaseOf)).toEqual(["plan", "plan"]);
+  });
+
+  it("an answer that is never JSON costs at most two calls per structured request: the judge", async () => {
+    const server = await faultyServer("judge", { text: "Looks done to me!" }, true);
+    const report = await managerFor(server).run("Write lib.js and document it");
+    const attempts = report.subTasks.reduce((sum, s) => sum + s.attempts, 0);
+    expect(attempts).toBeGreaterThan(0);
+    const judged = server.requests.map(phaseOf).filter((p) => p === "judge");
+    expect(judged).toHaveLength(2 * attempts);
+  });
 
   it("a provider that keeps answering 500 during planning: a ModelError after the retries, recorded, no crash", async () => {
     const server = await faultyServer("plan", faults["500"], true);

@@ -1,3 +1,4 @@
+import type { FinishReason } from "./model.js";
 import type { Usage } from "./usage.js";
 
 // One base class with a stable `code`. `isInstance` uses a `Symbol.for` marker rather than
@@ -93,8 +94,13 @@ export interface PlanIssue {
 /** A Task Ledger that cannot run: every issue found is listed, each naming its sub-task. */
 export class PlanValidationError extends TaskLedgerError {
   readonly issues: readonly PlanIssue[];
+  /** Tokens the model's unusable plans cost, when a model wrote them. */
+  readonly usage: Usage | undefined;
 
-  constructor(issues: readonly PlanIssue[], options: { cause?: unknown; context?: string } = {}) {
+  constructor(
+    issues: readonly PlanIssue[],
+    options: { cause?: unknown; context?: string; usage?: Usage } = {},
+  ) {
     const lines = issues.map((issue) => `- ${issue.message}`).join("\n");
     super("invalid-plan", {
       message: `${options.context ?? "Invalid Task Ledger"}:\n${lines}`,
@@ -102,6 +108,7 @@ export class PlanValidationError extends TaskLedgerError {
     });
     this.name = "PlanValidationError";
     this.issues = issues;
+    this.usage = options.usage;
   }
   static override isInstance(error: unknown): error is PlanValidationError {
     return TaskLedgerError.isInstance(error) && error.code === "invalid-plan";
@@ -114,12 +121,18 @@ export class StructuredOutputError extends TaskLedgerError {
   readonly text: string;
   /** Tokens the unusable answer (and its repair) still cost, so reports count them. */
   readonly usage: Usage | undefined;
+  /** `length` when the answer was cut off at the output limit: a repair would be cut too. */
+  readonly finishReason: FinishReason | undefined;
 
-  constructor(message: string, options: { text: string; cause?: unknown; usage?: Usage }) {
+  constructor(
+    message: string,
+    options: { text: string; cause?: unknown; usage?: Usage; finishReason?: FinishReason },
+  ) {
     super("invalid-model-output", { message, cause: options.cause });
     this.name = "StructuredOutputError";
     this.text = options.text.length > 4000 ? `${options.text.slice(0, 4000)}…` : options.text;
     this.usage = options.usage;
+    this.finishReason = options.finishReason;
   }
   static override isInstance(error: unknown): error is StructuredOutputError {
     return TaskLedgerError.isInstance(error) && error.code === "invalid-model-output";

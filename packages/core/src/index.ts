@@ -99,6 +99,11 @@ export {
   type SubTaskState,
 } from "./run-state.js";
 export { MemoryRunStore, type RunStore } from "./run-store.js";
+export {
+  callStructured,
+  type StructuredCall,
+  type StructuredCallResult,
+} from "./structured-call.js";
 export { parseStructuredOutput } from "./structured-output.js";
 export {
   type Check,

@@ -111,6 +111,15 @@ describe("planning", () => {
     expect(model.calls).toHaveLength(1);
   });
 
+  it("fails with a ModelError naming a host model whose generate resolves to null", async () => {
+    const model = { provider: "host", modelId: "broken", generate: async () => null as never };
+    const error = await createManager({ model, executor: createFakeExecutor() })
+      .run(longRequest)
+      .catch((e: unknown) => e);
+    expect(ModelError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toContain("host/broken: generate() resolved to null");
+  });
+
   it("skips decomposition for a trivial request", async () => {
     const model = createScriptedModel(); // any call would throw UnexpectedCallError
     const executor = createFakeExecutor({ fallback: { type: "success" } });

@@ -148,7 +148,8 @@ export async function replanStep(
     if (!reviewed) return { failed: "A replan was proposed and rejected in review.", usage };
     revised = reviewed;
   } catch (error) {
-    if (StructuredOutputError.isInstance(error) && error.usage) usage = error.usage;
+    const spent = StructuredOutputError.isInstance(error) || PlanValidationError.isInstance(error);
+    if (spent && error.usage) usage = error.usage;
     if (ctx.stop.signal.aborted) return { failed: "The run stopped while replanning.", usage };
     return { failed: `Replanning failed: ${describeError(error)}`, usage };
   }

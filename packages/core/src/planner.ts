@@ -1,13 +1,14 @@
 import { PlanValidationError, StructuredOutputError } from "./errors.js";
-import type { LanguageModel, ModelMessage } from "./model.js";
+import type { LanguageModel } from "./model.js";
 import { plannerRepairMessage, plannerSystemPrompt } from "./prompts.js";
+import { callStructured } from "./structured-call.js";
 import {
   type TaskLedger,
   taskLedgerSchema,
   taskLedgerSchemaName,
   validateTaskLedger,
 } from "./task-ledger.js";
-import { addUsage, emptyUsage, type Usage } from "./usage.js";
+import { emptyUsage, type Usage } from "./usage.js";
 
 /** `auto` skips the planning call for requests that are plainly one step. */
 export type DecomposePolicy = "auto" | "always" | "never" | ((request: string) => boolean);
@@ -91,7 +92,7 @@ export interface LedgerCall {
   system: string;
   prompt: string;
   /** Turns the model's answer into the ledger to use, or throws `PlanValidationError`. */
-  validate: (answer: TaskLedger | undefined) => TaskLedger;
+  validate: (answer: TaskLedger) => TaskLedger;
   abortSignal: AbortSignal;
 }
 
@@ -99,50 +100,21 @@ export interface LedgerCall {
 export async function askForLedger(
   call: LedgerCall,
 ): Promise<{ ledger: TaskLedger; repaired: boolean; usage: Usage }> {
-  const messages: ModelMessage[] = [{ role: "user", content: call.prompt }];
-  let usage = emptyUsage();
-
-  const attempt = async (): Promise<TaskLedger> => {
-    try {
-      const result = await call.model.generate({
-        system: call.system,
-        messages: [...messages],
-        output: { name: taskLedgerSchemaName, schema: taskLedgerSchema },
-        abortSignal: call.abortSignal,
-      });
-      usage = addUsage(usage, result.usage);
-      messages.push({ role: "assistant", content: result.text });
-      return call.validate(result.object);
-    } catch (error) {
-      if (StructuredOutputError.isInstance(error)) {
-        usage = addUsage(usage, error.usage);
-        messages.push({ role: "assistant", content: error.text });
-      }
-      throw error;
-    }
-  };
-
   try {
-    return { ledger: await attempt(), repaired: false, usage };
+    const result = await callStructured({
+      ...call,
+      output: { name: taskLedgerSchemaName, schema: taskLedgerSchema },
+      repairMessage: plannerRepairMessage,
+      what: "Task Ledger",
+    });
+    return { ledger: result.value, repaired: result.repaired, usage: result.usage };
   } catch (error) {
-    if (!isRepairable(error)) throw error;
-    messages.push({ role: "user", content: plannerRepairMessage(error.message) });
-  }
-  try {
-    return { ledger: await attempt(), repaired: true, usage };
-  } catch (error) {
-    if (!isRepairable(error)) throw error;
-    const context = "The model's Task Ledger was still invalid after one repair";
-    if (PlanValidationError.isInstance(error)) {
-      throw new PlanValidationError(error.issues, { context, cause: error });
-    }
+    if (!StructuredOutputError.isInstance(error)) throw error;
+    // One error type for "the plan cannot be used", whether it was not JSON or not a valid graph.
     throw new PlanValidationError([{ kind: "schema", message: error.message }], {
-      context,
+      context: "Invalid Task Ledger",
       cause: error,
+      usage: error.usage,
     });
   }
-}
-
-function isRepairable(error: unknown): error is PlanValidationError | StructuredOutputError {
-  return PlanValidationError.isInstance(error) || StructuredOutputError.isInstance(error);
 }

@@ -101,7 +101,7 @@ describe("createEvaluator", () => {
     expect(entry.completed).toBe(false);
     const judge = entry.evidence.find((e) => e.source === "llm-judge-unavailable");
     expect(judge).toMatchObject({ passed: false });
-    expect(judge?.detail).toContain("could not be parsed after one repair");
+    expect(judge?.detail).toContain("still unusable after one repair");
     expect(entry.feedback).toContain("could not be judged (");
     // The manager does not blame the agent or the plan for it.
     expect(isJudgeUnavailable(entry)).toBe(true);

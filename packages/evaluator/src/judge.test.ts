@@ -32,7 +32,7 @@ describe("judgeAttempt", () => {
       responses: [{ object: judgment, usage: { inputTokens: 900 } }],
     });
     const outcome = await judgeAttempt(model, input());
-    expect(outcome).toMatchObject({ ok: true, judgment, calls: 1 });
+    expect(outcome).toMatchObject({ ok: true, judgment });
     expect(outcome.usage.inputTokens).toBe(900);
     expect(model.calls).toHaveLength(1);
     const call = model.calls[0]!;
@@ -51,7 +51,8 @@ describe("judgeAttempt", () => {
       responses: [{ text: "Looks done to me!" }, { object: judgment }],
     });
     const outcome = await judgeAttempt(model, input());
-    expect(outcome).toMatchObject({ ok: true, calls: 2 });
+    expect(outcome).toMatchObject({ ok: true });
+    expect(model.calls).toHaveLength(2);
     const repair = model.calls[1]!.messages;
     expect(repair.at(-2)).toEqual({ role: "assistant", content: "Looks done to me!" });
     expect(repair.at(-1)?.content).toContain("not valid JSON");
@@ -64,7 +65,7 @@ describe("judgeAttempt", () => {
     const outcome = await judgeAttempt(model, input());
     expect(outcome.ok).toBe(false);
     if (outcome.ok) return;
-    expect(outcome.reason).toContain("could not be parsed after one repair");
+    expect(outcome.reason).toContain("still unusable after one repair");
     expect(outcome.reason).toContain("completed");
     expect(model.calls).toHaveLength(2);
   });
@@ -76,8 +77,20 @@ describe("judgeAttempt", () => {
       ],
     });
     const outcome = await judgeAttempt(model, input());
-    expect(outcome).toMatchObject({ ok: false, calls: 1 });
+    expect(outcome).toMatchObject({ ok: false });
+    expect(model.calls).toHaveLength(1);
     expect(!outcome.ok && outcome.reason).toContain("overloaded");
+  });
+
+  it("reports a model whose generate resolves to null as a reason naming it, not a TypeError", async () => {
+    const model = {
+      provider: "host",
+      modelId: "broken",
+      generate: async () => null as never,
+    };
+    const outcome = await judgeAttempt(model, input());
+    expect(outcome.ok).toBe(false);
+    expect(!outcome.ok && outcome.reason).toContain("host/broken: generate() resolved to null");
   });
 
   it("rejects with AbortedError when its signal aborts", async () => {

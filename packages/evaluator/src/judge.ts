@@ -1,13 +1,11 @@
 import {
   AbortedError,
   addUsage,
+  callStructured,
   clipMiddle,
   type Evidence,
-  isAbortError,
   type LanguageModel,
-  type ModelMessage,
   type ProgressJudgment,
-  parseStructuredOutput,
   progressJudgmentSchema,
   progressJudgmentSchemaName,
   StructuredOutputError,
@@ -31,8 +29,8 @@ export interface JudgeInput {
 
 /** The judge's verdict, or why there is none; `usage` counts every call that returned, usable or not. */
 export type JudgeOutcome =
-  | { ok: true; judgment: ProgressJudgment; usage: Usage; calls: number }
-  | { ok: false; reason: string; usage: Usage; calls: number };
+  | { ok: true; judgment: ProgressJudgment; usage: Usage }
+  | { ok: false; reason: string; usage: Usage };
 
 export const judgeSystemPrompt = [
   "You judge one attempt of a coding agent at one sub-task and write its Progress Ledger entry.",
@@ -88,59 +86,38 @@ export function buildJudgePrompt(input: Omit<JudgeInput, "abortSignal">): string
   ].join("\n");
 }
 
+const repairMessage = (problem: string): string =>
+  `That answer cannot be used: ${problem}\n\n` +
+  "Answer again with JSON only: an object with completed (boolean), summary, outputData and feedback (strings).";
+
 /**
- * One structured call named `progress_ledger_entry`; an answer that does not parse gets one
- * repair call showing the model its answer and the error. Still unusable, or a failing model, is
- * `{ ok: false, reason }` rather than a throw, so an evaluation never crashes on the judge.
+ * One structured call named `progress_ledger_entry`, repaired at most once by core's
+ * `callStructured`. Still unusable, or a failing model, is `{ ok: false, reason }` rather than a
+ * throw, so an evaluation never crashes on the judge.
  */
 export async function judgeAttempt(model: LanguageModel, input: JudgeInput): Promise<JudgeOutcome> {
-  const messages: ModelMessage[] = [{ role: "user", content: buildJudgePrompt(input) }];
-  let usage: Usage = addUsage();
-  let calls = 0;
-  for (let round = 0; round < 2; round++) {
-    throwIfAborted(input.abortSignal);
-    calls++;
-    try {
-      const result = await model.generate({
-        system: judgeSystemPrompt,
-        messages,
-        output: { name: progressJudgmentSchemaName, schema: progressJudgmentSchema },
-        maxOutputTokens: input.maxOutputTokens ?? 2000,
-        abortSignal: input.abortSignal,
-      });
-      usage = addUsage(usage, result.usage);
-      // A host model that ignores `output` still gets its text parsed (and repaired) the same way.
-      const judgment = result.object ?? parseStructuredOutput(result.text, progressJudgmentSchema);
-      return { ok: true, judgment, usage, calls };
-    } catch (error) {
-      if (input.abortSignal.aborted || isAbortError(error)) {
-        throw AbortedError.isInstance(error)
-          ? error
-          : new AbortedError(undefined, { cause: error });
-      }
-      const message = error instanceof Error ? error.message : String(error);
-      if (StructuredOutputError.isInstance(error)) usage = addUsage(usage, error.usage);
-      if (!StructuredOutputError.isInstance(error) || round === 1) {
-        const what = StructuredOutputError.isInstance(error)
-          ? "answer could not be parsed after one repair"
-          : "call failed";
-        return {
-          ok: false,
-          reason: `The judge's ${what}: ${clipMiddle(message, 1000)}`,
-          usage,
-          calls,
-        };
-      }
-      messages.push(
-        { role: "assistant", content: clipMiddle(error.text || "(empty)", 4000) },
-        {
-          role: "user",
-          content:
-            `That answer cannot be used: ${clipMiddle(message, 1500)}\n\n` +
-            `Answer again with JSON only: an object with completed (boolean), summary, outputData and feedback (strings).`,
-        },
-      );
-    }
+  throwIfAborted(input.abortSignal);
+  try {
+    const result = await callStructured({
+      model,
+      system: judgeSystemPrompt,
+      prompt: buildJudgePrompt(input),
+      output: { name: progressJudgmentSchemaName, schema: progressJudgmentSchema },
+      validate: (judgment) => judgment,
+      repairMessage,
+      what: "judgment",
+      maxOutputTokens: input.maxOutputTokens ?? 2000,
+      abortSignal: input.abortSignal,
+    });
+    return { ok: true, judgment: result.value, usage: result.usage };
+  } catch (error) {
+    if (input.abortSignal.aborted || AbortedError.isInstance(error)) throw error;
+    const unusable = StructuredOutputError.isInstance(error);
+    const message = error instanceof Error ? error.message : String(error);
+    return {
+      ok: false,
+      reason: `${unusable ? "The judge gave no usable answer" : "The judge's call failed"}: ${clipMiddle(message, 1000)}`,
+      usage: (unusable ? error.usage : undefined) ?? addUsage(),
+    };
   }
-  return { ok: false, reason: "The judge gave no usable answer.", usage, calls };
 }

@@ -15,12 +15,3 @@ export function structuredSystemPrompt(
     `markdown fence. It must match this JSON Schema:\n${JSON.stringify(output.schema)}`;
   return system ? `${system}\n\n${instruction}` : instruction;
 }
-
-/** The user turn of the one repair call: the validation error and what to send instead. */
-export function repairPrompt(error: string): string {
-  return (
-    `Your previous answer could not be used. ${error}\n` +
-    "Answer again with only the corrected JSON object that matches the schema: no prose, no " +
-    "markdown fence."
-  );
-}

@@ -1,16 +1,14 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import {
   AbortedError,
-  addUsage,
   type GenerateRequest,
   type GenerateResult,
   type LanguageModel,
-  type ModelMessage,
   parseStructuredOutput,
   StructuredOutputError,
 } from "@taskledger/core";
 import type { z } from "zod";
-import { repairPrompt, structuredSystemPrompt } from "./json-prompt.js";
+import { structuredSystemPrompt } from "./json-prompt.js";
 import { toProviderJsonSchema } from "./json-schema.js";
 import { type ModelPrice, withCost } from "./price.js";
 import type { JsonMode, ProviderCall, ProviderRequest, ProviderResponse } from "./provider-call.js";
@@ -39,7 +37,8 @@ export interface ProviderModelConfig {
 
 /**
  * A `LanguageModel` over one provider call: a timeout per attempt, retries with backoff on
- * retryable failures, zod validation of structured answers with one repair call, usage and cost.
+ * retryable failures, zod validation of structured answers (the repair call is the caller's), usage
+ * and cost.
  */
 export class ProviderModel implements LanguageModel {
   readonly provider: string;
@@ -84,51 +83,22 @@ export class ProviderModel implements LanguageModel {
       },
       maxOutputTokens,
     };
-    const first = await this.#callWithRetries(
+    // Validated here, repaired by the caller (core's `callStructured`): one owner of the retry.
+    const answer = await this.#callWithRetries(
       { ...base, messages: request.messages },
       request.abortSignal,
     );
-    const firstParsed = parseAnswer(first, output.schema, this.provider);
-    if (firstParsed.ok) {
-      return {
-        text: first.text,
-        object: firstParsed.value,
-        usage: withCost(first.usage, config.price),
-        finishReason: first.finishReason,
-      };
-    }
-    if (first.finishReason === "length") {
-      throw new StructuredOutputError(firstParsed.error.message, {
-        text: first.text,
-        cause: firstParsed.error.cause,
-        usage: withCost(first.usage, config.price),
+    const usage = withCost(answer.usage, config.price);
+    const parsed = parseAnswer(answer, output.schema, this.provider);
+    if (!parsed.ok) {
+      throw new StructuredOutputError(parsed.error.message, {
+        text: answer.text,
+        cause: parsed.error.cause,
+        usage,
+        finishReason: answer.finishReason,
       });
     }
-
-    // One repair call that shows the model its answer and the validation error.
-    const repairMessages: ModelMessage[] = [
-      ...request.messages,
-      { role: "assistant", content: first.text },
-      { role: "user", content: repairPrompt(firstParsed.error.message) },
-    ];
-    const second = await this.#callWithRetries(
-      { ...base, messages: repairMessages },
-      request.abortSignal,
-    );
-    const usage = withCost(addUsage(first.usage, second.usage), config.price);
-    const secondParsed = parseAnswer(second, output.schema, this.provider);
-    if (!secondParsed.ok) {
-      throw new StructuredOutputError(
-        `${this.provider} answer for "${output.name}" was still invalid after one repair call: ${secondParsed.error.message}`,
-        { text: second.text, cause: secondParsed.error, usage },
-      );
-    }
-    return {
-      text: second.text,
-      object: secondParsed.value,
-      usage,
-      finishReason: second.finishReason,
-    };
+    return { text: answer.text, object: parsed.value, usage, finishReason: answer.finishReason };
   }
 
   async #callWithRetries(
