@@ -19,6 +19,7 @@ import {
 import { Command, CommanderError } from "commander";
 import pc from "picocolors";
 import type { Colors } from "picocolors/types.js";
+import { type CliIo, exitCodes } from "./cli-io.js";
 import { parseRunOptions, type RawRunOptions, type RunOptions, UsageError } from "./cli-options.js";
 import { setUpDemo } from "./demo.js";
 import { eventLines } from "./event-lines.js";
@@ -29,18 +30,6 @@ import { applyEvent, createProgressState } from "./progress-state.js";
 import { createLineReporter, createTtyReporter, type Reporter } from "./reporter.js";
 import { createRuntime } from "./runtime.js";
 import { summaryTable } from "./summary-table.js";
-
-export interface CliIo {
-  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
-  stderr: NodeJS.WritableStream & { isTTY?: boolean };
-  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
-  env: Readonly<Record<string, string | undefined>>;
-  cwd: string;
-  /** Aborted on Ctrl-C by the binary; tests abort it directly. */
-  signal: AbortSignal;
-}
-
-export const exitCodes = { completed: 0, notCompleted: 1, usage: 2, cancelled: 130 } as const;
 
 /** Runs the `taskledger` command line and resolves with its exit code; never calls `process.exit`. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {

@@ -12,6 +12,7 @@ export {
 } from "@taskledger/evaluator";
 export { createOpencodeExecutor, type OpencodeExecutorOptions } from "@taskledger/executor";
 export { type CreateModelOptions, createModel, type Provider } from "@taskledger/llm";
-export { type CliIo, exitCodes, runCli } from "./cli.js";
+export { runCli } from "./cli.js";
+export { type CliIo, exitCodes } from "./cli-io.js";
 export { createManager } from "./create-manager.js";
 export { type JsonReport, toJsonReport } from "./json-report.js";

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { createModelServer, type ModelServer } from "@taskledger/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { type CliIo, runCli } from "./cli.js";
+import { runCli } from "./cli.js";
+import type { CliIo } from "./cli-io.js";
 import { createDemoReplies, demoRequest } from "./demo-scenario.js";
 import { compatibleProviderId } from "./runtime.js";
 

@@ -12,7 +12,7 @@ import {
   validateTaskLedger,
 } from "@taskledger/core";
 import type { Colors } from "picocolors/types.js";
-import type { CliIo } from "./cli.js";
+import type { CliIo } from "./cli-io.js";
 
 export interface ReviewerIo {
   io: CliIo;

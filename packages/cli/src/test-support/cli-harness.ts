@@ -2,7 +2,7 @@
 import { readdir, readFile, readlink } from "node:fs/promises";
 import { PassThrough } from "node:stream";
 import type { RecordedRequest } from "@taskledger/testing";
-import type { CliIo } from "../cli.js";
+import type { CliIo } from "../cli-io.js";
 
 /** The CLI's streams as strings: what a person would have seen on stdout and stderr. */
 export function captureIo(overrides: Partial<CliIo> = {}) {
