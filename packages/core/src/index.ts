@@ -48,12 +48,7 @@ export type {
   StructuredOutput,
 } from "./model.js";
 export type { PlanReview, PlanReviewDecision, ReviewPlan } from "./plan-review.js";
-export {
-  type DecomposePolicy,
-  isTrivialRequest,
-  type PlanResult,
-  singleSubTaskLedger,
-} from "./planner.js";
+export { type DecomposePolicy, type PlanResult, singleSubTaskLedger } from "./planner.js";
 export {
   type Evidence,
   evidenceSchema,
@@ -125,4 +120,5 @@ export {
 export { TaskRun } from "./task-run.js";
 export { clipMiddle, clipStart, oneLine } from "./text-clip.js";
 export { estimateTokens, truncateToTokens } from "./tokens.js";
+export { isTrivialRequest } from "./trivial-request.js";
 export { addUsage, emptyUsage, totalTokens, type Usage, usageSchema } from "./usage.js";

@@ -8,6 +8,7 @@ import {
   taskLedgerSchemaName,
   validateTaskLedger,
 } from "./task-ledger.js";
+import { isTrivialRequest } from "./trivial-request.js";
 import { emptyUsage, type Usage } from "./usage.js";
 
 /** `auto` skips the planning call for requests that are plainly one step. */
@@ -28,16 +29,6 @@ export interface PlanOptions {
   maxSubTasks: number;
   decompose: DecomposePolicy;
   abortSignal: AbortSignal;
-}
-
-// Words that usually join several steps ("build X and then deploy it").
-const multiStep = /\b(and|then|after|before|also|finally|each|every|all)\b|[;\n]|\d\.|^\s*[-*]/im;
-
-/** Heuristic for `auto`: short, one sentence, no joining words. Misses cost a planning call. */
-export function isTrivialRequest(request: string): boolean {
-  const text = request.trim();
-  const sentences = text.split(/[.!?]+\s/).filter(Boolean).length;
-  return text.length <= 120 && sentences <= 1 && !multiStep.test(text);
 }
 
 function shouldDecompose(policy: DecomposePolicy, request: string): boolean {
