@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { appendFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createFakeExecutor } from "@taskledger/testing";
@@ -46,6 +46,53 @@ describe("FileRunStore", () => {
     await expect(store.read("run2")).rejects.toSatisfy(
       (e) => StoreError.isInstance(e) && (e as Error).message.includes("line 2"),
     );
+  });
+
+  it("cuts a torn last record off before appending, so a second resume still reads the log", async () => {
+    // A managed run, cut by a crash in the middle of writing a record; resumed, then resumed again.
+    const plan = {
+      subTasks: [
+        { id: "a", title: "A", description: "d", successCriteria: ["c"] },
+        { id: "b", title: "B", description: "d", successCriteria: ["c"], dependsOn: ["a"] },
+      ],
+    };
+    const reference = new FileRunStore(join(dir, "reference"));
+    const executor = () => createFakeExecutor({ fallback: { type: "success", text: "done" } });
+    await createManager({ executor: executor(), store: reference, createRunId: () => "r" }).run(
+      "x",
+      { plan },
+    );
+    const records = await reference.read("r");
+    const lines = records.slice(0, 4).map((r) => JSON.stringify(r));
+    await writeFile(join(dir, "r.jsonl"), `${lines.join("\n")}\n${lines[3]?.slice(0, 25)}`);
+
+    const first = await createManager({ executor: executor(), store: new FileRunStore(dir) })
+      .resume("r")
+      .result.catch((e: unknown) => e);
+    expect(first).toMatchObject({ status: "completed" });
+    const second = await createManager({ executor: executor(), store: new FileRunStore(dir) })
+      .resume("r")
+      .result.catch((e: unknown) => e);
+    expect(second).toMatchObject({ status: "completed" });
+    const log = await new FileRunStore(dir).read("r");
+    const seqs = log.map((r) => r.seq);
+    expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+    expect(log.filter((r) => r.type === "run-finished")).toHaveLength(1);
+  });
+
+  it("cuts a log that is all fragment to nothing before appending", async () => {
+    await writeFile(join(dir, "run1.jsonl"), '{"type":"run-sta');
+    const store = new FileRunStore(dir);
+    await store.append("run1", event(0));
+    expect(await readFile(join(dir, "run1.jsonl"), "utf8")).toBe(`${JSON.stringify(event(0))}\n`);
+  });
+
+  it("fails with a StoreError, not a hang, for a directory that can never be made", async () => {
+    // Node's recursive mkdir spins forever on a path under /proc.
+    const store = new FileRunStore("/proc/taskledger-newdir/runs");
+    const error = await store.append("run1", event(0)).catch((e: unknown) => e);
+    expect(StoreError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toContain("/proc/taskledger-newdir");
   });
 
   it("refuses run ids that would leave the directory", async () => {

@@ -1,5 +1,6 @@
-import { mkdir, open, readFile, rm } from "node:fs/promises";
+import { type FileHandle, open, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { ensureDirectory } from "./ensure-directory.js";
 import { StoreError } from "./errors.js";
 import type { RunEvent } from "./run-events.js";
 import type { RunStore } from "./run-store.js";
@@ -8,17 +9,25 @@ const safeRunId = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 /**
  * One append-only JSON-lines file per run in a directory. Each record is written and flushed to
- * disk before `append` resolves; a torn last line left by a crash is ignored when read back.
+ * disk before `append` resolves; a torn last line left by a crash is ignored when read back, and
+ * cut off before the first append of this store to that run, so later records start on a line.
  */
 export class FileRunStore implements RunStore {
+  readonly #mended = new Set<string>();
+  #directoryMade: Promise<void> | undefined;
+
   constructor(readonly directory: string) {}
 
   async append(runId: string, record: RunEvent): Promise<void> {
     const path = this.pathOf(runId);
+    await this.#ensureDirectory();
     try {
-      await mkdir(this.directory, { recursive: true });
-      const handle = await open(path, "a");
+      const handle = await open(path, "a+");
       try {
+        if (!this.#mended.has(runId)) {
+          await cutTornLine(handle);
+          this.#mended.add(runId);
+        }
         await handle.write(`${JSON.stringify(record)}\n`);
         await handle.datasync();
       } finally {
@@ -56,13 +65,7 @@ export class FileRunStore implements RunStore {
    */
   async lock(runId: string): Promise<() => Promise<void>> {
     const path = `${this.pathOf(runId).slice(0, -".jsonl".length)}.lock`;
-    try {
-      await mkdir(this.directory, { recursive: true });
-    } catch (cause) {
-      throw new StoreError(`Cannot create ${this.directory}: ${(cause as Error).message}`, {
-        cause,
-      });
-    }
+    await this.#ensureDirectory();
     for (let tries = 0; tries < 3; tries++) {
       try {
         const handle = await open(path, "wx");
@@ -86,11 +89,38 @@ export class FileRunStore implements RunStore {
     throw new StoreError(`Could not lock run "${runId}" (${path}).`);
   }
 
+  #ensureDirectory(): Promise<void> {
+    this.#directoryMade ??= ensureDirectory(this.directory).catch((cause: unknown) => {
+      this.#directoryMade = undefined;
+      throw new StoreError(`Cannot create ${this.directory}: ${(cause as Error).message}`, {
+        cause,
+      });
+    });
+    return this.#directoryMade;
+  }
+
   private pathOf(runId: string): string {
     if (!safeRunId.test(runId))
       throw new StoreError(`Not a usable run id for a file name: "${runId}"`);
     return join(this.directory, `${runId}.jsonl`);
   }
+}
+
+/** Truncates what follows the last newline: a record whose write a crash cut short. */
+async function cutTornLine(handle: FileHandle): Promise<void> {
+  const { size } = await handle.stat();
+  const chunk = Buffer.alloc(64 * 1024);
+  for (let end = size; end > 0; ) {
+    const start = Math.max(0, end - chunk.length);
+    const { bytesRead } = await handle.read(chunk, 0, end - start, start);
+    const newline = chunk.subarray(0, bytesRead).lastIndexOf(10);
+    if (newline >= 0) {
+      if (start + newline + 1 < size) await handle.truncate(start + newline + 1);
+      return;
+    }
+    end = start;
+  }
+  if (size > 0) await handle.truncate(0);
 }
 
 async function readHolder(path: string): Promise<number | undefined> {
