@@ -6,6 +6,8 @@ type Listener<K extends RunEventType> = (event: RunEventOf<K>) => void;
 // Past this many unread events an iterator drops the oldest `agent-event`s (the only
 // high-volume kind), so a reader that stalls cannot grow memory without bound.
 const defaultMaxBuffered = 10_000;
+// A late iterator replays every state change but only this many of the latest `agent-event`s.
+const replayedAgentEvents = 1_000;
 
 /**
  * Delivers a run's events to listeners and to async iterators. A listener that throws does not
@@ -15,6 +17,10 @@ export class EventHub {
   private readonly emitter = new EventEmitter();
   private readonly iterators = new Set<IteratorState>();
   private finished: { error?: unknown } | undefined;
+  // What a late iterator replays: the state changes, and the latest agent events in a ring.
+  private readonly changes: RunEvent[] = [];
+  private readonly agentEvents: RunEvent[] = [];
+  private agentEventsStart = 0;
 
   constructor(private readonly maxBuffered = defaultMaxBuffered) {}
 
@@ -34,6 +40,7 @@ export class EventHub {
   }
 
   emit(event: RunEvent): void {
+    this.remember(event);
     this.emitter.emit(event.type, event);
     this.emitter.emit("*", event);
     for (const state of this.iterators) state.push(event, this.maxBuffered);
@@ -47,9 +54,13 @@ export class EventHub {
     this.emitter.removeAllListeners();
   }
 
-  /** Events from now on (all of them, if created before the run starts). */
+  /**
+   * The run's events from its first one: those already emitted are replayed (every state change,
+   * the latest 1,000 agent events), then the rest as they come, also after the run has ended.
+   */
   iterate(): AsyncIterableIterator<RunEvent> {
     const state = new IteratorState();
+    for (const event of this.replay()) state.push(event, this.maxBuffered);
     if (this.finished) state.end(this.finished);
     else this.iterators.add(state);
     const iterators = this.iterators;
@@ -64,6 +75,35 @@ export class EventHub {
         return this;
       },
     };
+  }
+
+  private remember(event: RunEvent): void {
+    if (event.type !== "agent-event") {
+      this.changes.push(event);
+      return;
+    }
+    if (this.agentEvents.length < replayedAgentEvents) {
+      this.agentEvents.push(event);
+      return;
+    }
+    this.agentEvents[this.agentEventsStart] = event;
+    this.agentEventsStart = (this.agentEventsStart + 1) % replayedAgentEvents;
+  }
+
+  /** The remembered events in the order they were emitted (by `seq`). */
+  private replay(): RunEvent[] {
+    const agent = [
+      ...this.agentEvents.slice(this.agentEventsStart),
+      ...this.agentEvents.slice(0, this.agentEventsStart),
+    ];
+    const merged: RunEvent[] = [];
+    let a = 0;
+    for (const change of this.changes) {
+      while (a < agent.length && agent[a]!.seq < change.seq) merged.push(agent[a++]!);
+      merged.push(change);
+    }
+    while (a < agent.length) merged.push(agent[a++]!);
+    return merged;
   }
 }
 

@@ -1,0 +1,66 @@
+import { createFakeExecutor } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
+import { EventHub } from "./event-hub.js";
+import { createManager } from "./manager.js";
+import type { RunEvent } from "./run-events.js";
+import { task } from "./test-support/sub-task-fixture.js";
+
+const plan = { subTasks: [task("a"), task("b", ["a"])] };
+
+async function collect(iterable: AsyncIterable<RunEvent>): Promise<RunEvent[]> {
+  const events: RunEvent[] = [];
+  for await (const event of iterable) events.push(event);
+  return events;
+}
+
+describe("a run's events", () => {
+  it("reach a for-await loop started after the run began, from its first event", async () => {
+    const run = createManager({
+      executor: createFakeExecutor({ fallback: { type: "success", text: "done", delayMs: 20 } }),
+    }).start("x", { plan });
+    const heard: RunEvent[] = [];
+    run.on("*", (event) => heard.push(event));
+    // Late: the run has started and planned before the loop begins.
+    await new Promise<void>((resolve) => run.on("sub-task-started", () => resolve()));
+    expect(heard.map((e) => e.type)).toContain("plan-created");
+    const iterated = await collect(run);
+    expect(iterated[0]?.type).toBe("run-started");
+    expect(iterated).toEqual(heard);
+  });
+
+  it("reach a loop started after the run ended, which then ends", async () => {
+    const run = createManager({
+      executor: createFakeExecutor({ fallback: { type: "success", text: "done" } }),
+    }).start("x", { plan });
+    await run.result;
+    const types = (await collect(run)).map((e) => e.type);
+    expect(types[0]).toBe("run-started");
+    expect(types.at(-1)).toBe("run-finished");
+  });
+
+  it("replay every state change but only the latest 1,000 agent events", async () => {
+    const hub = new EventHub();
+    const base = { runId: "r", time: "t", v: 2 } as const;
+    let seq = 0;
+    hub.emit({ ...base, seq: seq++, type: "run-started", request: "x", cwd: "/tmp" } as RunEvent);
+    for (let i = 0; i < 5000; i++) {
+      hub.emit({
+        ...base,
+        seq: seq++,
+        type: "agent-event",
+        subTaskId: "a",
+        attempt: 1,
+        event: { type: "text", text: `${i}` },
+      } as RunEvent);
+    }
+    hub.emit({ ...base, seq: seq++, type: "run-finished" } as unknown as RunEvent);
+    hub.close();
+    const replayed = await collect(hub.iterate());
+    expect(replayed).toHaveLength(1002);
+    expect(replayed.map((e) => e.seq)).toEqual([
+      0,
+      ...Array.from({ length: 1000 }, (_, i) => 4001 + i),
+      5001,
+    ]);
+  });
+});
