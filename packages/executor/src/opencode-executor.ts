@@ -280,7 +280,10 @@ export class OpencodeExecutor implements Executor {
       model?: string;
     },
   ): AttemptResult {
-    const { outcome, error } = decideOutcome(end, transcript);
+    const { outcome, error, retryable } = decideOutcome(
+      { ...end, stderr: extra.stderr ?? "" },
+      transcript,
+    );
     const result: AttemptResult = {
       outcome,
       finalText: transcript.finalText,
@@ -312,6 +315,7 @@ export class OpencodeExecutor implements Executor {
       },
     };
     if (error !== undefined) result.error = error;
+    if (retryable === false) result.retryable = false;
     return result;
   }
 }
