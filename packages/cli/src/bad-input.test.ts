@@ -20,6 +20,7 @@ import {
   createModelServer,
   type ModelServer,
   type ModelServerOptions,
+  scriptedOpencodeProvider,
 } from "@taskledger/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
@@ -250,6 +251,66 @@ describe.concurrent("bad input: a typed error that says what is wrong, and no pa
     expect(t.err()).toContain("ANTHROPIC_API_KEY");
     expect(existsSync(storeDir)).toBe(false);
   });
+
+  it("an --opencode-config that opencode rejects: its own message shown, one attempt, no retry or replan", async () => {
+    const server = await modelServer((request) => {
+      // Only the planner asks for a plan; the agent never reaches the model.
+      if (JSON.stringify(request.body).includes('"subTasks"')) {
+        return { text: JSON.stringify({ subTasks: [okPlan.subTasks[0]] }) };
+      }
+      return { status: 400, body: { error: { message: "no call expected" } } };
+    });
+    const configPath = join(await tempDir(), "opencode.json");
+    await writeFile(
+      configPath,
+      JSON.stringify({ provider: scriptedOpencodeProvider(server), logLevel: "LOUD" }),
+    );
+    const t = captureIo({ env: { CI: "true" } });
+    const code = await runCli(
+      [
+        "run",
+        "Do one thing, then check it",
+        "--provider",
+        "openai-compatible",
+        "--model",
+        "m",
+        "--base-url",
+        server.openaiBaseURL,
+        "--agent-model",
+        "scripted/test-model",
+        "--opencode-config",
+        configPath,
+        "--cwd",
+        await tempDir(),
+        "--max-retries",
+        "2",
+        "--json",
+      ],
+      t.io,
+    );
+    expect(code).toBe(1);
+    const report = JSON.parse(t.out()) as {
+      status: string;
+      subTasks: { status: string; attempts: number; reason: string }[];
+    };
+    expect(report.status).toBe("failed");
+    expect(report.subTasks).toHaveLength(1);
+    const [sub] = report.subTasks;
+    expect(sub).toMatchObject({ status: "failed", attempts: 1 });
+    // opencode's own words, naming the key and what it expected, without its colour codes.
+    expect(sub?.reason).toContain("Configuration is invalid");
+    expect(sub?.reason).toContain('Expected LogLevel, got "LOUD" logLevel');
+    for (const sequence of ["\u001b", "\\u001b", "[91m"]) {
+      expect(t.out() + t.err()).not.toContain(sequence);
+    }
+    expect(t.err()).toContain('Expected LogLevel, got "LOUD" logLevel');
+    // One plan call (no replan), the attempt's one judgement, and no call from an agent.
+    const kinds = server.requests.map((r) => {
+      const body = JSON.stringify(r.body);
+      return body.includes('"task_ledger"') ? "plan" : body.includes('"tools"') ? "agent" : "judge";
+    });
+    expect(kinds).toEqual(["plan", "judge"]);
+  }, 120_000);
 
   it("a missing opencode binary: ExecutorError that says how to install it; the run reports it per sub-task", async () => {
     const binaryPath = join(await tempDir(), "no-such-opencode");

@@ -49,8 +49,10 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
       return [`${c.green("✔")} ${step(event.subTaskId)}${took}: ${view?.note ?? ""}`];
     }
     case "sub-task-failed":
+      // The line that stays says why in full (bounded): the live note's 100 characters can cut
+      // off the one fact a user needs, such as the key opencode rejected in its config.
       return [
-        `${c.red("✘")} ${step(event.subTaskId)} failed after ${event.attempts} attempt(s): ${state.byId.get(event.subTaskId)?.note ?? ""}`,
+        `${c.red("✘")} ${step(event.subTaskId)} failed after ${event.attempts} attempt(s): ${oneLine(event.reason, 600)}`,
       ];
     case "sub-task-skipped":
       return [

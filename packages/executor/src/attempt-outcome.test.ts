@@ -79,4 +79,26 @@ describe("decideOutcome", () => {
     expect(stopped("step-limit")).toBe("error");
     expect(stopped("unknown-finish-loop")).toBe("error");
   });
+
+  it("a non-zero exit says what opencode wrote; a config it refused is not retryable", () => {
+    const refused = {
+      exitCode: 1,
+      signal: null,
+      stderr: "\u001b[91mError: \u001b[0mConfiguration is invalid at x.json\n↳ Expected boolean\n",
+    };
+    expect(decideOutcome(refused, transcriptOf())).toEqual({
+      outcome: "error",
+      error: "opencode rejected its config: Configuration is invalid at x.json ↳ Expected boolean",
+      retryable: false,
+    });
+    const other = { exitCode: 1, signal: null, stderr: "Error: Model not found: a/b\n" };
+    expect(decideOutcome(other, transcriptOf())).toEqual({
+      outcome: "error",
+      error: "opencode exited with code 1: Model not found: a/b",
+    });
+    expect(decideOutcome({ exitCode: 2, signal: null, stderr: "noise" }, transcriptOf())).toEqual({
+      outcome: "error",
+      error: "opencode exited with code 2",
+    });
+  });
 });

@@ -1,4 +1,5 @@
 import type { AttemptOutcome } from "@taskledger/core";
+import { isConfigRejection, opencodeErrorMessage } from "./opencode-stderr.js";
 import type { Transcript } from "./transcript.js";
 
 /** How the process ended, as the executor saw it. */
@@ -9,6 +10,8 @@ export interface ProcessEnd {
   stoppedBy?: "abort" | "timeout" | "step-limit" | "unknown-finish-loop" | "exit";
   /** Could not start (spawn error). */
   spawnError?: string;
+  /** What opencode wrote to stderr (its tail). */
+  stderr?: string;
 }
 
 /** A stop with at most this many output tokens after tool use is the seed's truncation. */
@@ -21,7 +24,7 @@ export const tinyStopOutputTokens = 2;
 export function decideOutcome(
   end: ProcessEnd,
   transcript: Transcript,
-): { outcome: AttemptOutcome; error?: string } {
+): { outcome: AttemptOutcome; error?: string; retryable?: false } {
   if (end.stoppedBy === "abort") return { outcome: "cancelled", error: "aborted" };
   if (end.stoppedBy === "timeout") return { outcome: "timeout", error: "the attempt timed out" };
   if (end.stoppedBy === "step-limit") {
@@ -40,8 +43,15 @@ export function decideOutcome(
     return { outcome: "error", error: `${lastError.message}${status}` };
   }
   if (end.signal) return { outcome: "error", error: `opencode was killed by ${end.signal}` };
-  if (end.exitCode !== 0)
-    return { outcome: "error", error: `opencode exited with code ${end.exitCode}` };
+  if (end.exitCode !== 0) {
+    const exited = `opencode exited with code ${end.exitCode}`;
+    const said = opencodeErrorMessage(end.stderr ?? "");
+    if (said === undefined) return { outcome: "error", error: exited };
+    // A config opencode refuses fails every attempt alike: no retry or replan can fix it.
+    return isConfigRejection(said)
+      ? { outcome: "error", error: `opencode rejected its config: ${said}`, retryable: false }
+      : { outcome: "error", error: `${exited}: ${said}` };
+  }
   const rejection = transcript.permissionRejections.at(-1);
   if (rejection) return { outcome: "error", error: `a permission was rejected: ${rejection}` };
   const reason = transcript.lastFinishReason;

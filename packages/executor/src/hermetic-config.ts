@@ -83,6 +83,8 @@ export interface AttemptDirs {
   data: string;
   state: string;
   cache: string;
+  /** opencode's TMPDIR: it unpacks a native library there on every start and never deletes it. */
+  tmp: string;
 }
 
 /**
@@ -100,6 +102,7 @@ export async function createAttemptDirs(
     data: join(root, "data"),
     state: join(root, "state"),
     cache: join(root, "cache"),
+    tmp: join(root, "tmp"),
   };
   const opencodeConfigDir = join(dirs.config, "opencode");
   await Promise.all([
@@ -107,6 +110,7 @@ export async function createAttemptDirs(
     mkdir(dirs.data, { recursive: true }),
     mkdir(dirs.state, { recursive: true }),
     mkdir(dirs.cache, { recursive: true }),
+    mkdir(dirs.tmp, { recursive: true }),
   ]);
   const dependencies = { "@opencode-ai/plugin": opencodeVersion };
   await Promise.all([
@@ -140,6 +144,9 @@ export function buildRunEnv(input: {
     XDG_DATA_HOME: input.dirs.data,
     XDG_STATE_HOME: input.dirs.state,
     XDG_CACHE_HOME: input.dirs.cache,
+    TMPDIR: input.dirs.tmp,
+    TMP: input.dirs.tmp,
+    TEMP: input.dirs.tmp,
     OPENCODE_CONFIG_CONTENT: JSON.stringify(input.config),
     OPENCODE_DISABLE_AUTOUPDATE: "1",
     OPENCODE_DISABLE_MODELS_FETCH: "1",

@@ -306,6 +306,19 @@ describe.concurrent("OpencodeExecutor on the real opencode CLI", { timeout: 150_
     expect(server.requests).toHaveLength(2);
   });
 
+  it("a config opencode refuses ends the attempt with opencode's own message, not retryable", async () => {
+    const server = await scriptedServer([]);
+    const executor = executorFor(server, {
+      config: { provider: scriptedOpencodeProvider(server), logLevel: "LOUD" },
+    });
+    const result = await executor.run("Hi", runOptions(await workDir()));
+    expect(result).toMatchObject({ outcome: "error", retryable: false });
+    expect(result.error).toBe(
+      'opencode rejected its config: Configuration is invalid at OPENCODE_CONFIG_CONTENT ↳ Expected LogLevel, got "LOUD" logLevel',
+    );
+    expect(server.requests).toHaveLength(0);
+  });
+
   it("a missing binary is a clear error that says how to install opencode", async () => {
     const server = await scriptedServer([]);
     const executor = executorFor(server, { binaryPath: "/nonexistent/opencode" });

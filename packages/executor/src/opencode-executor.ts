@@ -1,4 +1,3 @@
-import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import {
@@ -11,6 +10,7 @@ import {
   type SubTask,
 } from "@taskledger/core";
 import { decideOutcome, type ProcessEnd } from "./attempt-outcome.js";
+import { createAttemptRoot, removeDir, sweepStaleAttemptDirs } from "./attempt-temp-dir.js";
 import {
   buildRunConfig,
   buildRunEnv,
@@ -61,7 +61,7 @@ export interface OpencodeExecutorOptions {
   projectConfig?: boolean;
   /** Allow opencode's external plugins (`--pure` otherwise); default false. */
   plugins?: boolean;
-  /** Where attempt directories are made; default the OS temp directory. */
+  /** Where attempt directories (`taskledger-opencode-<pid>-*`) are made; default the OS temp dir. */
   workRoot?: string;
   /** Keep each attempt's config and data directories for diagnosis; default false. */
   keepAttemptDirs?: boolean;
@@ -73,6 +73,8 @@ export interface OpencodeExecutorOptions {
 /** Runs each attempt of a sub-task as a fresh `opencode run --format json` session. */
 export class OpencodeExecutor implements Executor {
   private binary: string | undefined;
+  /** The sweep of leftovers from dead processes, done once, before the first attempt. */
+  private swept: Promise<void> | undefined;
 
   constructor(private readonly options: OpencodeExecutorOptions) {
     if (!/^[^/\s]+\/\S+$/.test(options.model)) {
@@ -113,7 +115,11 @@ export class OpencodeExecutor implements Executor {
       );
     }
     this.binary ??= resolveOpencodeBinary(this.options.binaryPath);
-    const root = await mkdtemp(join(this.options.workRoot ?? tmpdir(), "taskledger-opencode-"));
+    const parent = this.options.workRoot ?? tmpdir();
+    this.swept ??= sweepStaleAttemptDirs(parent);
+    await this.swept;
+    const keep = this.options.keepAttemptDirs ?? false;
+    const root = await createAttemptRoot(parent, keep);
     try {
       const dirs = await createAttemptDirs(root, opencodeVersion);
       const config = buildRunConfig({
@@ -161,11 +167,11 @@ export class OpencodeExecutor implements Executor {
         model,
         pid,
         stderr,
-        attemptDir: this.options.keepAttemptDirs ? root : undefined,
+        attemptDir: keep ? root : undefined,
       });
     } finally {
-      if (!this.options.keepAttemptDirs)
-        await rm(root, { recursive: true, force: true }).catch(() => {});
+      // A kept directory keeps its config and data; what opencode left in its temp directory goes.
+      await removeDir(keep ? join(root, "tmp") : root);
     }
   }
 
@@ -274,7 +280,10 @@ export class OpencodeExecutor implements Executor {
       model?: string;
     },
   ): AttemptResult {
-    const { outcome, error } = decideOutcome(end, transcript);
+    const { outcome, error, retryable } = decideOutcome(
+      { ...end, stderr: extra.stderr ?? "" },
+      transcript,
+    );
     const result: AttemptResult = {
       outcome,
       finalText: transcript.finalText,
@@ -306,6 +315,7 @@ export class OpencodeExecutor implements Executor {
       },
     };
     if (error !== undefined) result.error = error;
+    if (retryable === false) result.retryable = false;
     return result;
   }
 }

@@ -1,0 +1,144 @@
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ExecuteOptions, SubTask } from "@taskledger/core";
+import {
+  createModelServer,
+  type ModelServer,
+  type ScriptedReply,
+  scriptedOpencodeProvider,
+} from "@taskledger/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createOpencodeExecutor, type OpencodeExecutorOptions } from "./index.js";
+
+const subTask: SubTask = {
+  id: "s1",
+  title: "s1",
+  description: "s1",
+  successCriteria: ["done"],
+  dependsOn: [],
+  checks: [],
+};
+
+const cleanups: (() => Promise<void>)[] = [];
+const systemTmp = tmpdir();
+const savedTmpdir = process.env.TMPDIR;
+// This file runs in its own process: a private system temp directory keeps other tests' files
+// out of the counts.
+let privateTmp = "";
+beforeAll(async () => {
+  privateTmp = await mkdtemp(join(systemTmp, "executor-tmpdir-test-"));
+  cleanups.push(() => rm(privateTmp, { recursive: true, force: true }));
+  process.env.TMPDIR = privateTmp;
+});
+afterAll(async () => {
+  if (savedTmpdir === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = savedTmpdir;
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function scriptedServer(steps: ScriptedReply[]): Promise<ModelServer> {
+  const server = await createModelServer({
+    replies: () => steps.shift() ?? { status: 400, body: { error: { message: "no step left" } } },
+  });
+  cleanups.push(() => server.close());
+  return server;
+}
+
+/** A working directory outside the temp directory under test. */
+async function workDir(): Promise<string> {
+  const dir = await mkdtemp(join(systemTmp, "executor-tmpdir-work-"));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function executorFor(server: ModelServer, options: Partial<OpencodeExecutorOptions> = {}) {
+  return createOpencodeExecutor({
+    model: "scripted/test-model",
+    config: { provider: scriptedOpencodeProvider(server) },
+    timeoutMs: 60_000,
+    ...options,
+  });
+}
+
+function runOptions(cwd: string, extra: Partial<ExecuteOptions> = {}): ExecuteOptions {
+  return { subTask, attempt: 1, cwd, abortSignal: new AbortController().signal, ...extra };
+}
+
+async function tmpEntries(): Promise<string[]> {
+  expect(tmpdir()).toBe(privateTmp);
+  return (await readdir(privateTmp)).sort();
+}
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 1200; i++) {
+    if (condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** A process started and ended: its pid names no running process. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
+  await new Promise((resolve) => child.once("exit", resolve));
+  return child.pid as number;
+}
+
+describe("each attempt's temp directory", { timeout: 150_000 }, () => {
+  it("a finished attempt leaves the system temp directory as it found it", async () => {
+    const server = await scriptedServer([{ text: "Hello." }]);
+    const before = await tmpEntries();
+    const result = await executorFor(server).run("Hi", runOptions(await workDir()));
+    expect(result.outcome).toBe("finished");
+    expect(await tmpEntries()).toEqual(before);
+  });
+
+  it("a cancelled attempt leaves the system temp directory as it found it", async () => {
+    const server = await scriptedServer([{ hang: true }]);
+    const before = await tmpEntries();
+    const controller = new AbortController();
+    const running = executorFor(server).run(
+      "Hi",
+      runOptions(await workDir(), { abortSignal: controller.signal }),
+    );
+    // Started for certain: opencode is waiting on the model.
+    await until(() => server.requests.length > 0, "the model call");
+    controller.abort();
+    const result = await running;
+    expect(result.outcome).toBe("cancelled");
+    expect(await tmpEntries()).toEqual(before);
+  });
+
+  it("a timed-out attempt leaves the system temp directory as it found it", async () => {
+    const server = await scriptedServer([{ hang: true }]);
+    const before = await tmpEntries();
+    const result = await executorFor(server, { timeoutMs: 15_000 }).run(
+      "Hi",
+      runOptions(await workDir()),
+    );
+    expect(result.outcome).toBe("timeout");
+    expect(await tmpEntries()).toEqual(before);
+  });
+
+  it("the first attempt removes what dead processes left and keeps what live ones use", async () => {
+    const live = spawn(process.execPath, ["-e", "setTimeout(() => {}, 600000)"], {
+      stdio: "ignore",
+    });
+    cleanups.push(async () => {
+      live.kill("SIGKILL");
+    });
+    const stale = `taskledger-opencode-${await deadPid()}-x`;
+    const inUse = `taskledger-opencode-${live.pid}-x`;
+    for (const name of [stale, inUse]) {
+      await mkdir(join(privateTmp, name, "tmp"), { recursive: true });
+    }
+    const server = await scriptedServer([{ text: "Hello." }]);
+    const result = await executorFor(server).run("Hi", runOptions(await workDir()));
+    expect(result.outcome).toBe("finished");
+    const entries = await tmpEntries();
+    expect(entries).not.toContain(stale);
+    expect(entries).toContain(inUse);
+  });
+});
