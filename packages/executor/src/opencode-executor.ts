@@ -12,13 +12,13 @@ import {
   type SubTask,
 } from "@taskledger/core";
 import { decideOutcome, type ProcessEnd } from "./attempt-outcome.js";
+import { AttemptWatchdog } from "./attempt-watchdog.js";
 import {
   buildRunConfig,
   buildRunEnv,
   createAttemptDirs,
   type OpencodeConfig,
 } from "./hermetic-config.js";
-import { AttemptWatchdog } from "./attempt-watchdog.js";
 import { resolveOpencodeBinary } from "./opencode-binary.js";
 import {
   defaultEventParseLimits,

@@ -1,9 +1,4 @@
-import {
-  groupAlive,
-  listDescendants,
-  signalAttempt,
-  type TrackedProcess,
-} from "./process-tree.js";
+import { groupAlive, listDescendants, signalAttempt, type TrackedProcess } from "./process-tree.js";
 
 /**
  * Watches everything an attempt's process starts, so that ending the attempt ends all of it: the

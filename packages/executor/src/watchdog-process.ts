@@ -3,8 +3,8 @@
 // It is started from the compiled `.js`, or from this `.ts` when the host runs the sources, so it
 // imports nothing but Node's own modules and the process helpers, found next to itself.
 import { createInterface } from "node:readline";
-import type * as ProcessTree from "./process-tree.js";
 import type { WatchdogMessage } from "./attempt-watchdog.js";
+import type * as ProcessTree from "./process-tree.js";
 
 const extension = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
 const tree = (await import(
