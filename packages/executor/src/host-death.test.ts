@@ -102,4 +102,54 @@ describe.runIf(process.platform === "linux")("a library host killed with kill -9
       await rm(root, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it("a finished attempt and an aborted one leave no watchdog behind in a host that lives on", async () => {
+    expect(existsSync(built), "run `npm run build` first").toBe(true);
+    const root = await mkdtemp(join(tmpdir(), "taskledger-host-idle-"));
+    const cwd = join(root, "work");
+    await mkdir(cwd);
+    const server = await createModelServer({ replies: () => ({ text: "Done." }) });
+    const child = spawn(process.execPath, [host, cwd, "finish"], {
+      cwd: root,
+      env: {
+        ...process.env,
+        TASKLEDGER_TEST_PROVIDER: JSON.stringify(scriptedOpencodeProvider(server)),
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    let watchdogSeen = false;
+    const done = new Promise<void>((r) => {
+      child.stdout.on("data", (d) => {
+        stdout += d;
+        if (stdout.includes('"done"')) r();
+      });
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    // Note a watchdog while the attempts run, so the test knows there was one to leave.
+    const spotting = setInterval(async () => {
+      const running = await processesUnder(root).catch(() => []);
+      if (running.some((pid) => commandLine(pid).includes("watchdog-process"))) watchdogSeen = true;
+    }, 50);
+    try {
+      await done;
+      expect(stdout).toContain('"outcomes":["finished","cancelled"]');
+      expect(watchdogSeen).toBe(true);
+      const left = await eventually(
+        () => processesUnder(root),
+        (pids) => pids.length === 1,
+      );
+      // Only the host itself, still running.
+      expect(left, stderr).toEqual([child.pid]);
+    } finally {
+      clearInterval(spotting);
+      child.kill("SIGKILL");
+      for (const pid of await processesUnder(root)) process.kill(pid, "SIGKILL");
+      await server.close();
+      await rm(root, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -226,6 +226,8 @@ export class OpencodeExecutor implements Executor {
     };
     const onAbort = () => stop("abort");
     options.abortSignal.addEventListener("abort", onAbort, { once: true });
+    // An abort while the attempt was being set up fired before this listener existed.
+    if (options.abortSignal.aborted) onAbort();
     const timeout = setTimeout(() => stop("timeout"), settings.timeoutMs);
 
     const exited = new Promise<void>((resolve) => {
