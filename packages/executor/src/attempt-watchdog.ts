@@ -14,6 +14,12 @@ const script = fileURLToPath(
   new URL(`./watchdog-process${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url),
 );
 
+// The watchdogs with attempts running, behind one `exit` listener however many executors a host has.
+const busy = new Set<AttemptWatchdog>();
+const killBusyOnExit = () => {
+  for (const watchdog of busy) watchdog.killAllNow();
+};
+
 /**
  * Makes sure no attempt outlives its host. While attempts run, a detached watchdog process holds a
  * pipe from the host; when the host dies, even by `kill -9`, the pipe closes and the watchdog kills
@@ -24,7 +30,6 @@ const script = fileURLToPath(
 export class AttemptWatchdog {
   private child: ChildProcess | undefined;
   private readonly attempts = new Map<number, TrackedProcess[]>();
-  private readonly onExit = () => this.killAllNow();
 
   constructor(private readonly graceMs: number) {}
 
@@ -39,7 +44,8 @@ export class AttemptWatchdog {
     if (tracked === undefined) {
       tracked = [];
       this.attempts.set(leader, tracked);
-      if (this.attempts.size === 1) globalThis.process.on("exit", this.onExit);
+      if (busy.size === 0) globalThis.process.on("exit", killBusyOnExit);
+      busy.add(this);
     }
     tracked.push(process);
     this.send({ leader, process });
@@ -49,7 +55,8 @@ export class AttemptWatchdog {
   release(leader: number | undefined): void {
     if (leader !== undefined && this.attempts.delete(leader)) this.send({ release: leader });
     if (this.attempts.size > 0) return;
-    globalThis.process.off("exit", this.onExit);
+    busy.delete(this);
+    if (busy.size === 0) globalThis.process.off("exit", killBusyOnExit);
     // End of input with nothing guarded: the watchdog exits without killing anything.
     this.child?.stdin?.end();
     this.child = undefined;
