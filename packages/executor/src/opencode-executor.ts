@@ -1,3 +1,4 @@
+import type { ChildProcess } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import {
@@ -11,6 +12,7 @@ import {
 } from "@taskledger/core";
 import { decideOutcome, type ProcessEnd } from "./attempt-outcome.js";
 import { createAttemptRoot, removeDir, sweepStaleAttemptDirs } from "./attempt-temp-dir.js";
+import { AttemptWatchdog } from "./attempt-watchdog.js";
 import {
   buildRunConfig,
   buildRunEnv,
@@ -75,6 +77,8 @@ export class OpencodeExecutor implements Executor {
   private binary: string | undefined;
   /** The sweep of leftovers from dead processes, done once, before the first attempt. */
   private swept: Promise<void> | undefined;
+  /** Kills this executor's attempts if the host process dies while they run. */
+  private readonly watchdog: AttemptWatchdog;
 
   constructor(private readonly options: OpencodeExecutorOptions) {
     if (!/^[^/\s]+\/\S+$/.test(options.model)) {
@@ -86,6 +90,7 @@ export class OpencodeExecutor implements Executor {
         throw new InvalidConfigError(`${key} must be a positive number, got ${value}`);
       }
     }
+    this.watchdog = new AttemptWatchdog(this.settings().killGraceMs);
   }
 
   /**
@@ -184,12 +189,31 @@ export class OpencodeExecutor implements Executor {
     settings: ReturnType<OpencodeExecutor["settings"]>,
   ): Promise<{ end: ProcessEnd; stderr: string; pid: number | undefined }> {
     const binary = this.binary as string;
-    const child = spawnGroup(binary, args, { cwd: options.cwd, env, stdin: prompt });
+    // From here to the first `watch`, one synchronous stretch: no await lets the host die unguarded.
+    this.watchdog.prepare();
+    let pid: number | undefined;
+    try {
+      const child = spawnGroup(binary, args, { cwd: options.cwd, env, stdin: prompt });
+      pid = child.pid;
+      return await this.supervise(child, options, transcript, settings);
+    } finally {
+      this.watchdog.release(pid);
+    }
+  }
+
+  private async supervise(
+    child: ChildProcess,
+    options: ExecuteOptions,
+    transcript: Transcript,
+    settings: ReturnType<OpencodeExecutor["settings"]>,
+  ): Promise<{ end: ProcessEnd; stderr: string; pid: number | undefined }> {
+    const binary = this.binary as string;
     const pid = child.pid;
     const stderr = new HeadTailBuffer(0, settings.maxStderrChars);
     child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
     const end: ProcessEnd = { exitCode: null, signal: null };
     const record = (process: TrackedProcess) => {
+      if (pid !== undefined) this.watchdog.watch(pid, process);
       try {
         options.onProcess?.(process);
       } catch {
@@ -198,6 +222,8 @@ export class OpencodeExecutor implements Executor {
     };
     const leaderStart = pid === undefined ? undefined : startTimeOf(pid);
     if (pid !== undefined && leaderStart !== undefined) record({ pid, startTime: leaderStart });
+    // A leader already gone still leaves its group to guard.
+    else if (pid !== undefined) this.watchdog.watch(pid, { pid, startTime: "" });
     const guard =
       pid === undefined ? undefined : new ProcessGuard(pid, settings.treePollMs, record);
     const stop = (reason: NonNullable<ProcessEnd["stoppedBy"]>) => {
@@ -206,6 +232,8 @@ export class OpencodeExecutor implements Executor {
     };
     const onAbort = () => stop("abort");
     options.abortSignal.addEventListener("abort", onAbort, { once: true });
+    // An abort while the attempt was being set up fired before this listener existed.
+    if (options.abortSignal.aborted) onAbort();
     const timeout = setTimeout(() => stop("timeout"), settings.timeoutMs);
 
     const exited = new Promise<void>((resolve) => {

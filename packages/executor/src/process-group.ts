@@ -30,18 +30,3 @@ export function spawnGroup(
   child.stdin?.end(options.stdin);
   return child;
 }
-
-/** Signals every process in the group led by `pid`; false when none is left. */
-export function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
-  try {
-    process.kill(process.platform === "win32" ? pid : -pid, signal);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** True while any process of the group led by `pid` is alive. */
-export function groupAlive(pid: number): boolean {
-  return signalGroup(pid, 0);
-}

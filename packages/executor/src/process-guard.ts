@@ -1,5 +1,4 @@
-import { groupAlive, signalGroup } from "./process-group.js";
-import { listDescendants, signalTracked, type TrackedProcess } from "./process-tree.js";
+import { groupAlive, listDescendants, signalAttempt, type TrackedProcess } from "./process-tree.js";
 
 /**
  * Watches everything an attempt's process starts, so that ending the attempt ends all of it: the
@@ -45,7 +44,6 @@ export class ProcessGuard {
   }
 
   private signalAll(signal: NodeJS.Signals): void {
-    signalGroup(this.pid, signal);
-    for (const process of this.tracked.values()) signalTracked(process, signal);
+    signalAttempt(this.pid, this.tracked.values(), signal);
   }
 }

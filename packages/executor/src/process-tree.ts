@@ -31,6 +31,42 @@ export function listDescendants(root: number): TrackedProcess[] {
   return found;
 }
 
+/** Signals every process in the group led by `pid`; false when none is left. */
+export function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(process.platform === "win32" ? pid : -pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** True while any process of the group led by `pid` is alive. */
+export function groupAlive(pid: number): boolean {
+  return signalGroup(pid, 0);
+}
+
+/**
+ * Signals all an attempt started: the process group its leader leads and every process tracked
+ * under it. The one way an attempt is killed, by the executor, on the host's exit and by the
+ * watchdog after the host's death.
+ */
+export function signalAttempt(
+  leader: number,
+  tracked: Iterable<TrackedProcess>,
+  signal: NodeJS.Signals,
+): void {
+  signalGroup(leader, signal);
+  for (const process of tracked) signalTracked(process, signal);
+}
+
+/** True while the attempt's group or any tracked process of it (the same process, not a reused pid) runs. */
+export function attemptAlive(leader: number, tracked: Iterable<TrackedProcess>): boolean {
+  if (groupAlive(leader)) return true;
+  for (const process of tracked) if (startTimeOf(process.pid) === process.startTime) return true;
+  return false;
+}
+
 /** Signals a tracked process (and its group, when it leads one) if it is still the same process. */
 export function signalTracked(tracked: TrackedProcess, signal: NodeJS.Signals): void {
   if (startTimeOf(tracked.pid) !== tracked.startTime) return;

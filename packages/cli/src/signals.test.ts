@@ -1,0 +1,194 @@
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { RunEvent } from "@taskledger/core";
+import { createModelServer, type RecordedRequest } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
+import { createDemoReplies, demoRequest } from "./demo-scenario.js";
+import type { JsonReport } from "./json-report.js";
+import { compatibleProviderId } from "./runtime.js";
+import { processesUnder } from "./test-support/cli-harness.js";
+
+const bin = resolve(import.meta.dirname, "../dist/bin.js");
+
+/** How long the agent's first model call takes: the time a leaked agent has to write `late.txt`. */
+const agentReplyDelayMs = 1500;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const isAgentCall = (request: RecordedRequest) =>
+  (request.body as { response_format?: unknown }).response_format === undefined;
+
+const commandLine = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return "";
+  }
+};
+
+/** Polls `check` every 50 ms until it holds, at most `tries` times; resolves with the last answer. */
+async function eventually<T>(check: () => Promise<T>, done: (value: T) => boolean, tries = 200) {
+  let value = await check();
+  for (let i = 0; i < tries && !done(value); i++) {
+    await sleep(50);
+    value = await check();
+  }
+  return value;
+}
+
+/**
+ * Runs the demo's request through the built CLI on the real opencode; when the agent's first model
+ * call arrives (its answer, a write of `late.txt`, is held back), sends `signals` to the CLI.
+ */
+async function signalMidAttempt(signals: NodeJS.Signals[], json: boolean) {
+  const root = await mkdtemp(join(tmpdir(), "taskledger-signals-"));
+  const cwd = join(root, "work");
+  const store = join(root, "store");
+  await mkdir(cwd);
+  const demo = createDemoReplies();
+  const agentCalls: number[] = [];
+  let agentCalled: () => void = () => {};
+  const agentCall = new Promise<void>((r) => {
+    agentCalled = r;
+  });
+  const server = await createModelServer({
+    replies: (request) => {
+      if (!isAgentCall(request)) return demo(request);
+      agentCalls.push(Date.now());
+      agentCalled();
+      return {
+        delayMs: agentReplyDelayMs,
+        toolCalls: [{ name: "write", arguments: { filePath: "late.txt", content: "late\n" } }],
+      };
+    },
+  });
+  const args = ["run", demoRequest, "--yes", "--provider", "openai-compatible"];
+  args.push("--model", "demo-manager", "--base-url", server.openaiBaseURL);
+  args.push("--agent-model", `${compatibleProviderId}/demo-agent`);
+  args.push("--store", store, "--cwd", cwd, ...(json ? ["--json"] : []));
+  // Started in `root`, so everything it starts (agents, the watchdog) is found under it.
+  const child = spawn(process.execPath, [bin, ...args], {
+    cwd: root,
+    env: { ...process.env, CI: "true" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => {
+    stdout += d;
+  });
+  child.stderr.on("data", (d) => {
+    stderr += d;
+  });
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.on("exit", (code, signal) => r({ code, signal })),
+  );
+  try {
+    await agentCall;
+    const agents = (await processesUnder(root)).filter((pid) =>
+      commandLine(pid).includes("opencode"),
+    );
+    for (const [i, signal] of signals.entries()) {
+      // A second signal goes once the first is being handled, as a second Ctrl-C would.
+      if (i > 0)
+        await eventually(
+          async () => stderr,
+          (text) => text.includes("Cancelling"),
+        );
+      child.kill(signal);
+    }
+    const ended = await exit;
+    const exitedAt = Date.now();
+    // Processes SIGKILLed just before the exit may take a moment to go: polled, bounded.
+    const leftLater = (
+      await eventually(
+        () => processesUnder(root),
+        (pids) => pids.length === 0,
+      )
+    ).map((pid) => `${pid} ${commandLine(pid)}`);
+    // Give a leaked agent the time to get its answer and write; then nothing may have been written.
+    const answerDue = (agentCalls[0] ?? exitedAt) + agentReplyDelayMs + 1000;
+    await sleep(Math.max(0, answerDue - Date.now()));
+    const written = [];
+    for (const name of await readdir(cwd)) {
+      if ((await stat(join(cwd, name))).mtimeMs > exitedAt) written.push(name);
+    }
+    const [logFile] = await readdir(store);
+    const log = (await readFile(join(store, logFile as string), "utf8"))
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as RunEvent);
+    return {
+      ...ended,
+      stdout,
+      stderr,
+      agents,
+      leftLater,
+      written,
+      lateFile: existsSync(join(cwd, "late.txt")),
+      agentCallsAfterExit: agentCalls.filter((at) => at > exitedAt).length,
+      log,
+    };
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    for (const pid of await processesUnder(root)) process.kill(pid, "SIGKILL");
+    await server.close();
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+describe.runIf(process.platform === "linux")("SIGTERM and SIGHUP cancel like Ctrl-C", () => {
+  it.concurrent.each([
+    ["SIGTERM", 143, true],
+    ["SIGHUP", 129, true],
+    ["SIGTERM", 143, false],
+    ["SIGHUP", 129, false],
+  ] as const)(
+    "%s mid-attempt: exit %i, the report printed (--json: %s), no agent left, nothing written after",
+    async (signal, code, json) => {
+      expect(existsSync(bin), "run `npm run build` first").toBe(true);
+      const ended = await signalMidAttempt([signal], json);
+      expect(ended.signal, ended.stderr).toBeNull();
+      expect(ended.code, ended.stderr).toBe(code);
+      if (json) {
+        const report = JSON.parse(ended.stdout) as JsonReport;
+        expect(report.status).toBe("cancelled");
+        expect(report.subTasks[0]?.status).toBe("cancelled");
+      } else {
+        expect(ended.stdout).toMatch(/library.*cancelled/);
+      }
+      // The cancel is in the run's log.
+      expect(ended.log.map((r) => r.type)).toContain("sub-task-cancelled");
+      expect(ended.log.at(-1)?.type).toBe("run-finished");
+      expect(ended.agents.length).toBeGreaterThan(0);
+      expect(ended.leftLater).toEqual([]);
+      expect(ended.lateFile).toBe(false);
+      expect(ended.written).toEqual([]);
+      expect(ended.agentCallsAfterExit).toBe(0);
+    },
+    120_000,
+  );
+
+  it.concurrent.each([
+    ["SIGTERM", "SIGTERM", 143],
+    ["SIGTERM", "SIGINT", 130],
+    ["SIGHUP", "SIGTERM", 143],
+  ] as const)(
+    "%s then %s quits at once (exit %i), killing the agents first",
+    async (first, second, code) => {
+      expect(existsSync(bin), "run `npm run build` first").toBe(true);
+      const ended = await signalMidAttempt([first, second], true);
+      expect([ended.code, ended.signal], ended.stderr).toEqual([code, null]);
+      expect(ended.agents.length).toBeGreaterThan(0);
+      // SIGKILLed on the way out: gone once the kernel has delivered it.
+      expect(ended.leftLater).toEqual([]);
+      expect(ended.lateFile).toBe(false);
+      expect(ended.written).toEqual([]);
+      expect(ended.agentCallsAfterExit).toBe(0);
+    },
+    120_000,
+  );
+});

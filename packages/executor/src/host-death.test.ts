@@ -1,0 +1,155 @@
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { AttemptProcess } from "@taskledger/core";
+import { createModelServer, processesUnder, scriptedOpencodeProvider } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
+
+const host = resolve(import.meta.dirname, "test-support/attempt-host.ts");
+const built = resolve(import.meta.dirname, "../dist/index.js");
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `check` every 50 ms until it holds or `tries` polls have gone by; resolves with the last answer. */
+async function eventually<T>(check: () => Promise<T>, done: (value: T) => boolean, tries = 400) {
+  let value = await check();
+  for (let i = 0; i < tries && !done(value); i++) {
+    await sleep(50);
+    value = await check();
+  }
+  return value;
+}
+
+const commandLine = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return "";
+  }
+};
+
+describe.runIf(process.platform === "linux")("a library host killed with kill -9", () => {
+  it("leaves no attempt process: the watchdog kills opencode and its tool, then exits", async () => {
+    expect(existsSync(built), "run `npm run build` first").toBe(true);
+    const root = await mkdtemp(join(tmpdir(), "taskledger-host-death-"));
+    const cwd = join(root, "work");
+    await mkdir(cwd);
+    // The agent starts a command that would run for five minutes; its next call never comes.
+    const server = await createModelServer({
+      replies: (request) =>
+        request.body && JSON.stringify(request.body).includes('"role":"tool"')
+          ? { hang: true }
+          : {
+              toolCalls: [
+                {
+                  name: "bash",
+                  arguments: { command: "echo $$ > pid.txt; exec sleep 300", description: "wait" },
+                },
+              ],
+            },
+    });
+    const child = spawn(process.execPath, [host, cwd], {
+      cwd: root,
+      env: {
+        ...process.env,
+        TASKLEDGER_TEST_PROVIDER: JSON.stringify(scriptedOpencodeProvider(server)),
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const tracked: AttemptProcess[] = [];
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      for (const line of chunk.split("\n").filter(Boolean)) tracked.push(JSON.parse(line));
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    const exited = new Promise<NodeJS.Signals | null>((r) => child.on("exit", (_, s) => r(s)));
+    try {
+      // Wait until the tool's process runs and the host has seen it (its scan runs every 500 ms).
+      const toolPid = await eventually(
+        () =>
+          readFile(join(cwd, "pid.txt"), "utf8").then(
+            (text) => Number(text.trim()),
+            () => 0,
+          ),
+        (pid) => pid > 0 && tracked.some((p) => p.pid === pid),
+      );
+      expect(toolPid, stderr).toBeGreaterThan(0);
+      expect(
+        tracked.map((p) => p.pid),
+        stderr,
+      ).toContain(toolPid);
+      const running = await processesUnder(root);
+      const leader = tracked[0]?.pid as number;
+      expect(running).toEqual(expect.arrayContaining([child.pid, leader, toolPid]));
+      const watchdogs = running.filter((pid) => commandLine(pid).includes("watchdog-process"));
+      expect(watchdogs).toHaveLength(1);
+
+      process.kill(child.pid as number, "SIGKILL");
+      expect(await exited).toBe("SIGKILL");
+      const left = await eventually(
+        () => processesUnder(root),
+        (pids) => pids.length === 0,
+      );
+      expect(left.map((pid) => `${pid} ${commandLine(pid)}`)).toEqual([]);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      for (const pid of await processesUnder(root)) process.kill(pid, "SIGKILL");
+      await server.close();
+      await rm(root, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it("a finished attempt and an aborted one leave no watchdog behind in a host that lives on", async () => {
+    expect(existsSync(built), "run `npm run build` first").toBe(true);
+    const root = await mkdtemp(join(tmpdir(), "taskledger-host-idle-"));
+    const cwd = join(root, "work");
+    await mkdir(cwd);
+    const server = await createModelServer({ replies: () => ({ text: "Done." }) });
+    const child = spawn(process.execPath, [host, cwd, "finish"], {
+      cwd: root,
+      env: {
+        ...process.env,
+        TASKLEDGER_TEST_PROVIDER: JSON.stringify(scriptedOpencodeProvider(server)),
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    let watchdogSeen = false;
+    const done = new Promise<void>((r) => {
+      child.stdout.on("data", (d) => {
+        stdout += d;
+        if (stdout.includes('"done"')) r();
+      });
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    // Note a watchdog while the attempts run, so the test knows there was one to leave.
+    const spotting = setInterval(async () => {
+      const running = await processesUnder(root).catch(() => []);
+      if (running.some((pid) => commandLine(pid).includes("watchdog-process"))) watchdogSeen = true;
+    }, 50);
+    try {
+      await done;
+      expect(stdout).toContain('"outcomes":["finished","cancelled"]');
+      expect(watchdogSeen).toBe(true);
+      const left = await eventually(
+        () => processesUnder(root),
+        (pids) => pids.length === 1,
+      );
+      // Only the host itself, still running.
+      expect(left, stderr).toEqual([child.pid]);
+    } finally {
+      clearInterval(spotting);
+      child.kill("SIGKILL");
+      for (const pid of await processesUnder(root)) process.kill(pid, "SIGKILL");
+      await server.close();
+      await rm(root, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

@@ -1,0 +1,42 @@
+// A library host for host-death.test.ts, on the built executor. Run with
+// `node attempt-host.ts <cwd> [run|finish]`, the opencode provider config as JSON in
+// TASKLEDGER_TEST_PROVIDER. `run`: one attempt, each process it starts printed as a JSON line,
+// until the host is killed. `finish`: one attempt to its end and one aborted as soon as it starts,
+// then `{"done":true}`, and the host stays up until it is killed.
+import type { ExecuteOptions } from "@taskledger/core";
+import { createOpencodeExecutor } from "@taskledger/executor";
+
+const [cwd, mode = "run"] = process.argv.slice(2) as [string, string?];
+const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
+const executor = createOpencodeExecutor({
+  model: "scripted/test-model",
+  config: { provider: JSON.parse(process.env.TASKLEDGER_TEST_PROVIDER ?? "{}") },
+  timeoutMs: 600_000,
+});
+const options: ExecuteOptions = {
+  subTask: {
+    id: "s1",
+    title: "s1",
+    description: "s1",
+    successCriteria: ["done"],
+    dependsOn: [],
+    checks: [],
+  },
+  attempt: 1,
+  cwd,
+  abortSignal: new AbortController().signal,
+  onProcess: print,
+};
+if (mode === "run") await executor.run("Wait", options);
+else {
+  const finished = await executor.run("Say done", options);
+  const controller = new AbortController();
+  const aborted = await executor.run("Wait", {
+    ...options,
+    attempt: 2,
+    abortSignal: controller.signal,
+    onProcess: () => controller.abort(),
+  });
+  print({ done: true, outcomes: [finished.outcome, aborted.outcome] });
+  setInterval(() => {}, 60_000);
+}

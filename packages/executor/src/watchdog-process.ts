@@ -1,0 +1,47 @@
+// The watchdog's own process (see attempt-watchdog.ts). It reads what to guard from its stdin, a
+// pipe from the host; end of input with attempts still guarded means the host died, so it kills them.
+// It is started from the compiled `.js`, or from this `.ts` when the host runs the sources, so it
+// imports nothing but Node's own modules and the process helpers, found next to itself.
+import { createInterface } from "node:readline";
+import type { WatchdogMessage } from "./attempt-watchdog.js";
+import type * as ProcessTree from "./process-tree.js";
+
+const extension = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
+const tree = (await import(
+  new URL(`./process-tree${extension}`, import.meta.url).href
+)) as typeof ProcessTree;
+
+const graceMs = Number(process.argv[2]) || 2000;
+const guarded = new Map<number, ProcessTree.TrackedProcess[]>();
+
+// Detached from the host's terminal already; a stray hang-up or interrupt must not end the watch.
+for (const signal of ["SIGINT", "SIGHUP"] as const) process.on(signal, () => {});
+
+const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
+lines.on("line", (line) => {
+  let message: WatchdogMessage;
+  try {
+    message = JSON.parse(line) as WatchdogMessage;
+  } catch {
+    return;
+  }
+  if (message.release !== undefined) guarded.delete(message.release);
+  else if (message.leader !== undefined && message.process !== undefined) {
+    const list = guarded.get(message.leader) ?? [];
+    list.push(message.process);
+    guarded.set(message.leader, list);
+  }
+});
+lines.on("close", () => {
+  if (guarded.size === 0) process.exit(0);
+  // The host is gone with attempts still running: end them, SIGKILL after the grace.
+  for (const [leader, tracked] of guarded) tree.signalAttempt(leader, tracked, "SIGTERM");
+  const deadline = Date.now() + graceMs;
+  const check = setInterval(() => {
+    const alive = [...guarded].filter(([leader, tracked]) => tree.attemptAlive(leader, tracked));
+    if (alive.length > 0 && Date.now() < deadline) return;
+    for (const [leader, tracked] of alive) tree.signalAttempt(leader, tracked, "SIGKILL");
+    clearInterval(check);
+    process.exit(0);
+  }, 50);
+});
