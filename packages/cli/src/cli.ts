@@ -29,6 +29,7 @@ import { applyEvent, createProgressState } from "./progress-state.js";
 import { createLineReporter, createTtyReporter, type Reporter } from "./reporter.js";
 import { createRuntime } from "./runtime.js";
 import { summaryTable } from "./summary-table.js";
+import { terminalText } from "./terminal-text.js";
 
 export interface CliIo {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -150,19 +151,23 @@ function reportError(error: unknown, io: CliIo): number {
     return error.exitCode === 0 ? exitCodes.completed : exitCodes.usage;
   }
   const c = colorsFor(io.stderr, io.env);
+  // A message may quote what a model answered.
+  const message = (text: string) => terminalText(text, { multiline: true });
   if (
     error instanceof UsageError ||
     InvalidConfigError.isInstance(error) ||
     InvalidRequestError.isInstance(error)
   ) {
-    io.stderr.write(`${c.red("error:")} ${error.message}\n`);
+    io.stderr.write(`${c.red("error:")} ${message(error.message)}\n`);
     return exitCodes.usage;
   }
   if (TaskLedgerError.isInstance(error)) {
-    io.stderr.write(`${c.red("error:")} ${error.message} ${c.dim(`[${error.code}]`)}\n`);
+    io.stderr.write(`${c.red("error:")} ${message(error.message)} ${c.dim(`[${error.code}]`)}\n`);
     return error.code === "aborted" ? exitCodes.cancelled : exitCodes.notCompleted;
   }
-  io.stderr.write(`${c.red("error:")} ${error instanceof Error ? error.message : String(error)}\n`);
+  io.stderr.write(
+    `${c.red("error:")} ${message(error instanceof Error ? error.message : String(error))}\n`,
+  );
   return exitCodes.notCompleted;
 }
 
