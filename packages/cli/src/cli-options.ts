@@ -30,6 +30,7 @@ export interface RawRunOptions {
   dryRun?: boolean;
   alternateAgentModel?: string[];
   replan?: boolean;
+  requestFile?: string;
 }
 
 export interface RunOptions {

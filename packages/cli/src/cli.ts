@@ -27,6 +27,7 @@ import { toJsonReport } from "./json-report.js";
 import { createPlanReviewer } from "./plan-reviewer.js";
 import { applyEvent, createProgressState } from "./progress-state.js";
 import { createLineReporter, createTtyReporter, type Reporter } from "./reporter.js";
+import { readRequest } from "./request-source.js";
 import { createRuntime } from "./runtime.js";
 import { summaryTable } from "./summary-table.js";
 import { terminalText } from "./terminal-text.js";
@@ -79,22 +80,29 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       .option("--no-replan", "fail a sub-task instead of replanning it when its retries are spent")
       .option("--json", "print the final report as JSON on stdout; progress goes to stderr");
 
-  withRunOptions(program.command("run").argument("<request...>", "what to get done"))
+  // The request as words, `-` for stdin, or a file: argv caps one argument at 128 KB.
+  const withRequest = (command: Command, what: string) =>
+    withRunOptions(command.argument("[request...]", `${what}; - reads it from stdin`)).option(
+      "--request-file <path>",
+      "read the request from a file",
+    );
+
+  withRequest(program.command("run"), "what to get done")
     .description("plan the request, run every sub-task, evaluate, retry and report")
     .option("-y, --yes", "do not ask before running the plan")
     .option("--dry-run", "plan only: print the Task Ledger and stop")
     .action(async (words: string[], raw: RawRunOptions) => {
-      exitCode = await runCommand(words.join(" "), await parseRunOptions(raw, io.cwd), io);
+      const options = await parseRunOptions(raw, io.cwd);
+      const source = await readRequest(words, raw.requestFile, io);
+      exitCode = await runCommand(source.request, options, io, source.fromStdin);
     });
 
-  withRunOptions(program.command("plan").argument("<request...>", "what to plan"))
+  withRequest(program.command("plan"), "what to plan")
     .description("print the Task Ledger the manager would run")
     .action(async (words: string[], raw: RawRunOptions) => {
-      exitCode = await runCommand(
-        words.join(" "),
-        { ...(await parseRunOptions(raw, io.cwd)), dryRun: true },
-        io,
-      );
+      const options = { ...(await parseRunOptions(raw, io.cwd)), dryRun: true };
+      const source = await readRequest(words, raw.requestFile, io);
+      exitCode = await runCommand(source.request, options, io, source.fromStdin);
     });
 
   withRunOptions(program.command("resume").argument("<run-id>", "the run to continue"))
@@ -176,13 +184,23 @@ function colorsFor(stream: { isTTY?: boolean }, env: CliIo["env"]): Colors {
   return pc.createColors(enabled);
 }
 
-async function runCommand(request: string, options: RunOptions, io: CliIo): Promise<number> {
+/** `stdinUsed`: the request came from stdin, which then cannot answer the review prompt. */
+async function runCommand(
+  request: string,
+  options: RunOptions,
+  io: CliIo,
+  stdinUsed = false,
+): Promise<number> {
   if (request.trim() === "") throw new UsageError("the request is empty");
   // With --json, stdout carries only the report; people read progress on stderr.
   const human = options.json ? io.stderr : io.stdout;
   const c = colorsFor(human, io.env);
   const view: LiveView = { reporter: undefined };
-  const runtime = createRuntime(options, io.env, reviewerFor(options, io, human, c, view));
+  const runtime = createRuntime(
+    options,
+    io.env,
+    stdinUsed ? undefined : reviewerFor(options, io, human, c, view),
+  );
   try {
     human.write(c.dim(`Planning with ${options.provider}/${options.model}…\n`));
     if (options.dryRun) {
