@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import {
+  defaultRunSettings,
   emptyUsage,
   FileRunStore,
   InvalidConfigError,
@@ -19,7 +20,13 @@ import {
 import { Command, CommanderError } from "commander";
 import pc from "picocolors";
 import type { Colors } from "picocolors/types.js";
-import { parseRunOptions, type RawRunOptions, type RunOptions, UsageError } from "./cli-options.js";
+import {
+  maxSubTasksLimit,
+  parseRunOptions,
+  type RawRunOptions,
+  type RunOptions,
+  UsageError,
+} from "./cli-options.js";
 import { setUpDemo } from "./demo.js";
 import { eventLines } from "./event-lines.js";
 import { hostSettingsOf, loggedOptions, readHostSettings } from "./host-settings.js";
@@ -71,6 +78,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       .option("--cwd <dir>", "directory the agents work in", ".")
       .option("--concurrency <n>", "sub-tasks running at once", "3")
       .option("--max-retries <n>", "retries per sub-task", "2")
+      .option(
+        "--max-sub-tasks <n>",
+        `largest plan accepted, 1 to ${maxSubTasksLimit}`,
+        String(defaultRunSettings.maxSubTasks),
+      )
       .option("--store <dir>", "directory for the run's durable log")
       .option(
         "--alternate-agent-model <provider/model>",
@@ -297,6 +309,7 @@ async function resumeCommand(
       settings: {
         ...(given.has("concurrency") ? { concurrency: options.concurrency } : {}),
         ...(given.has("maxRetries") ? { maxRetries: options.maxRetries } : {}),
+        ...(given.has("maxSubTasks") ? { maxSubTasks: options.maxSubTasks } : {}),
         ...(given.has("alternateAgentModel")
           ? { alternateAgentModels: options.alternateAgentModels }
           : {}),
@@ -334,6 +347,7 @@ async function resumeOptions(
       ? {
           concurrency: String(recovered.settings.concurrency),
           maxRetries: String(recovered.settings.maxRetries),
+          maxSubTasks: String(recovered.settings.maxSubTasks),
           alternateAgentModel: recovered.settings.alternateAgentModels,
           replan: recovered.settings.replan.enabled,
         }

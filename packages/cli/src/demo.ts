@@ -39,6 +39,7 @@ export async function setUpDemo(base: {
       cwd,
       concurrency: base.concurrency,
       maxRetries: 2,
+      maxSubTasks: 20,
       store: undefined,
       json: base.json,
       yes: true,

@@ -37,6 +37,7 @@ export function createRuntime(
     executor,
     concurrency: options.concurrency,
     maxRetries: options.maxRetries,
+    maxSubTasks: options.maxSubTasks,
     maxRequestChars,
     alternateAgentModels: options.alternateAgentModels,
     replan: { enabled: options.replan },
