@@ -103,7 +103,7 @@ describe.concurrent("bad input: a typed error that says what is wrong, and no pa
     const code = await runCli(
       [
         "run",
-        "x".repeat(100_001),
+        "x".repeat(1_000_001),
         "--provider",
         "openai-compatible",
         "--model",
@@ -116,7 +116,7 @@ describe.concurrent("bad input: a typed error that says what is wrong, and no pa
       t.io,
     );
     expect(code).toBe(2);
-    expect(t.err()).toContain("the limit is 100000");
+    expect(t.err()).toContain("the limit is 1000000 characters");
     expect(server.requests).toHaveLength(0);
     expect(existsSync(storeDir)).toBe(false);
   });

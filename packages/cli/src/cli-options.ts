@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
+import { defaultRunSettings } from "@taskledger/core";
 import type { Provider } from "@taskledger/llm";
 
 export const providers: readonly Provider[] = [
@@ -24,12 +25,14 @@ export interface RawRunOptions {
   cwd?: string;
   concurrency?: string;
   maxRetries?: string;
+  maxSubTasks?: string;
   store?: string;
   json?: boolean;
   yes?: boolean;
   dryRun?: boolean;
   alternateAgentModel?: string[];
   replan?: boolean;
+  requestFile?: string;
 }
 
 export interface RunOptions {
@@ -42,6 +45,8 @@ export interface RunOptions {
   cwd: string;
   concurrency: number;
   maxRetries: number;
+  /** Largest plan (or plan after a replan or an edit) the run accepts. */
+  maxSubTasks: number;
   store: string | undefined;
   json: boolean;
   yes: boolean;
@@ -50,6 +55,9 @@ export interface RunOptions {
   alternateAgentModels: string[];
   replan: boolean;
 }
+
+// Core takes more; a plan past this many steps is no longer one a person can review.
+export const maxSubTasksLimit = 100;
 
 const defaultModels: Partial<Record<Provider, string>> = {
   anthropic: "claude-sonnet-4-5",
@@ -85,6 +93,13 @@ export async function parseRunOptions(raw: RawRunOptions, cwd: string): Promise<
     cwd: resolve(cwd, raw.cwd ?? "."),
     concurrency: integer("--concurrency", raw.concurrency, 3, 1, 64),
     maxRetries: integer("--max-retries", raw.maxRetries, 2, 0, 20),
+    maxSubTasks: integer(
+      "--max-sub-tasks",
+      raw.maxSubTasks,
+      defaultRunSettings.maxSubTasks,
+      1,
+      maxSubTasksLimit,
+    ),
     store: raw.store === undefined ? undefined : resolve(cwd, raw.store),
     json: raw.json === true,
     yes: raw.yes === true,

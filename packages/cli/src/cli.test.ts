@@ -1,7 +1,7 @@
 import { createModelServer, type ModelServer } from "@taskledger/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
-import { demoPlan } from "./demo-scenario.js";
+import { demoPlan, demoRequest } from "./demo-scenario.js";
 import type { JsonReport } from "./json-report.js";
 import { captureIo } from "./test-support/cli-harness.js";
 
@@ -15,6 +15,15 @@ describe("taskledger usage errors", () => {
   it.each([
     [["run", "x", "--provider", "nope"], "--provider must be one of"],
     [["run", "x", "--concurrency", "0"], "--concurrency must be a whole number"],
+    [["run", "x", "--max-sub-tasks", "0"], "--max-sub-tasks must be a whole number from 1 to 100"],
+    [
+      ["run", "x", "--max-sub-tasks", "101"],
+      "--max-sub-tasks must be a whole number from 1 to 100",
+    ],
+    [
+      ["plan", "x", "--max-sub-tasks", "2.5"],
+      '--max-sub-tasks must be a whole number from 1 to 100; got "2.5"',
+    ],
     [["run", "x", "--provider", "openai-compatible", "--model", "m"], "--base-url is required"],
     [["run", "x", "--agent-model", "nomodel"], "--agent-model must look like provider/model"],
     [["run", "x", "--opencode-config", "/does/not/exist.json"], "cannot read"],
@@ -70,6 +79,33 @@ describe("taskledger plan", () => {
     expect(body.response_format.json_schema.name).toBe("task_ledger");
   });
 
+  it("--max-sub-tasks: a plan over it is repaired once, as core repairs any invalid plan", async () => {
+    const two = { subTasks: demoPlan.subTasks.slice(0, 2) };
+    server = await createModelServer({
+      replies: [{ text: JSON.stringify(demoPlan) }, { text: JSON.stringify(two) }],
+    });
+    const t = captureIo();
+    const code = await runCli(["plan", demoRequest, "--max-sub-tasks", "2", ...compatible()], t.io);
+    expect(code, t.err()).toBe(0);
+    expect(t.out()).toContain("Plan: 2 sub-tasks (repaired once)");
+    expect(wire(0)).toContain("at most 2");
+    expect(wire(1)).toContain("the plan has 3 sub-tasks; the limit is 2");
+  });
+
+  it("--max-sub-tasks: a plan still over it after the repair is refused (exit 1)", async () => {
+    server = await createModelServer({
+      replies: [{ text: JSON.stringify(demoPlan) }, { text: JSON.stringify(demoPlan) }],
+    });
+    const t = captureIo();
+    const code = await runCli(
+      ["run", demoRequest, "--yes", "--max-sub-tasks", "2", ...compatible()],
+      t.io,
+    );
+    expect(code).toBe(1);
+    expect(t.err() + t.out()).toContain("the plan has 3 sub-tasks; the limit is 2");
+    expect(server.requests).toHaveLength(2);
+  });
+
   it("a provider that refuses the key ends with exit 1 and a typed message, the key nowhere", async () => {
     server = await createModelServer({ replies: [{ status: 401 }] });
     const t = captureIo({ env: { CI: "true", OPENAI_API_KEY: "sk-planted-secret-123" } });
@@ -117,3 +153,13 @@ describe("taskledger demo (real opencode CLI, scripted model server)", () => {
     expect(err).toMatch(/── greet\.js\nexport function greet/);
   }, 180_000);
 });
+
+/** Options that point the manager at the scripted server. */
+function compatible(): string[] {
+  return ["--provider", "openai-compatible", "--model", "m", "--base-url", server!.openaiBaseURL];
+}
+
+/** The text of the nth model call, as sent. */
+function wire(n: number): string {
+  return JSON.stringify(server?.requests[n]?.body);
+}

@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import {
+  defaultRunSettings,
   emptyUsage,
   FileRunStore,
   InvalidConfigError,
@@ -20,7 +21,13 @@ import { Command, CommanderError } from "commander";
 import pc from "picocolors";
 import type { Colors } from "picocolors/types.js";
 import { type CliIo, exitCodes } from "./cli-io.js";
-import { parseRunOptions, type RawRunOptions, type RunOptions, UsageError } from "./cli-options.js";
+import {
+  maxSubTasksLimit,
+  parseRunOptions,
+  type RawRunOptions,
+  type RunOptions,
+  UsageError,
+} from "./cli-options.js";
 import { setUpDemo } from "./demo.js";
 import { eventLines } from "./event-lines.js";
 import { hostSettingsOf, loggedOptions, readHostSettings } from "./host-settings.js";
@@ -28,8 +35,10 @@ import { toJsonReport } from "./json-report.js";
 import { createPlanReviewer } from "./plan-reviewer.js";
 import { applyEvent, createProgressState } from "./progress-state.js";
 import { createLineReporter, createTtyReporter, type Reporter } from "./reporter.js";
+import { readRequest } from "./request-source.js";
 import { createRuntime } from "./runtime.js";
 import { summaryTable } from "./summary-table.js";
+import { terminalText } from "./terminal-text.js";
 
 /** Runs the `taskledger` command line and resolves with its exit code; never calls `process.exit`. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
@@ -58,6 +67,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       .option("--cwd <dir>", "directory the agents work in", ".")
       .option("--concurrency <n>", "sub-tasks running at once", "3")
       .option("--max-retries <n>", "retries per sub-task", "2")
+      .option(
+        "--max-sub-tasks <n>",
+        `largest plan accepted, 1 to ${maxSubTasksLimit}`,
+        String(defaultRunSettings.maxSubTasks),
+      )
       .option("--store <dir>", "directory for the run's durable log")
       .option(
         "--alternate-agent-model <provider/model>",
@@ -67,22 +81,29 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       .option("--no-replan", "fail a sub-task instead of replanning it when its retries are spent")
       .option("--json", "print the final report as JSON on stdout; progress goes to stderr");
 
-  withRunOptions(program.command("run").argument("<request...>", "what to get done"))
+  // The request as words, `-` for stdin, or a file: argv caps one argument at 128 KB.
+  const withRequest = (command: Command, what: string) =>
+    withRunOptions(command.argument("[request...]", `${what}; - reads it from stdin`)).option(
+      "--request-file <path>",
+      "read the request from a file",
+    );
+
+  withRequest(program.command("run"), "what to get done")
     .description("plan the request, run every sub-task, evaluate, retry and report")
     .option("-y, --yes", "do not ask before running the plan")
     .option("--dry-run", "plan only: print the Task Ledger and stop")
     .action(async (words: string[], raw: RawRunOptions) => {
-      exitCode = await runCommand(words.join(" "), await parseRunOptions(raw, io.cwd), io);
+      const options = await parseRunOptions(raw, io.cwd);
+      const source = await readRequest(words, raw.requestFile, io);
+      exitCode = await runCommand(source.request, options, io, source.fromStdin);
     });
 
-  withRunOptions(program.command("plan").argument("<request...>", "what to plan"))
+  withRequest(program.command("plan"), "what to plan")
     .description("print the Task Ledger the manager would run")
     .action(async (words: string[], raw: RawRunOptions) => {
-      exitCode = await runCommand(
-        words.join(" "),
-        { ...(await parseRunOptions(raw, io.cwd)), dryRun: true },
-        io,
-      );
+      const options = { ...(await parseRunOptions(raw, io.cwd)), dryRun: true };
+      const source = await readRequest(words, raw.requestFile, io);
+      exitCode = await runCommand(source.request, options, io, source.fromStdin);
     });
 
   withRunOptions(program.command("resume").argument("<run-id>", "the run to continue"))
@@ -139,19 +160,23 @@ function reportError(error: unknown, io: CliIo): number {
     return error.exitCode === 0 ? exitCodes.completed : exitCodes.usage;
   }
   const c = colorsFor(io.stderr, io.env);
+  // A message may quote what a model answered.
+  const message = (text: string) => terminalText(text, { multiline: true });
   if (
     error instanceof UsageError ||
     InvalidConfigError.isInstance(error) ||
     InvalidRequestError.isInstance(error)
   ) {
-    io.stderr.write(`${c.red("error:")} ${error.message}\n`);
+    io.stderr.write(`${c.red("error:")} ${message(error.message)}\n`);
     return exitCodes.usage;
   }
   if (TaskLedgerError.isInstance(error)) {
-    io.stderr.write(`${c.red("error:")} ${error.message} ${c.dim(`[${error.code}]`)}\n`);
+    io.stderr.write(`${c.red("error:")} ${message(error.message)} ${c.dim(`[${error.code}]`)}\n`);
     return error.code === "aborted" ? exitCodes.cancelled : exitCodes.notCompleted;
   }
-  io.stderr.write(`${c.red("error:")} ${error instanceof Error ? error.message : String(error)}\n`);
+  io.stderr.write(
+    `${c.red("error:")} ${message(error instanceof Error ? error.message : String(error))}\n`,
+  );
   return exitCodes.notCompleted;
 }
 
@@ -160,13 +185,23 @@ function colorsFor(stream: { isTTY?: boolean }, env: CliIo["env"]): Colors {
   return pc.createColors(enabled);
 }
 
-async function runCommand(request: string, options: RunOptions, io: CliIo): Promise<number> {
+/** `stdinUsed`: the request came from stdin, which then cannot answer the review prompt. */
+async function runCommand(
+  request: string,
+  options: RunOptions,
+  io: CliIo,
+  stdinUsed = false,
+): Promise<number> {
   if (request.trim() === "") throw new UsageError("the request is empty");
   // With --json, stdout carries only the report; people read progress on stderr.
   const human = options.json ? io.stderr : io.stdout;
   const c = colorsFor(human, io.env);
   const view: LiveView = { reporter: undefined };
-  const runtime = createRuntime(options, io.env, reviewerFor(options, io, human, c, view));
+  const runtime = createRuntime(
+    options,
+    io.env,
+    stdinUsed ? undefined : reviewerFor(options, io, human, c, view),
+  );
   try {
     human.write(c.dim(`Planning with ${options.provider}/${options.model}…\n`));
     if (options.dryRun) {
@@ -263,6 +298,7 @@ async function resumeCommand(
       settings: {
         ...(given.has("concurrency") ? { concurrency: options.concurrency } : {}),
         ...(given.has("maxRetries") ? { maxRetries: options.maxRetries } : {}),
+        ...(given.has("maxSubTasks") ? { maxSubTasks: options.maxSubTasks } : {}),
         ...(given.has("alternateAgentModel")
           ? { alternateAgentModels: options.alternateAgentModels }
           : {}),
@@ -300,6 +336,7 @@ async function resumeOptions(
       ? {
           concurrency: String(recovered.settings.concurrency),
           maxRetries: String(recovered.settings.maxRetries),
+          maxSubTasks: String(recovered.settings.maxSubTasks),
           alternateAgentModel: recovered.settings.alternateAgentModels,
           replan: recovered.settings.replan.enabled,
         }

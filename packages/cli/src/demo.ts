@@ -5,6 +5,7 @@ import { createModelServer } from "@taskledger/testing";
 import type { RunOptions } from "./cli-options.js";
 import { createDemoReplies, demoRequest } from "./demo-scenario.js";
 import { compatibleProviderId } from "./runtime.js";
+import { terminalText } from "./terminal-text.js";
 
 export interface DemoSetup {
   request: string;
@@ -38,6 +39,7 @@ export async function setUpDemo(base: {
       cwd,
       concurrency: base.concurrency,
       maxRetries: 2,
+      maxSubTasks: 20,
       store: undefined,
       json: base.json,
       yes: true,
@@ -51,7 +53,10 @@ export async function setUpDemo(base: {
         write(`\nFiles in ${cwd}:\n`);
         for (const name of names) {
           const content = await readFile(join(cwd, name), "utf8").catch(() => "(unreadable)");
-          write(`\n── ${name}\n${content.slice(0, 2000)}`);
+          // The agents wrote these files: shown as text, never as terminal commands.
+          write(
+            `\n── ${terminalText(name)}\n${terminalText(content.slice(0, 2000), { multiline: true })}`,
+          );
         }
       } finally {
         await server.close();

@@ -1,6 +1,7 @@
 import { oneLine, type RunEvent } from "@taskledger/core";
 import type { Colors } from "picocolors/types.js";
 import type { ProgressState } from "./progress-state.js";
+import { terminalText } from "./terminal-text.js";
 
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)}ms`;
@@ -11,12 +12,15 @@ export function formatDuration(ms: number): string {
     .padStart(2, "0")}s`;
 }
 
-/** The lines that stay in the scrollback for an event (after `applyEvent` has folded it in). */
+/**
+ * The lines that stay in the scrollback for an event (after `applyEvent` has folded it in). Every
+ * string a model or an agent wrote goes through `terminalText` before it is coloured.
+ */
 export function eventLines(event: RunEvent, state: ProgressState, c: Colors): string[] {
   const total = state.subTasks.length;
   const step = (id: string) => {
     const view = state.byId.get(id);
-    return view ? `Step ${view.index}/${total} ${c.bold(view.title)}` : id;
+    return view ? `Step ${view.index}/${total} ${c.bold(view.title)}` : terminalText(id);
   };
   switch (event.type) {
     case "plan-created": {
@@ -27,8 +31,7 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
       return [
         c.bold(head),
         ...subTasks.map((s, i) => {
-          const after = s.dependsOn.length > 0 ? c.dim(` (after ${s.dependsOn.join(", ")})`) : "";
-          return `  ${i + 1}. ${s.title} ${c.dim(`[${s.id}]`)}${after}`;
+          return `  ${i + 1}. ${terminalText(s.title)} ${c.dim(`[${terminalText(s.id)}]`)}${after(s.dependsOn, c)}`;
         }),
       ];
     }
@@ -77,16 +80,18 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
     case "sub-task-escalated":
       return [
         `${c.yellow("⇡")} ${step(event.subTaskId)} ${
-          event.step === "replan" ? "is replanned" : `tries ${event.agentModel ?? "another model"}`
-        }: ${oneLine(event.reason, 120)}`,
+          event.step === "replan"
+            ? "is replanned"
+            : `tries ${terminalText(event.agentModel ?? "another model")}`
+        }: ${oneLine(terminalText(event.reason), 120)}`,
       ];
     case "plan-revised": {
       const added = event.ledger.subTasks.filter((s) => event.added.includes(s.id));
       return [
-        c.bold(`Plan revised: ${event.replaced.join(", ")} replaced by`),
+        c.bold(`Plan revised: ${terminalText(event.replaced.join(", "))} replaced by`),
         ...added.map(
           (s) =>
-            `  ${s.title} ${c.dim(`[${s.id}]`)}${s.dependsOn.length ? c.dim(` (after ${s.dependsOn.join(", ")})`) : ""}`,
+            `  ${terminalText(s.title)} ${c.dim(`[${terminalText(s.id)}]`)}${after(s.dependsOn, c)}`,
         ),
       ];
     }
@@ -95,11 +100,16 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
       return [
         event.action === "edit"
           ? "The plan was edited in review."
-          : c.yellow(`The ${event.kind} was rejected: ${event.reason ?? ""}`),
+          : c.yellow(`The ${event.kind} was rejected: ${terminalText(event.reason ?? "")}`),
       ];
     case "run-failed":
-      return [c.red(`Run failed: ${event.error.message}`)];
+      return [c.red(`Run failed: ${terminalText(event.error.message)}`)];
     default:
       return [];
   }
+}
+
+/** " (after a, b)" for a sub-task with dependencies. */
+function after(dependsOn: readonly string[], c: Colors): string {
+  return dependsOn.length > 0 ? c.dim(` (after ${terminalText(dependsOn.join(", "))})`) : "";
 }

@@ -66,6 +66,7 @@ export const loggedOptions = [
   ["cwd", "--cwd"],
   ["concurrency", "--concurrency"],
   ["maxRetries", "--max-retries"],
+  ["maxSubTasks", "--max-sub-tasks"],
   ["alternateAgentModel", "--alternate-agent-model"],
   ["replan", "--no-replan"],
 ] as const satisfies readonly (readonly [keyof RawRunOptions, string])[];

@@ -1,43 +1,18 @@
 import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
 import { createModelServer, type ModelServer } from "@taskledger/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
 import type { CliIo } from "./cli-io.js";
 import { createDemoReplies, demoRequest } from "./demo-scenario.js";
 import { compatibleProviderId } from "./runtime.js";
+import { terminal } from "./test-support/cli-harness.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
-
-/** A terminal as far as the CLI can tell: both ends claim to be TTYs. */
-function terminal(env: Record<string, string>) {
-  const stdin = Object.assign(new PassThrough(), { isTTY: true });
-  const stdout = Object.assign(new PassThrough(), { isTTY: true, columns: 120 });
-  let screen = "";
-  stdout.on("data", (d) => {
-    screen += d;
-  });
-  const io: CliIo = {
-    stdin,
-    stdout,
-    stderr: new PassThrough().resume(),
-    env: { PATH: process.env.PATH ?? "", NO_COLOR: "1", ...env },
-    cwd: process.cwd(),
-    signal: new AbortController().signal,
-  };
-  /** Answers the next prompt that contains `question`. */
-  const answer = async (question: string, text: string) => {
-    while (!screen.includes(question)) await new Promise((r) => setTimeout(r, 20));
-    screen = screen.replace(question, "");
-    stdin.write(`${text}\n`);
-  };
-  return { io, answer, screen: () => screen };
-}
 
 async function setup(): Promise<{ server: ModelServer; cwd: string; args: string[] }> {
   const server = await createModelServer({ replies: createDemoReplies() });

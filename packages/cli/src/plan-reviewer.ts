@@ -13,6 +13,7 @@ import {
 } from "@taskledger/core";
 import type { Colors } from "picocolors/types.js";
 import type { CliIo } from "./cli-io.js";
+import { terminalText } from "./terminal-text.js";
 
 export interface ReviewerIo {
   io: CliIo;
@@ -51,11 +52,11 @@ function describeReplan(review: PlanReview, c: Colors): string {
   const replaced = new Set(review.replaced ?? []);
   const added = review.ledger.subTasks.filter((s) => !replaced.has(s.id));
   return [
-    c.yellow(`Replan proposed: replace ${[...replaced].join(", ")}`),
-    c.dim(`  because ${review.reason ?? "it failed"}`),
+    c.yellow(`Replan proposed: replace ${terminalText([...replaced].join(", "))}`),
+    c.dim(`  because ${terminalText(review.reason ?? "it failed")}`),
     ...added.map(
       (s) =>
-        `  ${s.id}: ${s.title}${s.dependsOn.length ? c.dim(` (after ${s.dependsOn.join(", ")})`) : ""}`,
+        `  ${terminalText(s.id)}: ${terminalText(s.title)}${s.dependsOn.length ? c.dim(` (after ${terminalText(s.dependsOn.join(", "))})`) : ""}`,
     ),
   ].join("\n");
 }
@@ -96,14 +97,18 @@ async function editLedger(
     const text = await readFile(file, "utf8");
     try {
       const edited = validateTaskLedger(JSON.parse(text));
-      r.out.write(`Running the edited plan: ${edited.subTasks.map((s) => s.id).join(", ")}\n`);
+      r.out.write(
+        `Running the edited plan: ${terminalText(edited.subTasks.map((s) => s.id).join(", "))}\n`,
+      );
       return { action: "edit", ledger: edited };
     } catch (error) {
       const message =
         PlanValidationError.isInstance(error) || error instanceof SyntaxError
           ? error.message
           : String(error);
-      r.out.write(`${r.c.red("The edited plan is not usable:")}\n${message}\n`);
+      r.out.write(
+        `${r.c.red("The edited plan is not usable:")}\n${terminalText(message, { multiline: true })}\n`,
+      );
       return undefined;
     }
   } finally {

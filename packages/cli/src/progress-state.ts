@@ -8,7 +8,9 @@ import {
   type SubTaskStatus,
   type Usage,
 } from "@taskledger/core";
+import { terminalText } from "./terminal-text.js";
 
+/** A sub-task as shown; its text fields are safe to print (`terminalText`). */
 export interface SubTaskView {
   id: string;
   title: string;
@@ -75,7 +77,7 @@ function toView(
   const running = s.status === "running";
   return {
     id: s.subTask.id,
-    title: s.subTask.title,
+    title: terminalText(s.subTask.title),
     index,
     status: s.status,
     attempt: s.attempts,
@@ -86,7 +88,7 @@ function toView(
         : startTime(s, now)
       : undefined,
     lastDurationMs: s.lastDurationMs,
-    activity: s.activity,
+    activity: terminalText(s.activity),
     note: noteOf(s),
     usage: s.usage,
   };
@@ -98,8 +100,10 @@ function startTime(s: SubTaskState, now: number): number {
 }
 
 function noteOf(s: SubTaskState): string {
-  if (s.status === "completed") return oneLine(s.entry?.summary ?? "", 100);
+  if (s.status === "completed") return oneLine(terminalText(s.entry?.summary ?? ""), 100);
   if (s.reason !== null && s.status !== "pending" && s.status !== "running")
-    return oneLine(s.reason, 100);
-  return s.lastFeedback === undefined ? "" : oneLine(s.lastFeedback || "incomplete", 100);
+    return oneLine(terminalText(s.reason), 100);
+  return s.lastFeedback === undefined
+    ? ""
+    : oneLine(terminalText(s.lastFeedback || "incomplete"), 100);
 }

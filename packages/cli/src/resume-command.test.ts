@@ -1,9 +1,10 @@
-import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createModelServer } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
+import { demoPlan, demoRequest } from "./demo-scenario.js";
 import type { JsonReport } from "./json-report.js";
 import { captureIo } from "./test-support/cli-harness.js";
 
@@ -136,6 +137,52 @@ describe("taskledger run checks its directory first", () => {
       expect(server.requests).toHaveLength(0);
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe("--max-sub-tasks with resume", () => {
+  it("is logged with the run; a resume plans with the logged value, or with one given again", async () => {
+    const server = await createModelServer({ replies: [{ hang: true }] });
+    const store = await mkdtemp(join(tmpdir(), "taskledger-max-"));
+    const compatible = ["--provider", "openai-compatible", "--model", "m"];
+    const args = [...compatible, "--base-url", server.openaiBaseURL, "--store", store, "--yes"];
+    /** Runs the CLI until the model is called for the `calls`-th time, then presses Ctrl-C. */
+    const cancelledAtCall = async (argv: string[], calls: number) => {
+      const stop = new AbortController();
+      const t = captureIo({ signal: stop.signal });
+      let ended = false;
+      const exit = runCli(argv, t.io).finally(() => {
+        ended = true;
+      });
+      while (!ended && server.requests.length < calls) await new Promise((r) => setTimeout(r, 20));
+      stop.abort();
+      expect(await exit, t.err()).toBe(130);
+    };
+    const system = (n: number) => JSON.stringify(server.requests[n]?.body);
+    try {
+      await cancelledAtCall(["run", demoRequest, "--max-sub-tasks", "2", ...args], 1);
+      const [file] = await readdir(store);
+      const runId = file!.replace(/\.jsonl$/, "");
+      const first = JSON.parse((await readFile(join(store, file!), "utf8")).split("\n")[0]!);
+      expect(first.settings.maxSubTasks).toBe(2);
+      expect(system(0)).toContain("at most 2");
+
+      server.push({ hang: true });
+      await cancelledAtCall(["resume", runId, ...args], 2);
+      expect(system(1)).toContain("at most 2");
+
+      server.push({ text: JSON.stringify(demoPlan) }, { text: JSON.stringify(demoPlan) });
+      const t = captureIo();
+      const code = await runCli(["resume", runId, "--max-sub-tasks", "1", ...args], t.io);
+      expect(code).toBe(1);
+      expect(t.out()).toContain("note: --max-sub-tasks given: it overrides");
+      expect(system(2)).toContain("at most 1");
+      expect(t.out() + t.err()).toContain("the plan has 3 sub-tasks; the limit is 1");
+      expect(server.requests).toHaveLength(4);
+    } finally {
+      await server.close();
+      await rm(store, { recursive: true, force: true });
     }
   });
 });

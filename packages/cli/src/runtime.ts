@@ -3,6 +3,7 @@ import { createOpencodeExecutor, type OpencodeConfig } from "@taskledger/executo
 import { createModel } from "@taskledger/llm";
 import type { RunOptions } from "./cli-options.js";
 import { createManager } from "./create-manager.js";
+import { maxRequestChars } from "./request-source.js";
 
 /** Everything one command needs, built from its options. */
 export interface Runtime {
@@ -36,6 +37,8 @@ export function createRuntime(
     executor,
     concurrency: options.concurrency,
     maxRetries: options.maxRetries,
+    maxSubTasks: options.maxSubTasks,
+    maxRequestChars,
     alternateAgentModels: options.alternateAgentModels,
     replan: { enabled: options.replan },
     ...(reviewPlan ? { reviewPlan } : {}),

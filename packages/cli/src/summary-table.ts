@@ -2,6 +2,7 @@ import type { RunReport, Usage } from "@taskledger/core";
 import { totalTokens } from "@taskledger/core";
 import type { Colors } from "picocolors/types.js";
 import { formatDuration } from "./event-lines.js";
+import { terminalText } from "./terminal-text.js";
 
 const statusColor = (status: string, c: Colors) =>
   status === "completed"
@@ -23,7 +24,7 @@ export function summaryTable(
   const rows = report.subTasks.map((s) => {
     const usage = perSubTask.get(s.id);
     return [
-      s.id,
+      terminalText(s.id),
       s.status,
       String(s.attempts),
       usage ? String(totalTokens(usage)) : "0",
@@ -40,7 +41,7 @@ export function summaryTable(
       })
       .join("  ");
   const { manager, agents, total } = report.usage;
-  const headline = `Run ${statusColor(report.status, c)(report.status)} in ${formatDuration(report.durationMs)}${report.reason ? c.dim(` — ${report.reason}`) : ""}`;
+  const headline = `Run ${statusColor(report.status, c)(report.status)} in ${formatDuration(report.durationMs)}${report.reason ? c.dim(` — ${terminalText(report.reason)}`) : ""}`;
   return [
     "",
     c.bold(headline),

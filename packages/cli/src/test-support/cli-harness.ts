@@ -29,6 +29,31 @@ export function captureIo(overrides: Partial<CliIo> = {}) {
   return { io, out: () => out, err: () => err };
 }
 
+/** A terminal as far as the CLI can tell: both ends claim to be TTYs. */
+export function terminal(env: Record<string, string>) {
+  const stdin = Object.assign(new PassThrough(), { isTTY: true });
+  const stdout = Object.assign(new PassThrough(), { isTTY: true, columns: 120 });
+  let screen = "";
+  stdout.on("data", (d) => {
+    screen += d;
+  });
+  const io: CliIo = {
+    stdin,
+    stdout,
+    stderr: new PassThrough().resume(),
+    env: { PATH: process.env.PATH ?? "", NO_COLOR: "1", ...env },
+    cwd: process.cwd(),
+    signal: new AbortController().signal,
+  };
+  /** Answers the next prompt that contains `question`. */
+  const answer = async (question: string, text: string) => {
+    while (!screen.includes(question)) await new Promise((r) => setTimeout(r, 20));
+    screen = screen.replace(question, "");
+    stdin.write(`${text}\n`);
+  };
+  return { io, answer, screen: () => screen };
+}
+
 /** The sub-task an agent's model call is about, from the prompt core builds ("# Sub-task <id>:"). */
 export function subTaskOf(request: RecordedRequest): string | undefined {
   const messages = (request.body as { messages?: { content?: unknown }[] }).messages ?? [];
