@@ -24,6 +24,7 @@ import { setUpDemo } from "./demo.js";
 import { eventLines } from "./event-lines.js";
 import { hostSettingsOf, loggedOptions, readHostSettings } from "./host-settings.js";
 import { toJsonReport } from "./json-report.js";
+import { createModelWarningPrinter } from "./model-warnings.js";
 import { createPlanReviewer } from "./plan-reviewer.js";
 import { applyEvent, createProgressState } from "./progress-state.js";
 import { createLineReporter, createTtyReporter, type Reporter } from "./reporter.js";
@@ -177,7 +178,12 @@ async function runCommand(request: string, options: RunOptions, io: CliIo): Prom
   const human = options.json ? io.stderr : io.stdout;
   const c = colorsFor(human, io.env);
   const view: LiveView = { reporter: undefined };
-  const runtime = createRuntime(options, io.env, reviewerFor(options, io, human, c, view));
+  const runtime = createRuntime(
+    options,
+    io.env,
+    reviewerFor(options, io, human, c, view),
+    modelWarningsFor(io, view),
+  );
   try {
     human.write(c.dim(`Planning with ${options.provider}/${options.model}…\n`));
     if (options.dryRun) {
@@ -258,7 +264,12 @@ async function resumeCommand(
   const c = colorsFor(human, io.env);
   for (const notice of notices) human.write(c.dim(`note: ${notice}\n`));
   const view: LiveView = { reporter: undefined };
-  const runtime = createRuntime(options, io.env, reviewerFor(options, io, human, c, view));
+  const runtime = createRuntime(
+    options,
+    io.env,
+    reviewerFor(options, io, human, c, view),
+    modelWarningsFor(io, view),
+  );
   try {
     const done = [...recovered.subTasks.values()].filter((s) => s.status === "completed").length;
     human.write(
@@ -330,6 +341,13 @@ async function resumeOptions(
   if (!given.has("opencodeConfig") && host.opencodeConfig)
     options.opencodeConfig = host.opencodeConfig;
   return { options, notices };
+}
+
+/** The manager's model warnings, one line each on stderr, around the live view if one is up. */
+function modelWarningsFor(io: CliIo, view: LiveView) {
+  return createModelWarningPrinter(io.stderr, colorsFor(io.stderr, io.env), (write) =>
+    view.reporter ? view.reporter.aside(write) : write(),
+  );
 }
 
 /** At a terminal and without --yes or --json, plans and replans are put to the person. */

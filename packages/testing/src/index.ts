@@ -23,6 +23,15 @@ export {
 } from "./model-server.js";
 export { scriptedOpencodeProvider } from "./opencode-provider.js";
 export {
+  afterToolResult,
+  type ModelRole,
+  type RoleReplies,
+  type RoleScript,
+  roleOf,
+  scriptByRole,
+  subTaskOf,
+} from "./script-by-role.js";
+export {
   createScriptedModel,
   ScriptedModel,
   type ScriptedModelOptions,
