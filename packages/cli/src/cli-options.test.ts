@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { defaultModels } from "@taskledger/llm";
 import { describe, expect, it } from "vitest";
 import { parseRunOptions } from "./cli-options.js";
@@ -22,5 +23,16 @@ describe("parseRunOptions: default models", () => {
       "/",
     );
     expect(both.agentModel).toBe("anthropic/other");
+  });
+});
+
+describe("docs/cli.md", () => {
+  it("names the defaults defaultModels holds, so the docs cannot drift from the code", async () => {
+    const doc = await readFile(new URL("../../../docs/cli.md", import.meta.url), "utf8");
+    for (const [provider, models] of Object.entries(defaultModels)) {
+      expect(doc).toContain(
+        `| \`${provider}\` | \`${models.manager}\` | \`${provider}/${models.agent}\` |`,
+      );
+    }
   });
 });

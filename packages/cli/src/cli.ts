@@ -63,9 +63,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         "manager model provider: anthropic|openai|google|xai|openai-compatible",
         "anthropic",
       )
-      .option("--model <id>", "manager model id (default per provider)")
+      .option("--model <id>", "manager model id (default per provider, see docs/cli.md)")
       .option("--base-url <url>", "API base URL (required for openai-compatible)")
-      .option("--agent-model <provider/model>", "the model opencode uses (default: the manager's)")
+      .option(
+        "--agent-model <provider/model>",
+        "the model opencode uses (default: the provider's agent default, or --model when given)",
+      )
       .option("--opencode-config <file>", "JSON merged into each opencode session's config")
       .option("--cwd <dir>", "directory the agents work in", ".")
       .option("--concurrency <n>", "sub-tasks running at once", "3")

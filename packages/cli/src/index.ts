@@ -11,7 +11,14 @@ export {
   type EvaluatorOptions,
 } from "@taskledger/evaluator";
 export { createOpencodeExecutor, type OpencodeExecutorOptions } from "@taskledger/executor";
-export { type CreateModelOptions, createModel, type Provider } from "@taskledger/llm";
+export {
+  type CreateModelOptions,
+  createModel,
+  type DefaultModels,
+  defaultModels,
+  type ModelWarning,
+  type Provider,
+} from "@taskledger/llm";
 export { type CliIo, exitCodes, runCli } from "./cli.js";
 export { createManager } from "./create-manager.js";
 export { type JsonReport, toJsonReport } from "./json-report.js";
