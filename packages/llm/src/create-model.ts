@@ -121,12 +121,12 @@ export function createModel(options: CreateModelOptions): LanguageModel {
   call = routeSdkWarnings(call, (message) => {
     if (warned.has(message)) return;
     warned.add(message);
-    onWarning({
-      provider,
-      modelId: model,
-      message,
-      deprecated: /deprecat|end-of-life/i.test(message),
-    });
+    const deprecated = /deprecat|end-of-life/i.test(message);
+    try {
+      onWarning({ provider, modelId: model, message, deprecated });
+    } catch {
+      // A host's throwing listener must not fail the call it was told about.
+    }
   });
   return new ProviderModel({
     provider,

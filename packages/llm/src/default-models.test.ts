@@ -106,3 +106,20 @@ describe("a model its SDK calls deprecated", () => {
     expect(vi.mocked(console.warn)).not.toHaveBeenCalled();
   });
 });
+
+describe("a throwing onWarning", () => {
+  it("does not fail the call it was told about", async () => {
+    const client = createModel({
+      provider: "anthropic",
+      model: "claude-sonnet-4-5",
+      apiKey: "test-key",
+      baseURL: server.anthropicBaseURL,
+      onWarning: () => {
+        throw new Error("listener broke");
+      },
+    });
+    await expect(client.generate({ messages: ask })).resolves.toMatchObject({
+      finishReason: "stop",
+    });
+  });
+});

@@ -1,7 +1,6 @@
 // Helpers the CLI's tests share. Not part of the package: tsconfig.build.json leaves this folder out.
 import { readdir, readFile, readlink } from "node:fs/promises";
 import { PassThrough } from "node:stream";
-import type { RecordedRequest } from "@taskledger/testing";
 import type { CliIo } from "../cli.js";
 
 /** The CLI's streams as strings: what a person would have seen on stdout and stderr. */
@@ -40,11 +39,4 @@ export async function processesUnder(root: string): Promise<number[]> {
     if (environ.includes(root) || cwd.startsWith(root)) found.push(Number(name));
   }
   return found;
-}
-
-/** The sub-task an agent's model call is about, from the prompt core builds ("# Sub-task <id>:"). */
-export function subTaskOf(request: RecordedRequest): string | undefined {
-  const messages = (request.body as { messages?: { content?: unknown }[] }).messages ?? [];
-  const text = messages.map((m) => JSON.stringify(m.content ?? "")).join("\n");
-  return /# Sub-task ([\w-]+):/.exec(text)?.[1];
 }
