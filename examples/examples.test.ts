@@ -1,13 +1,16 @@
 import { execFile } from "node:child_process";
 import { EventEmitter } from "node:events";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { createManager, MemoryRunStore, type RunReport, type TaskLedger } from "@taskledger/core";
-import { createFakeExecutor, createScriptedModel } from "@taskledger/testing";
+import { createFakeExecutor, createScriptedModel, roleOf } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import { type IpcMainLike, registerTaskLedgerIpc } from "./electron-bridge.ts";
 import { createTaskLedgerServer } from "./http-server.ts";
+import { runOffline } from "./offline-run.ts";
 
 const plan: TaskLedger = {
   subTasks: [
@@ -237,4 +240,30 @@ describe("examples/http-server.ts", () => {
     expect((await fetch(`${url}/runs/nope`)).status).toBe(404);
     await close();
   });
+});
+
+describe("examples/offline-run.ts", () => {
+  it("plans, runs both steps on the real opencode CLI and judges them, all scripted by role", async () => {
+    const cwd = await mkdtemp(join(tmpdir(), "offline-run-"));
+    try {
+      const { report, requests, unexpected } = await runOffline(
+        "Write hello.txt, then bye.txt",
+        cwd,
+      );
+      expect(report.status).toBe("completed");
+      expect(report.subTasks.map((s) => [s.id, s.status, s.attempts])).toEqual([
+        ["hello", "completed", 1],
+        ["bye", "completed", 1],
+      ]);
+      expect(await readFile(join(cwd, "hello.txt"), "utf8")).toBe("hello\n");
+      expect(await readFile(join(cwd, "bye.txt"), "utf8")).toBe("bye\n");
+      const roles = requests.map(roleOf);
+      expect(roles.filter((r) => r === "plan")).toHaveLength(1);
+      expect(roles.filter((r) => r === "judge")).toHaveLength(2);
+      expect(roles.filter((r) => r === "agent").length).toBeGreaterThanOrEqual(4);
+      expect(unexpected).toBe(0);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FileRunStore, type RunEvent, type TaskLedgerInput } from "@taskledger/core";
 import { createOpencodeExecutor } from "@taskledger/executor";
-import { createModelServer, scriptedOpencodeProvider } from "@taskledger/testing";
+import { createModelServer, scriptedOpencodeProvider, subTaskOf } from "@taskledger/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { createManager } from "./create-manager.js";
-import { processesUnder, subTaskOf } from "./test-support/cli-harness.js";
+import { processesUnder } from "./test-support/cli-harness.js";
 
 const plan: TaskLedgerInput = {
   subTasks: ["alpha", "bad", "gamma"].map((id) => ({

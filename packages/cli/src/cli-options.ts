@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { defaultRunSettings } from "@taskledger/core";
-import type { Provider } from "@taskledger/llm";
+import { defaultModels, type Provider } from "@taskledger/llm";
 
 export const providers: readonly Provider[] = [
   "anthropic",
@@ -39,7 +39,7 @@ export interface RunOptions {
   provider: Provider;
   model: string;
   baseURL: string | undefined;
-  /** `provider/model` for opencode; defaults to the manager's provider and model. */
+  /** `provider/model` for opencode: the provider's default agent model, or the manager's when `--model` is given. */
   agentModel: string;
   opencodeConfig: Record<string, unknown> | undefined;
   cwd: string;
@@ -59,13 +59,6 @@ export interface RunOptions {
 // Core takes more; a plan past this many steps is no longer one a person can review.
 export const maxSubTasksLimit = 100;
 
-const defaultModels: Partial<Record<Provider, string>> = {
-  anthropic: "claude-sonnet-4-5",
-  openai: "gpt-5",
-  google: "gemini-2.5-pro",
-  xai: "grok-4",
-};
-
 export async function parseRunOptions(raw: RawRunOptions, cwd: string): Promise<RunOptions> {
   const provider = (raw.provider ?? "anthropic") as Provider;
   if (!providers.includes(provider)) {
@@ -73,12 +66,14 @@ export async function parseRunOptions(raw: RawRunOptions, cwd: string): Promise<
       `--provider must be one of ${providers.join(", ")}; got "${raw.provider}"`,
     );
   }
-  const model = raw.model ?? defaultModels[provider];
+  const defaults = provider === "openai-compatible" ? undefined : defaultModels[provider];
+  const model = raw.model ?? defaults?.manager;
   if (!model) throw new UsageError(`--model is required with --provider ${provider}`);
   if (provider === "openai-compatible" && !raw.baseUrl) {
     throw new UsageError("--base-url is required with --provider openai-compatible");
   }
-  const agentModel = raw.agentModel ?? `${provider}/${model}`;
+  const agentModel =
+    raw.agentModel ?? `${provider}/${raw.model === undefined && defaults ? defaults.agent : model}`;
   if (!/^[^/\s]+\/\S+$/.test(agentModel)) {
     throw new UsageError(`--agent-model must look like provider/model; got "${agentModel}"`);
   }

@@ -32,6 +32,7 @@ import { setUpDemo } from "./demo.js";
 import { eventLines } from "./event-lines.js";
 import { hostSettingsOf, loggedOptions, readHostSettings } from "./host-settings.js";
 import { toJsonReport } from "./json-report.js";
+import { createModelWarningPrinter } from "./model-warnings.js";
 import { createPlanReviewer } from "./plan-reviewer.js";
 import { applyEvent, createProgressState } from "./progress-state.js";
 import { createLineReporter, createTtyReporter, type Reporter } from "./reporter.js";
@@ -60,9 +61,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         "manager model provider: anthropic|openai|google|xai|openai-compatible",
         "anthropic",
       )
-      .option("--model <id>", "manager model id (default per provider)")
+      .option("--model <id>", "manager model id (default per provider, see docs/cli.md)")
       .option("--base-url <url>", "API base URL (required for openai-compatible)")
-      .option("--agent-model <provider/model>", "the model opencode uses (default: the manager's)")
+      .option(
+        "--agent-model <provider/model>",
+        "the model opencode uses (default: the provider's agent default, or --model when given)",
+      )
       .option("--opencode-config <file>", "JSON merged into each opencode session's config")
       .option("--cwd <dir>", "directory the agents work in", ".")
       .option("--concurrency <n>", "sub-tasks running at once", "3")
@@ -201,6 +205,7 @@ async function runCommand(
     options,
     io.env,
     stdinUsed ? undefined : reviewerFor(options, io, human, c, view),
+    modelWarningsFor(io, view),
   );
   try {
     human.write(c.dim(`Planning with ${options.provider}/${options.model}…\n`));
@@ -282,7 +287,12 @@ async function resumeCommand(
   const c = colorsFor(human, io.env);
   for (const notice of notices) human.write(c.dim(`note: ${notice}\n`));
   const view: LiveView = { reporter: undefined };
-  const runtime = createRuntime(options, io.env, reviewerFor(options, io, human, c, view));
+  const runtime = createRuntime(
+    options,
+    io.env,
+    reviewerFor(options, io, human, c, view),
+    modelWarningsFor(io, view),
+  );
   try {
     const done = [...recovered.subTasks.values()].filter((s) => s.status === "completed").length;
     human.write(
@@ -356,6 +366,13 @@ async function resumeOptions(
   if (!given.has("opencodeConfig") && host.opencodeConfig)
     options.opencodeConfig = host.opencodeConfig;
   return { options, notices };
+}
+
+/** The manager's model warnings, one line each on stderr, around the live view if one is up. */
+function modelWarningsFor(io: CliIo, view: LiveView) {
+  return createModelWarningPrinter(io.stderr, colorsFor(io.stderr, io.env), (write) =>
+    view.reporter ? view.reporter.aside(write) : write(),
+  );
 }
 
 /** At a terminal and without --yes or --json, plans and replans are put to the person. */

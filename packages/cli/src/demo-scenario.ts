@@ -1,5 +1,11 @@
 import type { TaskLedgerInput } from "@taskledger/core";
-import type { RecordedRequest, ScriptedReply } from "@taskledger/testing";
+import {
+  afterToolResult,
+  type RecordedRequest,
+  type ScriptedReply,
+  scriptByRole,
+  subTaskOf,
+} from "@taskledger/testing";
 
 export const demoRequest =
   "Create a tiny greeting library: greet.js exporting greet(name), a test script greet.test.js " +
@@ -47,30 +53,17 @@ const files: Record<string, { path: string; content: string; summary: string }> 
   docs: { path: "README.md", content: readme, summary: "Wrote README.md with a usage example." },
 };
 
-interface ChatBody {
-  response_format?: { json_schema?: { name?: string } };
-  messages?: { role: string; content?: unknown }[];
-}
-
-const text = (content: unknown): string =>
-  typeof content === "string" ? content : JSON.stringify(content ?? "");
-
 /**
  * Answers the demo's model calls as a real provider would: the manager's plan, the judge's
  * verdicts and the agents' turns (a write tool call, then a short report). The first attempt of
  * `tests` is cut off with a `length` finish, so the run shows a targeted retry.
  */
-export function createDemoReplies(): (request: RecordedRequest) => ScriptedReply {
+export function createDemoReplies(): (request: RecordedRequest) => ScriptedReply | undefined {
   const agentAttempts = new Map<string, number>();
-  return (request) => {
-    const body = request.body as ChatBody;
-    const messages = body.messages ?? [];
-    const name = body.response_format?.json_schema?.name;
-    if (name === "task_ledger") return { text: JSON.stringify(demoPlan) };
-    const prompt = messages.map((m) => text(m.content)).join("\n");
-    const id = /# Sub-task ([\w.-]+):/.exec(prompt)?.[1] ?? "";
-    const file = files[id];
-    if (name === "progress_ledger_entry") {
+  return scriptByRole({
+    plan: { text: JSON.stringify(demoPlan) },
+    judge: (request) => {
+      const file = files[subTaskOf(request) ?? ""];
       return {
         text: JSON.stringify({
           completed: true,
@@ -79,20 +72,24 @@ export function createDemoReplies(): (request: RecordedRequest) => ScriptedReply
           feedback: "",
         }),
       };
-    }
-    if (!file) return { text: "Nothing to do." };
-    // The agent's turn after its tool ran: report and stop.
-    if (messages.at(-1)?.role === "tool") return { text: file.summary };
-    const attempt = (agentAttempts.get(id) ?? 0) + 1;
-    agentAttempts.set(id, attempt);
-    if (id === "tests" && attempt === 1) {
+    },
+    agent: (request) => {
+      const id = subTaskOf(request) ?? "";
+      const file = files[id];
+      if (!file) return { text: "Nothing to do." };
+      // The agent's turn after its tool ran: report and stop.
+      if (afterToolResult(request)) return { text: file.summary };
+      const attempt = (agentAttempts.get(id) ?? 0) + 1;
+      agentAttempts.set(id, attempt);
+      if (id === "tests" && attempt === 1) {
+        return {
+          text: "I will now write the test file that imports greet and",
+          finishReason: "length",
+        };
+      }
       return {
-        text: "I will now write the test file that imports greet and",
-        finishReason: "length",
+        toolCalls: [{ name: "write", arguments: { filePath: file.path, content: file.content } }],
       };
-    }
-    return {
-      toolCalls: [{ name: "write", arguments: { filePath: file.path, content: file.content } }],
-    };
-  };
+    },
+  });
 }

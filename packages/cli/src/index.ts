@@ -11,7 +11,14 @@ export {
   type EvaluatorOptions,
 } from "@taskledger/evaluator";
 export { createOpencodeExecutor, type OpencodeExecutorOptions } from "@taskledger/executor";
-export { type CreateModelOptions, createModel, type Provider } from "@taskledger/llm";
+export {
+  type CreateModelOptions,
+  createModel,
+  type DefaultModels,
+  defaultModels,
+  type ModelWarning,
+  type Provider,
+} from "@taskledger/llm";
 export { runCli } from "./cli.js";
 export { type CliIo, exitCodes } from "./cli-io.js";
 export { createManager } from "./create-manager.js";

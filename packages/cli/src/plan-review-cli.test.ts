@@ -4,7 +4,6 @@ import { join } from "node:path";
 import { createModelServer, type ModelServer } from "@taskledger/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
-import type { CliIo } from "./cli-io.js";
 import { createDemoReplies, demoRequest } from "./demo-scenario.js";
 import { compatibleProviderId } from "./runtime.js";
 import { terminal } from "./test-support/cli-harness.js";

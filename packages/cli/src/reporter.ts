@@ -13,6 +13,8 @@ export interface Reporter {
   /** Holds live rendering while a person answers a prompt; `resume` starts it again. */
   pause(): void;
   resume(): void;
+  /** Runs `write`, which prints outside the view (a warning on stderr), without tearing the live frame. */
+  aside(write: () => void): void;
 }
 
 interface Output {
@@ -31,6 +33,9 @@ export function createLineReporter(out: Output, c: Colors, now = Date.now): Repo
     stop() {},
     pause() {},
     resume() {},
+    aside(write) {
+      write();
+    },
   };
 }
 
@@ -80,6 +85,12 @@ export function createTtyReporter(stream: NodeJS.WriteStream, c: Colors, now = D
     resume() {
       paused = false;
       start();
+    },
+    aside(write) {
+      if (paused) return write();
+      log.clear();
+      write();
+      render();
     },
   };
 }

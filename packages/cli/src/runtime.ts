@@ -1,6 +1,6 @@
 import { FileRunStore, type Manager, type ReviewPlan, type RunStore } from "@taskledger/core";
 import { createOpencodeExecutor, type OpencodeConfig } from "@taskledger/executor";
-import { createModel } from "@taskledger/llm";
+import { createModel, type ModelWarning } from "@taskledger/llm";
 import type { RunOptions } from "./cli-options.js";
 import { createManager } from "./create-manager.js";
 import { maxRequestChars } from "./request-source.js";
@@ -20,12 +20,14 @@ export function createRuntime(
   options: RunOptions,
   env: Readonly<Record<string, string | undefined>>,
   reviewPlan?: ReviewPlan,
+  onModelWarning?: (warning: ModelWarning) => void,
 ): Runtime {
   const model = createModel({
     provider: options.provider,
     model: options.model,
     ...(options.baseURL ? { baseURL: options.baseURL } : {}),
     env,
+    ...(onModelWarning ? { onWarning: onModelWarning } : {}),
   });
   const executor = createOpencodeExecutor({
     model: options.agentModel,

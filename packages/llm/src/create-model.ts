@@ -5,12 +5,13 @@ import { createOpenAICall } from "./openai-call.js";
 import type { PriceTable } from "./price.js";
 import type { JsonMode, ProviderCall } from "./provider-call.js";
 import { type Backoff, ProviderModel } from "./provider-model.js";
+import { emitModelWarning, type ModelWarning, routeSdkWarnings } from "./sdk-warnings.js";
 
 export type Provider = "anthropic" | "openai" | "google" | "xai" | "openai-compatible";
 
 export interface CreateModelOptions {
   provider: Provider;
-  /** The provider's model id: `claude-sonnet-4-5`, `gpt-5`, `gemini-2.5-pro`, `grok-4`, … */
+  /** The provider's model id, such as those in `defaultModels`: `claude-opus-5-5`, `gpt-6-sol`, … */
   model: string;
   /** Defaults to the provider's usual variable; `openai-compatible` reads none. */
   apiKey?: string;
@@ -29,6 +30,11 @@ export interface CreateModelOptions {
   prices?: PriceTable;
   /** Read instead of `process.env` for default keys (tests, multi-tenant hosts). */
   env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * What the provider's SDK warns about (a deprecated model), once per message per model, instead
+   * of the SDK printing it on every call. Default: `process.emitWarning`.
+   */
+  onWarning?: (warning: ModelWarning) => void;
 }
 
 const keyVariables: Record<Provider, readonly string[]> = {
@@ -110,6 +116,18 @@ export function createModel(options: CreateModelOptions): LanguageModel {
       });
       break;
   }
+  const onWarning = options.onWarning ?? emitModelWarning;
+  const warned = new Set<string>();
+  call = routeSdkWarnings(call, (message) => {
+    if (warned.has(message)) return;
+    warned.add(message);
+    const deprecated = /deprecat|end-of-life/i.test(message);
+    try {
+      onWarning({ provider, modelId: model, message, deprecated });
+    } catch {
+      // A host's throwing listener must not fail the call it was told about.
+    }
+  });
   return new ProviderModel({
     provider,
     modelId: model,

@@ -24,6 +24,15 @@ export {
 export { scriptedOpencodeProvider } from "./opencode-provider.js";
 export { processesUnder } from "./processes-under.js";
 export {
+  afterToolResult,
+  type ModelRole,
+  type RoleReplies,
+  type RoleScript,
+  roleOf,
+  scriptByRole,
+  subTaskOf,
+} from "./script-by-role.js";
+export {
   createScriptedModel,
   ScriptedModel,
   type ScriptedModelOptions,

@@ -66,7 +66,8 @@ export interface RecordedRequest {
 }
 
 export interface ModelServerOptions {
-  replies?: ScriptedReply[] | ((request: RecordedRequest) => ScriptedReply);
+  /** A queue, or a function of each request; `undefined` from it is a 500 counted in `unexpected`. */
+  replies?: ScriptedReply[] | ((request: RecordedRequest) => ScriptedReply | undefined);
   /** Largest request body accepted; larger ones get a 413. Default 32 MB. */
   maxBodyBytes?: number;
 }

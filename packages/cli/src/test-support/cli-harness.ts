@@ -1,6 +1,5 @@
 // Helpers the CLI's tests share. Not part of the package: tsconfig.build.json leaves this folder out.
 import { PassThrough } from "node:stream";
-import type { RecordedRequest } from "@taskledger/testing";
 import type { CliIo } from "../cli-io.js";
 
 export { processesUnder } from "@taskledger/testing";
@@ -52,11 +51,4 @@ export function terminal(env: Record<string, string>) {
     stdin.write(`${text}\n`);
   };
   return { io, answer, screen: () => screen };
-}
-
-/** The sub-task an agent's model call is about, from the prompt core builds ("# Sub-task <id>:"). */
-export function subTaskOf(request: RecordedRequest): string | undefined {
-  const messages = (request.body as { messages?: { content?: unknown }[] }).messages ?? [];
-  const text = messages.map((m) => JSON.stringify(m.content ?? "")).join("\n");
-  return /# Sub-task ([\w-]+):/.exec(text)?.[1];
 }

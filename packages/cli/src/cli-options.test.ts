@@ -1,0 +1,38 @@
+import { readFile } from "node:fs/promises";
+import { defaultModels } from "@taskledger/llm";
+import { describe, expect, it } from "vitest";
+import { parseRunOptions } from "./cli-options.js";
+
+describe("parseRunOptions: default models", () => {
+  it.each(Object.entries(defaultModels))(
+    "%s: the manager and the agent default from defaultModels",
+    async (provider, models) => {
+      const options = await parseRunOptions({ provider }, "/");
+      expect([options.model, options.agentModel]).toEqual([
+        models.manager,
+        `${provider}/${models.agent}`,
+      ]);
+    },
+  );
+
+  it("a --model the user chose is the agent's model too, unless --agent-model says otherwise", async () => {
+    const chosen = await parseRunOptions({ provider: "openai", model: "my-model" }, "/");
+    expect(chosen.agentModel).toBe("openai/my-model");
+    const both = await parseRunOptions(
+      { provider: "openai", model: "my-model", agentModel: "anthropic/other" },
+      "/",
+    );
+    expect(both.agentModel).toBe("anthropic/other");
+  });
+});
+
+describe("docs/cli.md", () => {
+  it("names the defaults defaultModels holds, so the docs cannot drift from the code", async () => {
+    const doc = await readFile(new URL("../../../docs/cli.md", import.meta.url), "utf8");
+    for (const [provider, models] of Object.entries(defaultModels)) {
+      expect(doc).toContain(
+        `| \`${provider}\` | \`${models.manager}\` | \`${provider}/${models.agent}\` |`,
+      );
+    }
+  });
+});
