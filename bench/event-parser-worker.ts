@@ -54,7 +54,11 @@ async function baseline(): Promise<number> {
   for await (const chunk of stream()) {
     const lines = (rest + chunk.toString("utf8")).split("\n");
     rest = lines.pop() ?? "";
-    for (const line of lines) if (line) JSON.parse(line), events++;
+    for (const line of lines) {
+      if (!line) continue;
+      JSON.parse(line);
+      events++;
+    }
   }
   return events;
 }
