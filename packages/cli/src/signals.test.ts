@@ -181,7 +181,13 @@ describe.runIf(process.platform === "linux")("SIGTERM and SIGHUP cancel like Ctr
     async (first, second, code) => {
       expect(existsSync(bin), "run `npm run build` first").toBe(true);
       const ended = await signalMidAttempt([first, second], true);
-      expect([ended.code, ended.signal], ended.stderr).toEqual([code, null]);
+      if (ended.signal === second) {
+        // On a loaded machine the first cancel can finish before the second signal lands, while
+        // Node is already exiting and no longer runs handlers: allowed only once all is recorded.
+        expect(ended.log.at(-1)?.type, ended.stderr).toBe("run-finished");
+      } else {
+        expect([ended.code, ended.signal], ended.stderr).toEqual([code, null]);
+      }
       expect(ended.agents.length).toBeGreaterThan(0);
       // SIGKILLed on the way out: gone once the kernel has delivered it.
       expect(ended.leftLater).toEqual([]);
