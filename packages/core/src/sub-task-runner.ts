@@ -1,6 +1,7 @@
 import { decideNext } from "./decide-next.js";
 import { describeError } from "./describe-error.js";
 import { ExecutorError, isAbortError } from "./errors.js";
+import { evaluateAttempt } from "./evaluate-attempt.js";
 import type { AttemptResult } from "./executor.js";
 import { replanStep } from "./plan-steps.js";
 import type { ProgressEntry } from "./progress-entry.js";
@@ -44,7 +45,7 @@ export class SubTaskRunner {
       }
       let entry = current.entry;
       if (!entry) {
-        entry = await this.evaluate(s, current.attempt, current.result);
+        entry = await evaluateAttempt(this.ctx, s, current.attempt, current.result);
         await recorder.record({
           type: "sub-task-evaluated",
           subTaskId: id,
@@ -176,48 +177,6 @@ export class SubTaskRunner {
         error: aborted ? "aborted" : describeError(error),
         ...(ExecutorError.isInstance(error) && !error.isRetryable ? { retryable: false } : {}),
         durationMs: performance.now() - started,
-      };
-    }
-  }
-
-  /** Runs the evaluator; a throw becomes an incomplete entry that says why. */
-  private async evaluate(
-    s: SubTaskState,
-    attempt: number,
-    result: AttemptResult,
-  ): Promise<ProgressEntry> {
-    const { input, options, stop } = this.ctx;
-    const before = s.previous;
-    try {
-      return await options.evaluator.evaluate(
-        {
-          runId: input.runId,
-          request: input.request,
-          subTask: s.subTask,
-          attempt,
-          result,
-          cwd: input.cwd,
-          ...(before
-            ? {
-                previous: {
-                  attempt: before.attempt,
-                  ...(before.entry.fingerprint ? { fingerprint: before.entry.fingerprint } : {}),
-                },
-              }
-            : {}),
-        },
-        { abortSignal: stop.signal },
-      );
-    } catch (error) {
-      const reason = `The evaluator failed: ${describeError(error)}`;
-      return {
-        completed: false,
-        summary: reason,
-        outputData: "",
-        feedback: reason,
-        evidence: [{ source: "evaluator", passed: false, detail: reason }],
-        usage: emptyUsage(),
-        incomplete: "evaluator-failed",
       };
     }
   }

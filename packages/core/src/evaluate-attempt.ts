@@ -1,0 +1,66 @@
+import { describeError } from "./describe-error.js";
+import type { AttemptResult } from "./executor.js";
+import type { ProgressEntry } from "./progress-entry.js";
+import type { RunContext } from "./run-context.js";
+import type { SubTaskState } from "./run-state.js";
+import { emptyUsage } from "./usage.js";
+
+/** Runs the evaluator on an attempt; a throw becomes an incomplete entry that says why. */
+export async function evaluateAttempt(
+  ctx: RunContext,
+  s: SubTaskState,
+  attempt: number,
+  result: AttemptResult,
+): Promise<ProgressEntry> {
+  const { input, options, stop } = ctx;
+  const before = s.previous;
+  // No attempt can succeed (a refused config, no binary): the ladder fails it; a judge costs a call.
+  if (result.retryable === false) {
+    return incompleteEntry(
+      `The executor cannot run attempts: ${result.error ?? "not retryable"}`,
+      "executor",
+      "not-finished",
+    );
+  }
+  try {
+    return await options.evaluator.evaluate(
+      {
+        runId: input.runId,
+        request: input.request,
+        subTask: s.subTask,
+        attempt,
+        result,
+        cwd: input.cwd,
+        ...(before
+          ? {
+              previous: {
+                attempt: before.attempt,
+                ...(before.entry.fingerprint ? { fingerprint: before.entry.fingerprint } : {}),
+              },
+            }
+          : {}),
+      },
+      { abortSignal: stop.signal },
+    );
+  } catch (error) {
+    const reason = `The evaluator failed: ${describeError(error)}`;
+    return incompleteEntry(reason, "evaluator", "evaluator-failed");
+  }
+}
+
+/** An entry the run writes itself when there is no evaluation to be had. */
+function incompleteEntry(
+  reason: string,
+  source: string,
+  incomplete: ProgressEntry["incomplete"],
+): ProgressEntry {
+  return {
+    completed: false,
+    summary: reason,
+    outputData: "",
+    feedback: reason,
+    evidence: [{ source, passed: false, detail: reason }],
+    usage: emptyUsage(),
+    incomplete,
+  };
+}
