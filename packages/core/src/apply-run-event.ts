@@ -27,6 +27,11 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       } else {
         // What a crash left running is pending until the resumed loop takes it up again.
         for (const s of state.subTasks.values()) if (s.status === "running") s.status = "pending";
+        // An attempt the crash or cancel cut short was no try at the work: it costs no retry.
+        for (const { subTaskId } of event.interrupted) {
+          const s = subTask(state, subTaskId);
+          if (s && s.stepAttempts > 0) s.stepAttempts--;
+        }
       }
       break;
     case "plan-created":

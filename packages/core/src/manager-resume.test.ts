@@ -189,6 +189,36 @@ describe("Manager.resume", () => {
     });
   });
 
+  it("does not count an interrupted attempt against the sub-task's retries", async () => {
+    const store = new MemoryRunStore();
+    const controller = new AbortController();
+    const first = createManager({
+      executor: createFakeExecutor({ script: { a: [{ type: "hang" }] } }),
+      store,
+      createRunId: () => "run-2b",
+      maxRetries: 1,
+    }).start("x", { plan: { subTasks: [task("a")] }, abortSignal: controller.signal });
+    first.on("sub-task-started", () => setTimeout(() => controller.abort(), 5));
+    await first.result;
+    const records = await store.read("run-2b");
+    const crashed = crashedStore(
+      "run-2b",
+      records,
+      records.findIndex((r) => r.type === "sub-task-started") + 1,
+    );
+    // With one retry: attempt 2 is cut off and retried, attempt 3 completes.
+    const second = createFakeExecutor({
+      script: { a: [{ type: "truncated" }, { type: "success", text: "done" }] },
+    });
+    const report = await createManager({
+      executor: second,
+      store: crashed,
+      replan: { enabled: false },
+    }).resume("run-2b").result;
+    expect(report.subTasks[0]).toMatchObject({ status: "completed", attempts: 3 });
+    expect(second.calls.map((c) => c.attempt)).toEqual([2, 3]);
+  });
+
   it("judges an attempt that finished before the crash instead of running it again", async () => {
     const store = new MemoryRunStore();
     const executor = createFakeExecutor({ script: { a: [{ type: "success", text: "the work" }] } });
