@@ -40,8 +40,10 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       break;
     case "plan-review-requested":
       if (event.kind === "plan") state.planReviewPending = true;
+      else state.replanReview = { ledger: event.ledger, replaced: event.replaced ?? [] };
       break;
     case "plan-reviewed":
+      if (event.kind === "replan") state.replanReview = undefined;
       if (event.kind !== "plan") break;
       state.planReviewPending = false;
       if (event.action === "reject") state.planRejected = event.reason ?? "rejected in review";

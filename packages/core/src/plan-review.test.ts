@@ -117,4 +117,51 @@ describe("reviewPlan", () => {
       expect.objectContaining({ kind: "plan", action: "edit" }),
     ]);
   });
+
+  it("a replan waiting for review survives a restart: asked about again, not asked of the model again", async () => {
+    const store = new MemoryRunStore();
+    const replan = { subTasks: [task("a2")] };
+    const failing = {
+      script: { a: [{ type: "error" as const }] },
+      fallback: { type: "success" as const },
+    };
+    const first = createManager({
+      model: createScriptedModel({ responses: [{ object: replan }] }),
+      executor: createFakeExecutor(failing),
+      store,
+      createRunId: () => "run-rr",
+      maxRetries: 0,
+      // The plan is approved; the replan's question is never answered before the process stops.
+      reviewPlan: (review) =>
+        review.kind === "plan" ? { action: "approve" } : new Promise(() => {}),
+    }).start(request, { plan: { subTasks: [task("a")] } });
+    await new Promise<void>((resolve) =>
+      first.on("plan-review-requested", (e) => e.kind === "replan" && resolve()),
+    );
+    const restarted = new MemoryRunStore();
+    for (const record of await store.read("run-rr")) await restarted.append("run-rr", record);
+
+    const model = createScriptedModel(); // any call would throw UnexpectedCallError
+    const reviews: PlanReview[] = [];
+    const report = await createManager({
+      model,
+      executor: createFakeExecutor({ fallback: { type: "success" } }),
+      store: restarted,
+      reviewPlan: (review) => {
+        reviews.push(review);
+        return { action: "approve" };
+      },
+    }).resume("run-rr").result;
+    expect(model.calls).toHaveLength(0);
+    expect(reviews.map((r) => [r.kind, r.ledger.subTasks.map((s) => s.id)])).toEqual([
+      ["replan", ["a2"]],
+    ]);
+    expect(report.status).toBe("completed");
+    expect(report.subTasks.map((s) => [s.id, s.status])).toEqual([
+      ["a", "replaced"],
+      ["a2", "completed"],
+    ]);
+    const log = await restarted.read("run-rr");
+    expect(log.filter((r) => r.type === "sub-task-escalated")).toHaveLength(1);
+  });
 });

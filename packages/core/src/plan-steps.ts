@@ -1,10 +1,11 @@
 import { describeError } from "./describe-error.js";
 import { PlanValidationError, StructuredOutputError } from "./errors.js";
+import type { LanguageModel } from "./model.js";
 import { planRequest } from "./planner.js";
 import type { ProgressEntry } from "./progress-entry.js";
 import { replanSubTask } from "./replanner.js";
 import type { RunContext } from "./run-context.js";
-import { currentLedger, pendingDownstream } from "./run-state.js";
+import { currentLedger, pendingDownstream, type SubTaskState } from "./run-state.js";
 import { type TaskLedger, validateTaskLedger } from "./task-ledger.js";
 import { emptyUsage, type Usage } from "./usage.js";
 
@@ -117,32 +118,18 @@ export async function replanStep(
   const model = ctx.options.model;
   const failed = state.subTasks.get(subTaskId)!;
   if (!model) return { failed: "No model to replan with.", usage: emptyUsage() };
-  const replaced = [subTaskId, ...pendingDownstream(state, subTaskId)];
-  await recorder.record({ type: "sub-task-escalated", subTaskId, step: "replan", reason });
+  // A replan proposed before a restart and still waiting for review is asked about, not remade.
+  const proposed = state.replanReview?.replaced[0] === subTaskId ? state.replanReview : undefined;
+  const replaced = proposed?.replaced ?? [subTaskId, ...pendingDownstream(state, subTaskId)];
+  if (!proposed) {
+    await recorder.record({ type: "sub-task-escalated", subTaskId, step: "replan", reason });
+  }
   let revised: TaskLedger;
   let usage = emptyUsage();
   try {
-    const result = await replanSubTask({
-      model,
-      request: ctx.input.request,
-      ledger: currentLedger(state),
-      progress: new Map(
-        [...state.subTasks].map(([id, s]) => [
-          id,
-          {
-            status: s.status,
-            outputData: s.status === "completed" ? (s.entry?.outputData ?? "") : "",
-          },
-        ]),
-      ),
-      failed: failed.subTask,
-      attempts: failed.attempts,
-      lastEntry: entry,
-      replaced,
-      usedIds: new Set(state.subTasks.keys()),
-      maxSubTasks: ctx.settings.maxSubTasks,
-      abortSignal: ctx.stop.signal,
-    });
+    const result = proposed
+      ? { ledger: proposed.ledger, usage }
+      : await askForReplan(ctx, model, failed, entry, replaced);
     usage = result.usage;
     const reviewed = await reviewPlan(ctx, "replan", result.ledger, { replaced, reason });
     if (!reviewed) return { failed: "A replan was proposed and rejected in review.", usage };
@@ -165,4 +152,35 @@ export async function replanStep(
   await ctx.stop.checkTokenBudget();
   ctx.schedule(added.filter((id) => state.subTasks.get(id)?.waitingOn === 0));
   return { failed: undefined, usage: emptyUsage() };
+}
+
+function askForReplan(
+  ctx: RunContext,
+  model: LanguageModel,
+  failed: SubTaskState,
+  entry: ProgressEntry,
+  replaced: string[],
+) {
+  const { state } = ctx;
+  return replanSubTask({
+    model,
+    request: ctx.input.request,
+    ledger: currentLedger(state),
+    progress: new Map(
+      [...state.subTasks].map(([id, s]) => [
+        id,
+        {
+          status: s.status,
+          outputData: s.status === "completed" ? (s.entry?.outputData ?? "") : "",
+        },
+      ]),
+    ),
+    failed: failed.subTask,
+    attempts: failed.attempts,
+    lastEntry: entry,
+    replaced,
+    usedIds: new Set(state.subTasks.keys()),
+    maxSubTasks: ctx.settings.maxSubTasks,
+    abortSignal: ctx.stop.signal,
+  });
 }

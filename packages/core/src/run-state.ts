@@ -66,6 +66,8 @@ export interface RunState {
   planReviewPending: boolean;
   /** Why the plan was rejected in review, if it was. */
   planRejected: string | undefined;
+  /** A replan the model proposed that waits for the host's review: a restart asks about it again. */
+  replanReview: { ledger: TaskLedger; replaced: string[] } | undefined;
   /** Replans applied in the run. */
   replans: number;
   nextSeq: number;
@@ -93,6 +95,7 @@ export function createRunState(runId: string): RunState {
     budgetStop: undefined,
     planReviewPending: false,
     planRejected: undefined,
+    replanReview: undefined,
     replans: 0,
     nextSeq: 0,
     elapsedMs: 0,
