@@ -40,7 +40,12 @@ export async function evaluateAttempt(
             }
           : {}),
       },
-      { abortSignal: stop.signal },
+      {
+        abortSignal: stop.signal,
+        ...(options.executor.guard
+          ? { guardProcess: options.executor.guard.bind(options.executor) }
+          : {}),
+      },
     );
   } catch (error) {
     const reason = `The evaluator failed: ${describeError(error)}`;

@@ -1,4 +1,4 @@
-import type { AttemptResult } from "./executor.js";
+import type { AttemptProcess, AttemptResult } from "./executor.js";
 import type { ProgressEntry } from "./progress-entry.js";
 import type { SubTask } from "./sub-task.js";
 import { emptyUsage } from "./usage.js";
@@ -18,9 +18,15 @@ export interface EvaluationInput {
   previous?: { attempt: number; fingerprint?: string };
 }
 
+export interface EvaluateOptions {
+  abortSignal: AbortSignal;
+  /** Call with each process started while evaluating (checks); call what it returns when it ends. */
+  guardProcess?: (process: AttemptProcess) => () => void;
+}
+
 /** Judges one attempt into a Progress Ledger entry. */
 export interface Evaluator {
-  evaluate(input: EvaluationInput, options: { abortSignal: AbortSignal }): Promise<ProgressEntry>;
+  evaluate(input: EvaluationInput, options: EvaluateOptions): Promise<ProgressEntry>;
 }
 
 const outputLimit = 8000;

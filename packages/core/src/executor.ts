@@ -69,6 +69,12 @@ export interface ExecuteOptions {
 /** Runs one attempt of one sub-task in a fresh agent session. */
 export interface Executor {
   run(prompt: string, options: ExecuteOptions): Promise<AttemptResult>;
+  /**
+   * Keeps a process the run starts next to the attempts (a check command, in its own process
+   * group) from outliving the host, as the executor does for its attempts. Returns what to call
+   * once the process has ended.
+   */
+  guard?(process: AttemptProcess): () => void;
   /** Stops processes of attempts a dead manager process left running; called on resume. */
   reclaim?(processes: readonly AttemptProcess[]): Promise<void>;
 }

@@ -25,7 +25,12 @@ export {
   UnexpectedCallError,
   UnsupportedLogVersionError,
 } from "./errors.js";
-export { type EvaluationInput, type Evaluator, outcomeEvaluator } from "./evaluator.js";
+export {
+  type EvaluateOptions,
+  type EvaluationInput,
+  type Evaluator,
+  outcomeEvaluator,
+} from "./evaluator.js";
 export type {
   AgentEvent,
   AttemptOutcome,

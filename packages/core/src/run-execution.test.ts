@@ -110,3 +110,29 @@ describe("stuck detection across a restart", () => {
     expect(seen[0]).toEqual({ attempt: 1, fingerprint: "fp-1" });
   });
 });
+
+describe("processes a check starts", () => {
+  it("are put under the executor's guard while the evaluator runs them", async () => {
+    const guarded: number[] = [];
+    const released: number[] = [];
+    const executor = Object.assign(createFakeExecutor({ fallback: { type: "success" } }), {
+      guard: (process: { pid: number }) => {
+        guarded.push(process.pid);
+        return () => released.push(process.pid);
+      },
+    });
+    const evaluator: Evaluator = {
+      async evaluate(input, { abortSignal, guardProcess }) {
+        // As a command check does: one process group, guarded from its spawn to its end.
+        guardProcess?.({ pid: 4242, startTime: "" })();
+        return outcomeEvaluator.evaluate(input, { abortSignal });
+      },
+    };
+    const report = await createManager({ executor, evaluator }).run("x", {
+      plan: { subTasks: [task("a")] },
+    });
+    expect(report.status).toBe("completed");
+    expect(guarded).toEqual([4242]);
+    expect(released).toEqual([4242]);
+  });
+});

@@ -1,5 +1,6 @@
 import {
   AbortedError,
+  type AttemptProcess,
   type AttemptResult,
   clipMiddle,
   type Evidence,
@@ -16,6 +17,8 @@ export interface CheckContext {
   result: AttemptResult;
   cwd: string;
   abortSignal: AbortSignal;
+  /** Keeps a process a check starts from outliving the host (see `Executor.guard`). */
+  guardProcess?: (process: AttemptProcess) => () => void;
 }
 
 /** A checker's verdict (seed 004): complete or not, and feedback that says what to do next. */

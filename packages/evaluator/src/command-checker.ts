@@ -27,11 +27,12 @@ export function commandChecker(options: CommandCheckerOptions): Checker {
   const shown = oneLine(options.argv.join(" "), 180);
   return {
     name: options.name ?? `command: ${shown}`,
-    async check({ cwd, abortSignal }): Promise<CheckResult> {
+    async check({ cwd, abortSignal, guardProcess }): Promise<CheckResult> {
       const run = await runCommand(options.argv, {
         cwd,
         timeoutMs,
         abortSignal,
+        ...(guardProcess ? { guardProcess } : {}),
         ...(options.maxOutputBytes ? { maxOutputBytes: options.maxOutputBytes } : {}),
         ...(options.env ? { env: options.env } : {}),
       });

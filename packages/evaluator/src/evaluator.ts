@@ -1,6 +1,7 @@
 import {
   addUsage,
   clipMiddle,
+  type EvaluateOptions,
   type EvaluationInput,
   type Evaluator,
   type Evidence,
@@ -64,11 +65,15 @@ export class LedgerEvaluator implements Evaluator {
 
   async evaluate(
     input: EvaluationInput,
-    { abortSignal }: { abortSignal: AbortSignal },
+    { abortSignal, guardProcess }: EvaluateOptions,
   ): Promise<ProgressEntry> {
     throwIfAborted(abortSignal);
     const { result, subTask } = input;
-    const context: CheckContext = { ...input, abortSignal };
+    const context: CheckContext = {
+      ...input,
+      abortSignal,
+      ...(guardProcess ? { guardProcess } : {}),
+    };
     // A cancelled attempt is incomplete by its finish alone; running its commands would be waste.
     const checkers: Checker[] =
       result.outcome === "cancelled"

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { AbortedError, HeadTailBuffer } from "@taskledger/core";
+import { AbortedError, type AttemptProcess, HeadTailBuffer } from "@taskledger/core";
 import { throwIfAborted } from "./abort.js";
 
 export interface RunCommandOptions {
@@ -12,6 +12,8 @@ export interface RunCommandOptions {
   env?: NodeJS.ProcessEnv;
   /** Between SIGTERM and SIGKILL when the command is stopped. */
   killGraceMs?: number;
+  /** Told of the command's process group as it starts, so it cannot outlive the host. */
+  guardProcess?: (process: AttemptProcess) => () => void;
 }
 
 export interface CommandRun {
@@ -59,6 +61,11 @@ export function runCommand(
       shell: false,
       windowsHide: true,
     });
+    // In the tick of the spawn: no moment where the host could die with the group unguarded.
+    const release =
+      child.pid === undefined
+        ? undefined
+        : options.guardProcess?.({ pid: child.pid, startTime: "" });
     let timedOut = false;
     let aborted = false;
     let settled = false;
@@ -89,6 +96,7 @@ export function runCommand(
     const finish = (run: Omit<CommandRun, "stdout" | "stderr" | "durationMs" | "timedOut">) => {
       if (settled) return;
       settled = true;
+      release?.();
       clearTimeout(timer);
       if (killTimer) clearTimeout(killTimer);
       options.abortSignal.removeEventListener("abort", onAbort);

@@ -93,6 +93,12 @@ export class OpencodeExecutor implements Executor {
     this.watchdog = new AttemptWatchdog(this.settings().killGraceMs);
   }
 
+  /** Puts a process group the run starts beside its attempts (a check) under the watchdog too. */
+  guard(process: AttemptProcess): () => void {
+    this.watchdog.watch(process.pid, process);
+    return () => this.watchdog.release(process.pid);
+  }
+
   /**
    * Kills what an earlier manager process left running when it died mid-attempt: each recorded
    * process that still runs with the same start time, and its process group.

@@ -1,0 +1,66 @@
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { processesUnder } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
+
+const host = resolve(import.meta.dirname, "test-support/check-host.ts");
+const built = resolve(import.meta.dirname, "../../executor/dist/watchdog-process.js");
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `check` every 50 ms until it holds or 20 s have gone by; resolves with the last answer. */
+async function eventually<T>(check: () => Promise<T>, done: (value: T) => boolean) {
+  let value = await check();
+  for (let i = 0; i < 400 && !done(value); i++) {
+    await sleep(50);
+    value = await check();
+  }
+  return value;
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe.runIf(process.platform === "linux")(
+  "a library host killed with kill -9 during a check",
+  () => {
+    it("leaves no check command running: the executor's watchdog kills its group", async () => {
+      expect(existsSync(built), "run `npm run build` first").toBe(true);
+      const root = await mkdtemp(join(tmpdir(), "taskledger-check-death-"));
+      const cwd = join(root, "work");
+      await mkdir(cwd);
+      const child = spawn(process.execPath, [host, cwd], { cwd: root, stdio: "ignore" });
+      try {
+        const checkPid = await eventually(
+          () =>
+            readFile(join(cwd, "pid.txt"), "utf8").then(
+              (t) => Number(t.trim()),
+              () => 0,
+            ),
+          (pid) => pid > 0,
+        );
+        expect(checkPid).toBeGreaterThan(0);
+        expect(alive(checkPid)).toBe(true);
+        child.kill("SIGKILL");
+        const left = await eventually(
+          () => processesUnder(root),
+          (pids) => pids.length === 0,
+        );
+        expect(left).toEqual([]);
+        expect(alive(checkPid)).toBe(false);
+      } finally {
+        child.kill("SIGKILL");
+        for (const pid of await processesUnder(root)) process.kill(pid, "SIGKILL");
+        await rm(root, { recursive: true, force: true });
+      }
+    }, 60_000);
+  },
+);
