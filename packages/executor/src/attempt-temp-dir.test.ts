@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ExecuteOptions, SubTask } from "@taskledger/core";
+import type { ExecuteOptions } from "@taskledger/core";
 import {
   createModelServer,
   type ModelServer,
@@ -11,15 +11,7 @@ import {
 } from "@taskledger/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOpencodeExecutor, type OpencodeExecutorOptions } from "./index.js";
-
-const subTask: SubTask = {
-  id: "s1",
-  title: "s1",
-  description: "s1",
-  successCriteria: ["done"],
-  dependsOn: [],
-  checks: [],
-};
+import { subTask } from "./test-support/sub-task.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 const systemTmp = tmpdir();

@@ -9,7 +9,6 @@ import {
   createManager,
   type ExecuteOptions,
   ExecutorError,
-  type SubTask,
 } from "@taskledger/core";
 import {
   createModelServer,
@@ -20,15 +19,7 @@ import {
 } from "@taskledger/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { createOpencodeExecutor, type OpencodeExecutorOptions } from "./index.js";
-
-const subTask: SubTask = {
-  id: "s1",
-  title: "s1",
-  description: "s1",
-  successCriteria: ["done"],
-  dependsOn: [],
-  checks: [],
-};
+import { subTask } from "./test-support/sub-task.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
