@@ -1,0 +1,105 @@
+import { resolve } from "node:path";
+import {
+  FileRunStore,
+  isFinal,
+  RunNotFoundError,
+  type RunState,
+  recoverRun,
+} from "@taskledger/core";
+import type { CliIo } from "./cli-io.js";
+import { parseRunOptions, type RawRunOptions, type RunOptions, UsageError } from "./cli-options.js";
+import { loggedOptions, readHostSettings } from "./host-settings.js";
+import { openSession, printPlan } from "./terminal-session.js";
+
+/**
+ * `taskledger resume RUN --store DIR`: continues a stored run where its log ends, with the options
+ * it logged at start; an option given again overrides its logged value, with a notice.
+ */
+export async function resumeCommand(
+  runId: string,
+  raw: RawRunOptions,
+  given: ReadonlySet<keyof RawRunOptions>,
+  io: CliIo,
+): Promise<number> {
+  if (!raw.store) throw new UsageError("resume needs --store, the directory the run was stored in");
+  const history = await new FileRunStore(resolve(io.cwd, raw.store)).read(runId);
+  if (history.length === 0) throw new RunNotFoundError(runId);
+  const recovered = recoverRun(history, runId);
+  const { options, notices } = await resumeOptions(recovered, raw, given, io.cwd);
+  const session = openSession(options, io);
+  const { human, c, runtime } = session;
+  for (const notice of notices) human.write(c.dim(`note: ${notice}\n`));
+  try {
+    const done = [...recovered.subTasks.values()].filter((s) => s.status === "completed").length;
+    human.write(
+      isFinal(recovered)
+        ? `Run ${runId} had already finished.\n`
+        : `Resuming run ${runId}: ${done} of ${recovered.subTasks.size} sub-task(s) already completed.\n`,
+    );
+    const planned = history.find((event) => event.type === "plan-created");
+    if (planned?.type === "plan-created") printPlan(planned, human, c);
+    const run = runtime.manager.resume(runId, {
+      abortSignal: io.signal,
+      ...(given.has("cwd") ? { cwd: options.cwd } : {}),
+      settings: {
+        ...(given.has("concurrency") ? { concurrency: options.concurrency } : {}),
+        ...(given.has("maxRetries") ? { maxRetries: options.maxRetries } : {}),
+        ...(given.has("maxSubTasks") ? { maxSubTasks: options.maxSubTasks } : {}),
+        ...(given.has("alternateAgentModel")
+          ? { alternateAgentModels: options.alternateAgentModels }
+          : {}),
+        ...(given.has("replan") ? { replan: { enabled: options.replan } } : {}),
+      },
+    });
+    return await session.follow(run, history);
+  } finally {
+    await runtime.close();
+  }
+}
+
+/** The options a resumed run runs with: those it logged, under those given again. */
+async function resumeOptions(
+  recovered: RunState,
+  raw: RawRunOptions,
+  given: ReadonlySet<keyof RawRunOptions>,
+  cwd: string,
+): Promise<{ options: RunOptions; notices: string[] }> {
+  const host = readHostSettings(recovered.settings?.host);
+  const notices: string[] = [];
+  if (!host) {
+    notices.push(
+      "this run's log does not hold its options (an older taskledger wrote it): using the options given now",
+    );
+    return { options: await parseRunOptions(raw, cwd), notices };
+  }
+  const logged: RawRunOptions = {
+    provider: host.provider,
+    model: host.model,
+    ...(host.baseURL ? { baseUrl: host.baseURL } : {}),
+    agentModel: host.agentModel,
+    ...(recovered.cwd ? { cwd: recovered.cwd } : {}),
+    ...(recovered.settings
+      ? {
+          concurrency: String(recovered.settings.concurrency),
+          maxRetries: String(recovered.settings.maxRetries),
+          maxSubTasks: String(recovered.settings.maxSubTasks),
+          alternateAgentModel: recovered.settings.alternateAgentModels,
+          replan: recovered.settings.replan.enabled,
+        }
+      : {}),
+  };
+  const merged: RawRunOptions = { ...raw };
+  for (const [key, flag] of loggedOptions) {
+    if (given.has(key)) {
+      notices.push(`${flag} given: it overrides what the run was started with`);
+      continue;
+    }
+    if (key === "opencodeConfig") delete merged.opencodeConfig;
+    else if (logged[key] === undefined) delete merged[key];
+    else Object.assign(merged, { [key]: logged[key] });
+  }
+  const options = await parseRunOptions(merged, cwd);
+  if (!given.has("opencodeConfig") && host.opencodeConfig)
+    options.opencodeConfig = host.opencodeConfig;
+  return { options, notices };
+}
