@@ -3,22 +3,11 @@ import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { processesUnder } from "@taskledger/testing";
+import { pollUntil, processesUnder } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 
 const host = resolve(import.meta.dirname, "test-support/check-host.ts");
 const built = resolve(import.meta.dirname, "../../executor/dist/watchdog-process.js");
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `check` every 50 ms until it holds or 20 s have gone by; resolves with the last answer. */
-async function eventually<T>(check: () => Promise<T>, done: (value: T) => boolean) {
-  let value = await check();
-  for (let i = 0; i < 400 && !done(value); i++) {
-    await sleep(50);
-    value = await check();
-  }
-  return value;
-}
 
 const alive = (pid: number) => {
   try {
@@ -39,7 +28,7 @@ describe.runIf(process.platform === "linux")(
       await mkdir(cwd);
       const child = spawn(process.execPath, [host, cwd], { cwd: root, stdio: "ignore" });
       try {
-        const checkPid = await eventually(
+        const checkPid = await pollUntil(
           () =>
             readFile(join(cwd, "pid.txt"), "utf8").then(
               (t) => Number(t.trim()),
@@ -50,7 +39,7 @@ describe.runIf(process.platform === "linux")(
         expect(checkPid).toBeGreaterThan(0);
         expect(alive(checkPid)).toBe(true);
         child.kill("SIGKILL");
-        const left = await eventually(
+        const left = await pollUntil(
           () => processesUnder(root),
           (pids) => pids.length === 0,
         );

@@ -1,10 +1,15 @@
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { RunEvent } from "@taskledger/core";
-import { createModelServer, type RecordedRequest } from "@taskledger/testing";
+import {
+  commandLineOf,
+  createModelServer,
+  pollUntil,
+  type RecordedRequest,
+} from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import { createDemoReplies, demoRequest } from "./demo-scenario.js";
 import type { JsonReport } from "./json-report.js";
@@ -20,24 +25,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const isAgentCall = (request: RecordedRequest) =>
   (request.body as { response_format?: unknown }).response_format === undefined;
-
-const commandLine = (pid: number) => {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
-  } catch {
-    return "";
-  }
-};
-
-/** Polls `check` every 50 ms until it holds, at most `tries` times; resolves with the last answer. */
-async function eventually<T>(check: () => Promise<T>, done: (value: T) => boolean, tries = 200) {
-  let value = await check();
-  for (let i = 0; i < tries && !done(value); i++) {
-    await sleep(50);
-    value = await check();
-  }
-  return value;
-}
 
 /**
  * Runs the demo's request through the built CLI on the real opencode; when the agent's first model
@@ -89,12 +76,12 @@ async function signalMidAttempt(signals: NodeJS.Signals[], json: boolean) {
   try {
     await agentCall;
     const agents = (await processesUnder(root)).filter((pid) =>
-      commandLine(pid).includes("opencode"),
+      commandLineOf(pid).includes("opencode"),
     );
     for (const [i, signal] of signals.entries()) {
       // A second signal goes once the first is being handled, as a second Ctrl-C would.
       if (i > 0)
-        await eventually(
+        await pollUntil(
           async () => stderr,
           (text) => text.includes("Cancelling"),
         );
@@ -104,11 +91,11 @@ async function signalMidAttempt(signals: NodeJS.Signals[], json: boolean) {
     const exitedAt = Date.now();
     // Processes SIGKILLed just before the exit may take a moment to go: polled, bounded.
     const leftLater = (
-      await eventually(
+      await pollUntil(
         () => processesUnder(root),
         (pids) => pids.length === 0,
       )
-    ).map((pid) => `${pid} ${commandLine(pid)}`);
+    ).map((pid) => `${pid} ${commandLineOf(pid)}`);
     // Give a leaked agent the time to get its answer and write; then nothing may have been written.
     const answerDue = (agentCalls[0] ?? exitedAt) + agentReplyDelayMs + 1000;
     await sleep(Math.max(0, answerDue - Date.now()));

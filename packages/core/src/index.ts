@@ -99,6 +99,7 @@ export {
   type SubTaskState,
 } from "./run-state.js";
 export { MemoryRunStore, type RunStore } from "./run-store.js";
+export { stripControl } from "./strip-control.js";
 export {
   callStructured,
   type StructuredCall,

@@ -1,34 +1,20 @@
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { AttemptProcess } from "@taskledger/core";
-import { createModelServer, processesUnder, scriptedOpencodeProvider } from "@taskledger/testing";
+import {
+  commandLineOf,
+  createModelServer,
+  pollUntil,
+  processesUnder,
+  scriptedOpencodeProvider,
+} from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 
 const host = resolve(import.meta.dirname, "test-support/attempt-host.ts");
 const built = resolve(import.meta.dirname, "../dist/index.js");
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `check` every 50 ms until it holds or `tries` polls have gone by; resolves with the last answer. */
-async function eventually<T>(check: () => Promise<T>, done: (value: T) => boolean, tries = 400) {
-  let value = await check();
-  for (let i = 0; i < tries && !done(value); i++) {
-    await sleep(50);
-    value = await check();
-  }
-  return value;
-}
-
-const commandLine = (pid: number) => {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
-  } catch {
-    return "";
-  }
-};
 
 describe.runIf(process.platform === "linux")("a library host killed with kill -9", () => {
   it("leaves no attempt process: the watchdog kills opencode and its tool, then exits", async () => {
@@ -69,7 +55,7 @@ describe.runIf(process.platform === "linux")("a library host killed with kill -9
     const exited = new Promise<NodeJS.Signals | null>((r) => child.on("exit", (_, s) => r(s)));
     try {
       // Wait until the tool's process runs and the host has seen it (its scan runs every 500 ms).
-      const toolPid = await eventually(
+      const toolPid = await pollUntil(
         () =>
           readFile(join(cwd, "pid.txt"), "utf8").then(
             (text) => Number(text.trim()),
@@ -85,16 +71,16 @@ describe.runIf(process.platform === "linux")("a library host killed with kill -9
       const running = await processesUnder(root);
       const leader = tracked[0]?.pid as number;
       expect(running).toEqual(expect.arrayContaining([child.pid, leader, toolPid]));
-      const watchdogs = running.filter((pid) => commandLine(pid).includes("watchdog-process"));
+      const watchdogs = running.filter((pid) => commandLineOf(pid).includes("watchdog-process"));
       expect(watchdogs).toHaveLength(1);
 
       process.kill(child.pid as number, "SIGKILL");
       expect(await exited).toBe("SIGKILL");
-      const left = await eventually(
+      const left = await pollUntil(
         () => processesUnder(root),
         (pids) => pids.length === 0,
       );
-      expect(left.map((pid) => `${pid} ${commandLine(pid)}`)).toEqual([]);
+      expect(left.map((pid) => `${pid} ${commandLineOf(pid)}`)).toEqual([]);
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
       for (const pid of await processesUnder(root)) process.kill(pid, "SIGKILL");
@@ -132,13 +118,14 @@ describe.runIf(process.platform === "linux")("a library host killed with kill -9
     // Note a watchdog while the attempts run, so the test knows there was one to leave.
     const spotting = setInterval(async () => {
       const running = await processesUnder(root).catch(() => []);
-      if (running.some((pid) => commandLine(pid).includes("watchdog-process"))) watchdogSeen = true;
+      if (running.some((pid) => commandLineOf(pid).includes("watchdog-process")))
+        watchdogSeen = true;
     }, 50);
     try {
       await done;
       expect(stdout).toContain('"outcomes":["finished","cancelled"]');
       expect(watchdogSeen).toBe(true);
-      const left = await eventually(
+      const left = await pollUntil(
         () => processesUnder(root),
         (pids) => pids.length === 1,
       );

@@ -1,9 +1,9 @@
+import { stripControl } from "@taskledger/core";
 import { describe, expect, it } from "vitest";
 import {
   isConfigRejection,
   maxOpencodeMessageChars,
   opencodeErrorMessage,
-  stripControl,
 } from "./opencode-stderr.js";
 
 // What opencode 1.18.33 wrote to stderr, byte for byte, for a config it refused.

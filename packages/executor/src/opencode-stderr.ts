@@ -1,19 +1,8 @@
+import { stripControl } from "@taskledger/core";
 import { clip } from "./clip.js";
 
 /** The most of opencode's own error message an attempt's error carries. */
 export const maxOpencodeMessageChars = 2000;
-
-// Escape sequences (CSI, OSC, other ESC) first, then any control character but tab and newline.
-const escapeSequence =
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point.
-  /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][\s\S]*?(?:\u0007|\u001b\\|$)|\u001b[ -/]*[0-~]?/g;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point.
-const controlCharacter = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
-
-/** Text without terminal escape sequences or control characters (tabs and newlines kept). */
-export function stripControl(text: string): string {
-  return text.replace(escapeSequence, "").replace(controlCharacter, "");
-}
 
 /**
  * What opencode said when it gave up before running (its `Error: …` block on stderr), as one

@@ -1,4 +1,5 @@
 import { format } from "node:util";
+import { stripControl } from "@taskledger/core";
 import type { ProviderCall } from "./provider-call.js";
 
 /** Something a provider's SDK warned about while calling a model, as one line. */
@@ -39,18 +40,14 @@ export function routeSdkWarnings(
 
 /** Several lines joined as sentences, terminal control characters dropped. */
 export function oneLine(text: string): string {
-  return (
-    text
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point
-      .replace(/\u001b\[[0-9;?]*[ -/]*[@-~]|[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, "")
-      .split("\n")
-      .map((line) => line.trim())
-      .filter((line) => line !== "")
-      .map((line, index, lines) =>
-        index < lines.length - 1 && !/[.!?:]$/.test(line) ? `${line}.` : line,
-      )
-      .join(" ")
-  );
+  return stripControl(text)
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "")
+    .map((line, index, lines) =>
+      index < lines.length - 1 && !/[.!?:]$/.test(line) ? `${line}.` : line,
+    )
+    .join(" ");
 }
 
 /** The default: Node's own warning channel, which a host can listen to with `process.on("warning")`. */

@@ -22,7 +22,7 @@ export {
   type ScriptedUsage,
 } from "./model-server.js";
 export { scriptedOpencodeProvider } from "./opencode-provider.js";
-export { processesUnder } from "./processes-under.js";
+export { commandLineOf, pollUntil, processesUnder } from "./processes-under.js";
 export {
   afterToolResult,
   type ModelRole,

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { readdir, readFile, readlink } from "node:fs/promises";
 
 /**
@@ -15,4 +16,30 @@ export async function processesUnder(root: string): Promise<number[]> {
     if (environ.includes(root) || cwd.startsWith(root)) found.push(Number(name));
   }
   return found;
+}
+
+/** A process's command line (arguments joined by NUL), or "" once it is gone. */
+export function commandLineOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * Asks `check` every 50 ms until `done` holds or `tries` asks have gone by, and resolves with the
+ * last answer: for what a test waits on a process or a file to do, bounded.
+ */
+export async function pollUntil<T>(
+  check: () => Promise<T>,
+  done: (value: T) => boolean,
+  tries = 400,
+): Promise<T> {
+  let value = await check();
+  for (let i = 0; i < tries && !done(value); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    value = await check();
+  }
+  return value;
 }
