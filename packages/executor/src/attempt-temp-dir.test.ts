@@ -2,20 +2,15 @@ import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ExecuteOptions } from "@taskledger/core";
-import {
-  createModelServer,
-  type ModelServer,
-  type ScriptedReply,
-  scriptedOpencodeProvider,
-} from "@taskledger/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createOpencodeExecutor, type OpencodeExecutorOptions } from "./index.js";
-import { subTask } from "./test-support/sub-task.js";
+import { executorHarness } from "./test-support/executor-harness.js";
 
-const cleanups: (() => Promise<void>)[] = [];
 const systemTmp = tmpdir();
 const savedTmpdir = process.env.TMPDIR;
+// Work directories stay outside the temp directory under test.
+const { cleanups, scriptedServer, workDir, executorFor, runOptions, cleanup } = executorHarness(
+  () => systemTmp,
+);
 // This file runs in its own process: a private system temp directory keeps other tests' files
 // out of the counts.
 let privateTmp = "";
@@ -27,36 +22,8 @@ beforeAll(async () => {
 afterAll(async () => {
   if (savedTmpdir === undefined) delete process.env.TMPDIR;
   else process.env.TMPDIR = savedTmpdir;
-  for (const cleanup of cleanups.splice(0)) await cleanup();
+  await cleanup();
 });
-
-async function scriptedServer(steps: ScriptedReply[]): Promise<ModelServer> {
-  const server = await createModelServer({
-    replies: () => steps.shift() ?? { status: 400, body: { error: { message: "no step left" } } },
-  });
-  cleanups.push(() => server.close());
-  return server;
-}
-
-/** A working directory outside the temp directory under test. */
-async function workDir(): Promise<string> {
-  const dir = await mkdtemp(join(systemTmp, "executor-tmpdir-work-"));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-function executorFor(server: ModelServer, options: Partial<OpencodeExecutorOptions> = {}) {
-  return createOpencodeExecutor({
-    model: "scripted/test-model",
-    config: { provider: scriptedOpencodeProvider(server) },
-    timeoutMs: 60_000,
-    ...options,
-  });
-}
-
-function runOptions(cwd: string, extra: Partial<ExecuteOptions> = {}): ExecuteOptions {
-  return { subTask, attempt: 1, cwd, abortSignal: new AbortController().signal, ...extra };
-}
 
 async function tmpEntries(): Promise<string[]> {
   expect(tmpdir()).toBe(privateTmp);

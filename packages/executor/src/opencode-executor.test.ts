@@ -1,66 +1,15 @@
 import { readFileSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { readdir, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  type AgentEvent,
-  createManager,
-  type ExecuteOptions,
-  ExecutorError,
-} from "@taskledger/core";
-import {
-  createModelServer,
-  type ModelServer,
-  type RecordedRequest,
-  type ScriptedReply,
-  scriptedOpencodeProvider,
-} from "@taskledger/testing";
+import { type AgentEvent, createManager, ExecutorError } from "@taskledger/core";
+import { createModelServer, scriptedOpencodeProvider } from "@taskledger/testing";
 import { afterAll, describe, expect, it } from "vitest";
-import { createOpencodeExecutor, type OpencodeExecutorOptions } from "./index.js";
-import { subTask } from "./test-support/sub-task.js";
+import { executorHarness } from "./test-support/executor-harness.js";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
-
-/** A server whose main-agent calls take `steps` in order; any other call is an error reply. */
-async function scriptedServer(
-  steps: ScriptedReply[],
-): Promise<ModelServer & { extra: RecordedRequest[] }> {
-  const extra: RecordedRequest[] = [];
-  const server = await createModelServer({
-    replies: (request) => {
-      const next = steps.shift();
-      if (next) return next;
-      extra.push(request);
-      return { status: 400, body: { error: { message: "no scripted step left" } } };
-    },
-  });
-  cleanups.push(() => server.close());
-  return Object.assign(server, { extra });
-}
-
-async function workDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "executor-test-"));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-function executorFor(server: ModelServer, options: Partial<OpencodeExecutorOptions> = {}) {
-  return createOpencodeExecutor({
-    model: "scripted/test-model",
-    config: { provider: scriptedOpencodeProvider(server) },
-    timeoutMs: 60_000,
-    ...options,
-  });
-}
-
-function runOptions(cwd: string, extra: Partial<ExecuteOptions> = {}): ExecuteOptions {
-  return { subTask, attempt: 1, cwd, abortSignal: new AbortController().signal, ...extra };
-}
+const { cleanups, scriptedServer, workDir, executorFor, runOptions, cleanup } = executorHarness();
+afterAll(cleanup);
 
 // Concurrent: each test has its own server and directories, and most of the wall time is opencode
 // starting up.
