@@ -25,7 +25,7 @@ import {
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
 import { createManager } from "./create-manager.js";
-import { captureIo } from "./test-support/cli-harness.js";
+import { captureIo, compatibleArgs } from "./test-support/cli-harness.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -101,18 +101,7 @@ describe.concurrent("bad input: a typed error that says what is wrong, and no pa
     const storeDir = join(await tempDir(), "store");
     const t = captureIo();
     const code = await runCli(
-      [
-        "run",
-        "x".repeat(1_000_001),
-        "--provider",
-        "openai-compatible",
-        "--model",
-        "m",
-        "--base-url",
-        server.openaiBaseURL,
-        "--store",
-        storeDir,
-      ],
+      ["run", "x".repeat(1_000_001), ...compatibleArgs(server.openaiBaseURL), "--store", storeDir],
       t.io,
     );
     expect(code).toBe(2);
@@ -270,12 +259,7 @@ describe.concurrent("bad input: a typed error that says what is wrong, and no pa
       [
         "run",
         "Do one thing, then check it",
-        "--provider",
-        "openai-compatible",
-        "--model",
-        "m",
-        "--base-url",
-        server.openaiBaseURL,
+        ...compatibleArgs(server.openaiBaseURL),
         "--agent-model",
         "scripted/test-model",
         "--opencode-config",

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
 import { demoPlan, demoRequest } from "./demo-scenario.js";
 import type { JsonReport } from "./json-report.js";
-import { captureIo } from "./test-support/cli-harness.js";
+import { captureIo, compatibleArgs } from "./test-support/cli-harness.js";
 
 let server: ModelServer | undefined;
 afterEach(async () => {
@@ -61,12 +61,7 @@ describe("taskledger plan", () => {
         "and",
         "test",
         "it",
-        "--provider",
-        "openai-compatible",
-        "--model",
-        "m",
-        "--base-url",
-        server.openaiBaseURL,
+        ...compatibleArgs(server.openaiBaseURL),
         "--json",
       ],
       t.io,
@@ -156,7 +151,7 @@ describe("taskledger demo (real opencode CLI, scripted model server)", () => {
 
 /** Options that point the manager at the scripted server. */
 function compatible(): string[] {
-  return ["--provider", "openai-compatible", "--model", "m", "--base-url", server!.openaiBaseURL];
+  return compatibleArgs(server!.openaiBaseURL);
 }
 
 /** The text of the nth model call, as sent. */

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { createDemoReplies, demoRequest } from "./demo-scenario.js";
 import type { JsonReport } from "./json-report.js";
 import { compatibleProviderId } from "./runtime.js";
-import { processesUnder } from "./test-support/cli-harness.js";
+import { compatibleArgs, processesUnder } from "./test-support/cli-harness.js";
 
 const bin = resolve(import.meta.dirname, "../dist/bin.js");
 
@@ -57,12 +57,7 @@ async function killAndResume(point: KillPoint) {
     },
   });
   const args = [
-    "--provider",
-    "openai-compatible",
-    "--model",
-    "demo-manager",
-    "--base-url",
-    server.openaiBaseURL,
+    ...compatibleArgs(server.openaiBaseURL, "demo-manager"),
     "--agent-model",
     `${compatibleProviderId}/demo-agent`,
     "--store",

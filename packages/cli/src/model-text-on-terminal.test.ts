@@ -8,7 +8,7 @@ import { runCli } from "./cli.js";
 import { demoRequest } from "./demo-scenario.js";
 import type { JsonReport } from "./json-report.js";
 import { compatibleProviderId } from "./runtime.js";
-import { captureIo, terminal } from "./test-support/cli-harness.js";
+import { captureIo, compatibleArgs, terminal } from "./test-support/cli-harness.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -87,12 +87,7 @@ async function setup() {
     () => rm(cwd, { recursive: true, force: true }),
   );
   const args = [
-    "--provider",
-    "openai-compatible",
-    "--model",
-    "m",
-    "--base-url",
-    server.openaiBaseURL,
+    ...compatibleArgs(server.openaiBaseURL),
     "--agent-model",
     `${compatibleProviderId}/agent`,
     "--cwd",

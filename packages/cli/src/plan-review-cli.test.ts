@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
 import { createDemoReplies, demoRequest } from "./demo-scenario.js";
 import { compatibleProviderId } from "./runtime.js";
-import { terminal } from "./test-support/cli-harness.js";
+import { compatibleArgs, terminal } from "./test-support/cli-harness.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -21,12 +21,7 @@ async function setup(): Promise<{ server: ModelServer; cwd: string; args: string
     () => rm(cwd, { recursive: true, force: true }),
   );
   const args = [
-    "--provider",
-    "openai-compatible",
-    "--model",
-    "demo-manager",
-    "--base-url",
-    server.openaiBaseURL,
+    ...compatibleArgs(server.openaiBaseURL, "demo-manager"),
     "--agent-model",
     `${compatibleProviderId}/demo-agent`,
     "--cwd",

@@ -6,7 +6,7 @@ import { createModelServer, type ModelServer } from "@taskledger/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
 import { demoPlan } from "./demo-scenario.js";
-import { captureIo } from "./test-support/cli-harness.js";
+import { captureIo, compatibleArgs } from "./test-support/cli-harness.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -20,8 +20,7 @@ async function setup(): Promise<{ server: ModelServer; dir: string; args: string
     () => server.close(),
     () => rm(dir, { recursive: true, force: true }),
   );
-  const args = ["--provider", "openai-compatible", "--model", "m"];
-  return { server, dir, args: [...args, "--base-url", server.openaiBaseURL, "--yes"] };
+  return { server, dir, args: [...compatibleArgs(server.openaiBaseURL), "--yes"] };
 }
 
 /** A specification of about 200 KB: more than argv takes in one argument (128 KB). */

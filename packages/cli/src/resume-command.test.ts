@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
 import { demoPlan, demoRequest } from "./demo-scenario.js";
 import type { JsonReport } from "./json-report.js";
-import { captureIo } from "./test-support/cli-harness.js";
+import { captureIo, compatibleArgs } from "./test-support/cli-harness.js";
 
 const fixture = resolve(import.meta.dirname, "../../core/src/fixtures/logs/v1-finished-run.jsonl");
 const host = {
@@ -80,18 +80,7 @@ describe("taskledger resume", () => {
     const store = await storeWith(false);
     const t = captureIo();
     const code = await runCli(
-      [
-        "resume",
-        "v1-run",
-        "--store",
-        store,
-        "--provider",
-        "openai-compatible",
-        "--model",
-        "m",
-        "--base-url",
-        host.baseURL,
-      ],
+      ["resume", "v1-run", "--store", store, ...compatibleArgs(host.baseURL)],
       t.io,
     );
     expect(code, t.err()).toBe(0);
@@ -120,12 +109,7 @@ describe("taskledger run checks its directory first", () => {
             "run",
             "Port this project from Python 2 to Python 3, then test it",
             "--yes",
-            "--provider",
-            "openai-compatible",
-            "--model",
-            "m",
-            "--base-url",
-            server.openaiBaseURL,
+            ...compatibleArgs(server.openaiBaseURL),
             "--cwd",
             cwd,
           ],
@@ -145,8 +129,7 @@ describe("--max-sub-tasks with resume", () => {
   it("is logged with the run; a resume plans with the logged value, or with one given again", async () => {
     const server = await createModelServer({ replies: [{ hang: true }] });
     const store = await mkdtemp(join(tmpdir(), "taskledger-max-"));
-    const compatible = ["--provider", "openai-compatible", "--model", "m"];
-    const args = [...compatible, "--base-url", server.openaiBaseURL, "--store", store, "--yes"];
+    const args = [...compatibleArgs(server.openaiBaseURL), "--store", store, "--yes"];
     /** Runs the CLI until the model is called for the `calls`-th time, then presses Ctrl-C. */
     const cancelledAtCall = async (argv: string[], calls: number) => {
       const stop = new AbortController();

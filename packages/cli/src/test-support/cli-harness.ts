@@ -52,3 +52,8 @@ export function terminal(env: Record<string, string>) {
   };
   return { io, answer, screen: () => screen };
 }
+
+/** The options that point the CLI's manager at a scripted server's OpenAI-compatible face. */
+export function compatibleArgs(baseURL: string, model = "m"): string[] {
+  return ["--provider", "openai-compatible", "--model", model, "--base-url", baseURL];
+}
