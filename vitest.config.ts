@@ -5,6 +5,10 @@ import { defineConfig } from "vitest/config";
 // their sources, so tests never need a build.
 const packages = ["core", "testing", "llm", "executor", "evaluator", "cli"] as const;
 
+const setupFiles = [
+  fileURLToPath(new URL("./test-support/outside-repository.ts", import.meta.url)),
+];
+
 const alias = Object.fromEntries(
   packages.map((name) => [
     `@taskledger/${name}`,
@@ -22,12 +26,19 @@ export default defineConfig({
           root: `./packages/${name}`,
           include: ["src/**/*.test.ts"],
           environment: "node",
+          setupFiles,
           testTimeout: 30_000,
         },
       })),
       {
         resolve: { alias },
-        test: { name: "examples", root: "./examples", include: ["*.test.ts"], testTimeout: 30_000 },
+        test: {
+          name: "examples",
+          root: "./examples",
+          include: ["*.test.ts"],
+          setupFiles,
+          testTimeout: 30_000,
+        },
       },
     ],
   },

@@ -24,6 +24,8 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
         state.cwd = event.cwd;
         state.settings = event.settings;
         state.hostPlan = event.plan;
+        state.workspace = event.workspace;
+        if (event.workspace?.kind === "worktree") state.tip = event.workspace.base;
       } else {
         // What a crash left running is pending until the resumed loop takes it up again.
         for (const s of state.subTasks.values()) if (s.status === "running") s.status = "pending";
@@ -81,6 +83,7 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       if (!s) break;
       s.usage = addUsage(s.usage, event.result.usage);
       s.lastDurationMs = event.result.durationMs;
+      if (event.commit) s.workFrom = event.commit;
       // A cancelled attempt did not finish its work: it stays in flight, to run again on resume.
       if (event.result.outcome === "cancelled") break;
       s.inFlight = undefined;
@@ -94,6 +97,16 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       if (!s) break;
       s.entry = entry;
       if (s.finished?.attempt === event.attempt) s.finished.entry = entry;
+      if (event.commit) s.workFrom = event.commit;
+      break;
+    }
+    case "sub-task-conflicted": {
+      const s = subTask(state, event.subTaskId);
+      if (!s) break;
+      // The next attempt starts from the run's tip, where the work it met now is.
+      s.workFrom = undefined;
+      s.entry = event.entry;
+      if (s.finished?.attempt === event.attempt) s.finished.entry = event.entry;
       break;
     }
     case "sub-task-retrying": {
@@ -110,6 +123,8 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
         s.alternatesUsed++;
         s.agentModel = event.agentModel;
         s.stepAttempts = 0;
+        // Another model starts afresh from the run's tip, not from the work that did not finish.
+        s.workFrom = undefined;
       }
       break;
     }
@@ -119,6 +134,10 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       settle(s, "completed", null);
       s.entry = upgradeEntry(event.entry);
       s.attempts = Math.max(s.attempts, event.attempts);
+      if (event.workspace) {
+        s.merged = event.workspace;
+        state.tip = event.workspace.merge;
+      }
       state.completionOrder.set(s.subTask.id, state.completionOrder.size);
       for (const id of state.dependents.get(s.subTask.id) ?? []) {
         const dependent = state.subTasks.get(id);
@@ -151,6 +170,12 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
     case "budget-exhausted":
       state.budgetStop ??= { kind: event.kind, limit: event.limit, used: event.used };
       break;
+    case "workspace-finished": {
+      const { type: _type, runId: _runId, seq: _seq, time: _time, v: _v, ...outcome } = event;
+      state.workspaceOutcome = outcome;
+      state.tip = event.commit;
+      break;
+    }
     case "run-finished":
       state.report = event.report;
       // A cancelled run can be taken up again: what it stopped is pending once more.
@@ -226,6 +251,8 @@ function addSubTask(state: RunState, subTask: SubTask, replans: number): void {
     lastDurationMs: undefined,
     usage: emptyUsage(),
     activity: "",
+    workFrom: undefined,
+    merged: undefined,
   });
   for (const id of dependsOn) {
     const list = state.dependents.get(id);

@@ -21,6 +21,9 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
     outputData: s.status === "completed" ? (s.entry?.outputData ?? "") : "",
     reason: s.status === "completed" ? null : s.reason,
     replacedBy: s.replacedBy,
+    ...(s.merged && s.status === "completed"
+      ? { commit: s.merged.commit, filesChanged: s.merged.filesChanged }
+      : {}),
   }));
   // A replaced sub-task's goal lives on in its replacements; only those count.
   const live = subTasks.filter((s) => s.status !== "replaced");
@@ -41,6 +44,7 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
             .join(", ")}.`;
   }
   const { manager, agents } = state.usage;
+  const workspace = workspaceReport(state);
   return {
     runId: state.runId,
     request: state.request,
@@ -48,8 +52,29 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
     reason,
     subTasks,
     usage: { manager, agents, total: addUsage(manager, agents) },
+    ...(workspace ? { workspace } : {}),
     startedAt: context.startedAt.toISOString(),
     finishedAt: context.finishedAt.toISOString(),
     durationMs: context.finishedAt.getTime() - context.startedAt.getTime(),
+  };
+}
+
+function workspaceReport(state: RunState): RunReport["workspace"] {
+  const record = state.workspace;
+  if (!record) return undefined;
+  if (record.kind === "shared") {
+    return {
+      isolation: "shared",
+      applied: false,
+      ...(record.notice ? { note: record.notice } : {}),
+    };
+  }
+  const outcome = state.workspaceOutcome;
+  return {
+    isolation: "worktree",
+    branch: outcome?.branch ?? record.branch,
+    ...(state.tip ? { commit: state.tip } : {}),
+    applied: outcome?.applied ?? false,
+    ...(outcome ? { note: outcome.note } : {}),
   };
 }

@@ -7,7 +7,12 @@ export interface CompletedOutput {
   outputData: string;
   /** Completion order within the run: higher is newer. */
   order: number;
+  /** Files its merged work changed, from git (with worktrees). */
+  filesChanged?: readonly string[];
 }
+
+// Files named per dependency; the rest are counted.
+const maxFilesNamed = 30;
 
 export interface DependencyContext {
   text: string;
@@ -45,7 +50,7 @@ export function buildDependencyContext(
   }
   const sections = ranked.map((output) => ({
     heading: `### ${output.subTask.id}: ${output.subTask.title}\n`,
-    body: output.outputData.trim() || "(no output)",
+    body: withFiles(output.outputData.trim() || "(no output)", output.filesChanged),
   }));
   const cap = fairShare(
     sections.map((section) => estimateTokens(section.heading + section.body) + 1),
@@ -60,6 +65,14 @@ export function buildDependencyContext(
     text += `${text ? "\n\n" : ""}(Outputs of ${omitted.join(", ")} left out to fit the context budget.)`;
   }
   return { text, included, omitted };
+}
+
+/** The output followed by the files the dependency changed (from git, not from the agent). */
+function withFiles(body: string, files: readonly string[] | undefined): string {
+  if (!files || files.length === 0) return body;
+  const named = files.slice(0, maxFilesNamed).join(", ");
+  const more = files.length > maxFilesNamed ? ` and ${files.length - maxFilesNamed} more` : "";
+  return `Files changed: ${named}${more}.\n${body}`;
 }
 
 /**

@@ -14,6 +14,7 @@ export type TaskLedgerErrorCode =
   | "model-error"
   | "executor-error"
   | "store-error"
+  | "workspace-error"
   | "run-not-found"
   | "unsupported-log-version"
   | "unexpected-call"
@@ -180,6 +181,33 @@ export class StoreError extends TaskLedgerError {
   }
   static override isInstance(error: unknown): error is StoreError {
     return TaskLedgerError.isInstance(error) && error.code === "store-error";
+  }
+}
+
+/** Why a git workspace could not be used. */
+export type WorkspaceErrorReason =
+  | "git-missing"
+  | "not-a-repository"
+  | "bare-repository"
+  | "detached-head"
+  | "operation-in-progress"
+  | "git-failed";
+
+/** The run's workspace (git worktrees) could not be set up, or git failed under it. */
+export class WorkspaceError extends TaskLedgerError {
+  readonly reason: WorkspaceErrorReason;
+
+  constructor(
+    reason: WorkspaceErrorReason,
+    message: string,
+    options: { cause?: unknown; isRetryable?: boolean } = {},
+  ) {
+    super("workspace-error", { message, ...options });
+    this.name = "WorkspaceError";
+    this.reason = reason;
+  }
+  static override isInstance(error: unknown): error is WorkspaceError {
+    return TaskLedgerError.isInstance(error) && error.code === "workspace-error";
   }
 }
 

@@ -11,6 +11,7 @@ export async function evaluateAttempt(
   s: SubTaskState,
   attempt: number,
   result: AttemptResult,
+  cwd: string,
 ): Promise<ProgressEntry> {
   const { input, options, stop } = ctx;
   const before = s.previous;
@@ -30,7 +31,7 @@ export async function evaluateAttempt(
         subTask: s.subTask,
         attempt,
         result,
-        cwd: input.cwd,
+        cwd,
         ...(before
           ? {
               previous: {

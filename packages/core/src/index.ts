@@ -24,6 +24,8 @@ export {
   type TaskLedgerErrorOptions,
   UnexpectedCallError,
   UnsupportedLogVersionError,
+  WorkspaceError,
+  type WorkspaceErrorReason,
 } from "./errors.js";
 export {
   type EvaluateOptions,
@@ -41,6 +43,7 @@ export type {
   ToolCallRecord,
 } from "./executor.js";
 export { FileRunStore } from "./file-run-store.js";
+export { runRefs } from "./git-worktree-workspace.js";
 export { HeadTailBuffer } from "./head-tail-buffer.js";
 export { createManager, Manager, type RunOptions } from "./manager.js";
 export { defaultRunSettings, type ManagerOptions } from "./manager-options.js";
@@ -52,6 +55,7 @@ export type {
   ModelMessage,
   StructuredOutput,
 } from "./model.js";
+export { type OpenWorkspaceInput, openWorkspace } from "./open-workspace.js";
 export type { PlanReview, PlanReviewDecision, ReviewPlan } from "./plan-review.js";
 export { type DecomposePolicy, type PlanResult, singleSubTaskLedger } from "./planner.js";
 export {
@@ -72,7 +76,13 @@ export {
   stuckEvidenceSource,
 } from "./progress-entry.js";
 export { buildSubTaskPrompt, type SubTaskPromptInput } from "./prompts.js";
-export type { BudgetExhaustion, RunEvent, RunEventOf, RunEventType } from "./run-events.js";
+export type {
+  BudgetExhaustion,
+  RunEvent,
+  RunEventOf,
+  RunEventType,
+  SubTaskMerge,
+} from "./run-events.js";
 export { recoverRun, runLogVersion } from "./run-recovery.js";
 export {
   type RunReport,
@@ -128,3 +138,13 @@ export { clipMiddle, clipStart, oneLine } from "./text-clip.js";
 export { estimateTokens, truncateToTokens } from "./tokens.js";
 export { isTrivialRequest } from "./trivial-request.js";
 export { addUsage, emptyUsage, totalTokens, type Usage, usageSchema } from "./usage.js";
+export {
+  type AttemptCapture,
+  type AttemptSpace,
+  type Integration,
+  type Isolation,
+  type RunWorkspace,
+  sharedWorkspace,
+  type WorkspaceOutcome,
+  type WorkspaceRecord,
+} from "./workspace.js";

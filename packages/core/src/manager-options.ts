@@ -7,6 +7,7 @@ import type { DecomposePolicy } from "./planner.js";
 import { type RunBudget, type RunSettings, resolveRunSettings } from "./run-settings.js";
 import { MemoryRunStore, type RunStore } from "./run-store.js";
 import { defaultMaxSubTasks } from "./task-ledger.js";
+import type { Isolation } from "./workspace.js";
 
 export type { RunBudget } from "./run-settings.js";
 
@@ -43,6 +44,14 @@ export interface ManagerOptions {
   reviewPlan?: ReviewPlan;
   /** Working directory of the agents. Default `process.cwd()` at run start. */
   cwd?: string;
+  /**
+   * Where attempts work. `worktree`: each attempt in its own git worktree, completed work merged
+   * into the run's branch; `shared`: all in `cwd`. Default: worktrees when `cwd` is in a git
+   * repository, else shared (with a notice in `run-started`).
+   */
+  isolation?: Isolation | "auto";
+  /** With worktrees, apply the run's change to the user's tree at the end. Default true. */
+  apply?: boolean;
   /** Makes run ids. Default: a random UUID. */
   createRunId?: () => string;
 }
@@ -57,6 +66,8 @@ export interface ResolvedManagerOptions {
   maxRequestChars: number;
   decompose: DecomposePolicy;
   cwd: string | undefined;
+  isolation: Isolation | "auto";
+  apply: boolean;
   createRunId: () => string;
   reviewPlan: ReviewPlan | undefined;
 }
@@ -104,6 +115,12 @@ export function resolveManagerOptions(options: ManagerOptions): ResolvedManagerO
   if (decompose === "always" && !options.model) {
     throw new InvalidConfigError('`decompose: "always"` needs a `model` to plan with.');
   }
+  const isolation = options.isolation ?? "auto";
+  if (!["auto", "shared", "worktree"].includes(isolation)) {
+    throw new InvalidConfigError(
+      `\`isolation\` must be "auto", "shared" or "worktree"; got ${JSON.stringify(isolation)}.`,
+    );
+  }
   return {
     model: options.model,
     executor: options.executor,
@@ -113,6 +130,8 @@ export function resolveManagerOptions(options: ManagerOptions): ResolvedManagerO
     maxRequestChars,
     decompose,
     cwd: options.cwd,
+    isolation,
+    apply: options.apply ?? true,
     createRunId: options.createRunId ?? (() => crypto.randomUUID()),
     reviewPlan: options.reviewPlan,
   };

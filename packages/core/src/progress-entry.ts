@@ -30,7 +30,7 @@ export const progressJudgmentSchemaName = "progress_ledger_entry";
  * Why an attempt is incomplete, for the escalation ladder: `not-finished` (the agent did not end
  * on its own), `checks-failed`, `judged-incomplete`, `stuck` (it repeated the previous attempt),
  * `judge-unavailable` (no judgment could be had), `evaluator-failed`, `interrupted` (the manager
- * process stopped while it ran).
+ * process stopped while it ran), `merge-conflict` (its work did not merge into the run's branch).
  */
 export const incompleteReasonSchema = z.enum([
   "not-finished",
@@ -40,6 +40,7 @@ export const incompleteReasonSchema = z.enum([
   "judge-unavailable",
   "evaluator-failed",
   "interrupted",
+  "merge-conflict",
 ]);
 export type IncompleteReason = z.infer<typeof incompleteReasonSchema>;
 

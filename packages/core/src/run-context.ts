@@ -6,6 +6,7 @@ import type { RunState } from "./run-state.js";
 import type { StopConditions } from "./stop-conditions.js";
 import type { TaskLedgerInput } from "./task-ledger.js";
 import type { Usage } from "./usage.js";
+import type { RunWorkspace } from "./workspace.js";
 
 export interface RunInput {
   runId: string;
@@ -31,6 +32,8 @@ export interface RunContext {
   state: RunState;
   recorder: RunRecorder;
   stop: StopConditions;
+  /** Where attempts work and how their work reaches the run's branch. */
+  workspace: RunWorkspace;
   /** Queues sub-tasks that have become ready to run. */
   schedule(ids: Iterable<string>): void;
 }

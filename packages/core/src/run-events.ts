@@ -4,6 +4,7 @@ import type { RunReport } from "./run-report.js";
 import type { RunSettings } from "./run-settings.js";
 import type { TaskLedger } from "./task-ledger.js";
 import type { Usage } from "./usage.js";
+import type { WorkspaceOutcome, WorkspaceRecord } from "./workspace.js";
 
 interface EventBase {
   /** The log format version the record was written in (see `runLogVersion`); absent in format 1. */
@@ -22,6 +23,14 @@ export interface BudgetExhaustion {
   used: number;
 }
 
+/** A completed sub-task's work as merged into the run's branch. */
+export interface SubTaskMerge {
+  commit: string;
+  merge: string;
+  /** Paths the merge changed on the run's branch (at most `maxRecordedFiles`). */
+  filesChanged: string[];
+}
+
 /** Every step of a run, in the order it happens. Names are noun-verb, kebab-case. */
 export type RunEvent = EventBase &
   (
@@ -33,6 +42,8 @@ export type RunEvent = EventBase &
         settings?: RunSettings;
         /** A plan the host gave instead of a planning call. */
         plan?: TaskLedger;
+        /** Where attempts work: shared, or git worktrees from this base (absent in older logs). */
+        workspace?: WorkspaceRecord;
       }
     /** A stopped or crashed run continues from its log; `interrupted` attempts are run again. */
     | {
@@ -55,14 +66,48 @@ export type RunEvent = EventBase &
         promptTokens: number;
         /** The agent model of this attempt when it is not the executor's default (an escalation). */
         agentModel?: string;
+        /** With worktrees: the commit the attempt's worktree was made from. */
+        from?: string;
       }
     | { type: "agent-event"; subTaskId: string; attempt: number; event: AgentEvent }
     /** A process an attempt started; stored so a resumed run can stop it if a crash left it running. */
     | ({ type: "attempt-process"; subTaskId: string; attempt: number } & AttemptProcess)
-    | { type: "attempt-finished"; subTaskId: string; attempt: number; result: AttemptResult }
-    | { type: "sub-task-evaluated"; subTaskId: string; attempt: number; entry: ProgressEntry }
+    | {
+        type: "attempt-finished";
+        subTaskId: string;
+        attempt: number;
+        result: AttemptResult;
+        /** With worktrees: everything the attempt changed, as one commit. */
+        commit?: string;
+      }
+    | {
+        type: "sub-task-evaluated";
+        subTaskId: string;
+        attempt: number;
+        entry: ProgressEntry;
+        /** With worktrees: the attempt's commit, its message now holding the evaluator's summary. */
+        commit?: string;
+      }
+    /** A completed attempt's work did not merge into the run's branch: it is incomplete after all. */
+    | {
+        type: "sub-task-conflicted";
+        subTaskId: string;
+        attempt: number;
+        /** Files both sides changed. */
+        files: string[];
+        /** Completed sub-tasks whose merged work changed those files. */
+        with: string[];
+        entry: ProgressEntry;
+      }
     | { type: "sub-task-retrying"; subTaskId: string; attempt: number; feedback: string }
-    | { type: "sub-task-completed"; subTaskId: string; attempts: number; entry: ProgressEntry }
+    | {
+        type: "sub-task-completed";
+        subTaskId: string;
+        attempts: number;
+        entry: ProgressEntry;
+        /** With worktrees: its commit, the merge into the run's branch and the files the merge changed. */
+        workspace?: SubTaskMerge;
+      }
     | {
         type: "sub-task-failed";
         subTaskId: string;
@@ -108,6 +153,8 @@ export type RunEvent = EventBase &
         reason: string;
         usage: Usage;
       }
+    /** The run's branch is final; its change was applied to the user's tree, or why not. */
+    | ({ type: "workspace-finished" } & WorkspaceOutcome)
     | { type: "run-finished"; report: RunReport }
     /** The run could not go on (an invalid plan, a provider refusing the key); `result` rejects. */
     | { type: "run-failed"; error: { code: string; message: string } }

@@ -4,6 +4,7 @@ import { errorInfo } from "./describe-error.js";
 import { InvalidRequestError, isAbortError, StoreError, TaskLedgerError } from "./errors.js";
 import type { EventHub } from "./event-hub.js";
 import type { ResolvedManagerOptions } from "./manager-options.js";
+import { openWorkspace } from "./open-workspace.js";
 import { planRun, reviewPlan } from "./plan-steps.js";
 import type { RunContext, RunInput } from "./run-context.js";
 import { RunRecorder } from "./run-recorder.js";
@@ -13,6 +14,7 @@ import { StopConditions } from "./stop-conditions.js";
 import { SubTaskRunner } from "./sub-task-runner.js";
 import { type TaskLedger, validateTaskLedger } from "./task-ledger.js";
 import { checkWorkingDirectory } from "./working-directory.js";
+import type { RunWorkspace } from "./workspace.js";
 
 export type { RunInput } from "./run-context.js";
 
@@ -35,6 +37,7 @@ export async function executeRun(
   stop = new StopConditions(recorder, input.settings.budget);
   const startedAt = new Date();
   let release: (() => Promise<void>) | undefined;
+  let workspace: RunWorkspace | undefined;
   try {
     // Checked before anything is logged or paid for: a bad directory fails every attempt alike.
     await checkWorkingDirectory(input.cwd);
@@ -46,8 +49,15 @@ export async function executeRun(
       );
     }
     stop.start(input.abortSignal);
+    workspace = await openWorkspace({
+      runId: input.runId,
+      cwd: input.cwd,
+      isolation: options.isolation,
+      apply: options.apply,
+      ...(input.recovered ? { recorded: { record: state.workspace, tip: state.tip } } : {}),
+    });
     return await loop(
-      { options, input, settings: input.settings, state, recorder, stop },
+      { options, input, settings: input.settings, state, recorder, stop, workspace },
       startedAt,
     );
   } catch (error) {
@@ -59,6 +69,8 @@ export async function executeRun(
     throw error;
   } finally {
     stop.dispose();
+    // Worktrees never outlive the run, however it ended; commits stay under refs/taskledger/.
+    await workspace?.close().catch(() => {});
     await release?.().catch(() => {});
   }
 }
@@ -90,6 +102,7 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
         cwd: input.cwd,
         settings: input.settings,
         ...hostPlanRecord(input),
+        workspace: base.workspace.record,
       });
     }
     if (!state.planned) await planRun(ctx);
@@ -163,8 +176,15 @@ async function settleUnstarted(ctx: RunContext): Promise<void> {
 }
 
 async function finishRun(ctx: RunContext, startedAt: Date): Promise<RunReport> {
-  const { recorder, stop, state } = ctx;
+  const { recorder, stop, state, workspace } = ctx;
   recorder.throwIfFatal();
+  // A cancelled run may be resumed: its branch is made and applied when it really ends.
+  if (!stop.cancelled && state.planRejected === undefined) {
+    const outcome = await workspace.finish({
+      apply: workspace.record.kind === "worktree" && workspace.record.apply,
+    });
+    if (outcome) await recorder.record({ type: "workspace-finished", ...outcome });
+  }
   const report = buildReport(state, {
     cancelled: stop.cancelled,
     stopReason: stop.reason(),

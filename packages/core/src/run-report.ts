@@ -28,6 +28,10 @@ export const subTaskReportSchema = z.object({
   reason: z.string().nullable(),
   /** The sub-tasks a replan put in its place; `null` unless it was replaced. */
   replacedBy: z.array(z.string()).nullable(),
+  /** With worktrees: the commit of its completed work (merged into the run's branch). */
+  commit: z.string().nullable().optional(),
+  /** With worktrees: the files its merge changed, from git. */
+  filesChanged: z.array(z.string()).optional(),
 });
 export type SubTaskReport = z.infer<typeof subTaskReportSchema>;
 
@@ -45,6 +49,20 @@ export const runReportSchema = z.object({
     agents: usageSchema,
     total: usageSchema,
   }),
+  /** Where attempts worked and, with worktrees, what became of the run's branch. */
+  workspace: z
+    .object({
+      isolation: z.enum(["shared", "worktree"]),
+      /** The run's branch (`taskledger/<run id>`), absent when shared or not made. */
+      branch: z.string().optional(),
+      /** The branch's tip. */
+      commit: z.string().optional(),
+      /** The combined change was applied to the working tree as uncommitted changes. */
+      applied: z.boolean(),
+      /** What was applied, or why not and how to take the branch; or why the run was shared. */
+      note: z.string().optional(),
+    })
+    .optional(),
   startedAt: z.string(),
   finishedAt: z.string(),
   durationMs: z.number().nonnegative(),

@@ -1,12 +1,13 @@
 import { buildDependencyContext } from "./dependency-context.js";
 import type { AttemptProcess, AttemptResult } from "./executor.js";
 import type { ProgressEntry } from "./progress-entry.js";
-import type { BudgetExhaustion } from "./run-events.js";
+import type { BudgetExhaustion, SubTaskMerge } from "./run-events.js";
 import type { RunReport, SubTaskStatus } from "./run-report.js";
 import type { RunSettings } from "./run-settings.js";
 import type { SubTask } from "./sub-task.js";
 import type { TaskLedger } from "./task-ledger.js";
 import { emptyUsage, type Usage } from "./usage.js";
+import type { WorkspaceOutcome, WorkspaceRecord } from "./workspace.js";
 
 /** Where one sub-task of a run stands, as its records tell it. */
 export interface SubTaskState {
@@ -43,6 +44,10 @@ export interface SubTaskState {
   usage: Usage;
   /** The agent's latest tool or text, from the live event stream only (never stored). */
   activity: string;
+  /** With worktrees: the commit the next attempt continues from (its last attempt's work). */
+  workFrom: string | undefined;
+  /** With worktrees: its completed work, as merged into the run's branch. */
+  merged: SubTaskMerge | undefined;
 }
 
 /** A run's whole state: built by `applyRunEvent`, record by record, live and on recovery alike. */
@@ -75,6 +80,12 @@ export interface RunState {
   elapsedMs: number;
   sessionStartedAt: number | undefined;
   lastRecordAt: number | undefined;
+  /** Where attempts work, as logged at the start (absent in older logs: shared). */
+  workspace: WorkspaceRecord | undefined;
+  /** With worktrees: the run branch's tip as the log tells it (its base, then each merge). */
+  tip: string | undefined;
+  /** What became of the run's branch at the end. */
+  workspaceOutcome: WorkspaceOutcome | undefined;
   /** The last `run-finished` report; a `cancelled` one can be taken up again. */
   report: RunReport | undefined;
   failure: { code: string; message: string } | undefined;
@@ -101,6 +112,9 @@ export function createRunState(runId: string): RunState {
     elapsedMs: 0,
     sessionStartedAt: undefined,
     lastRecordAt: undefined,
+    workspace: undefined,
+    tip: undefined,
+    workspaceOutcome: undefined,
     report: undefined,
     failure: undefined,
   };
@@ -158,7 +172,13 @@ export function dependencyContextFor(
       const order = state.completionOrder.get(id);
       const done = state.subTasks.get(id);
       if (order === undefined || !done) return undefined;
-      return { subTask: done.subTask, outputData: done.entry?.outputData ?? "", order };
+      const files = done.merged?.filesChanged;
+      return {
+        subTask: done.subTask,
+        outputData: done.entry?.outputData ?? "",
+        order,
+        ...(files ? { filesChanged: files } : {}),
+      };
     },
   };
   return buildDependencyContext(subTask, byId, outputs, budgetTokens).text;

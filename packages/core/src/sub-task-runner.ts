@@ -1,3 +1,4 @@
+import { captureWork, finalCommit, integrate, openSpace } from "./attempt-workspace.js";
 import { decideNext } from "./decide-next.js";
 import { describeError } from "./describe-error.js";
 import { ExecutorError, isAbortError } from "./errors.js";
@@ -10,11 +11,17 @@ import type { RunContext } from "./run-context.js";
 import { dependencyContextFor, type SubTaskState } from "./run-state.js";
 import { estimateTokens } from "./tokens.js";
 import { emptyUsage, totalTokens, type Usage } from "./usage.js";
+import type { AttemptSpace } from "./workspace.js";
 
 // Tokens of the overall request repeated in each sub-task's prompt, for orientation only.
 const requestTokensInPrompt = 2000;
 
-type Judged = { attempt: number; result: AttemptResult; entry?: ProgressEntry };
+type Judged = {
+  attempt: number;
+  result: AttemptResult;
+  entry?: ProgressEntry;
+  space?: AttemptSpace;
+};
 
 /** Runs sub-tasks: attempt, evaluate, ask the ladder what next, and apply its decision. */
 export class SubTaskRunner {
@@ -29,7 +36,10 @@ export class SubTaskRunner {
     const s = state.subTasks.get(id)!;
     // A resumed run: an attempt a stopped process never saw finish runs again, told so; one that
     // finished unjudged is judged now, not run again.
-    let previous = s.inFlight ? interruptedEntry(s.inFlight.attempt, s.previous) : s.previous;
+    const isolated = this.ctx.workspace.record.kind === "worktree";
+    let previous = s.inFlight
+      ? interruptedEntry(s.inFlight.attempt, s.previous, isolated)
+      : s.previous;
     let current: Judged | undefined = s.inFlight ? undefined : s.finished && { ...s.finished };
     let retrying = false;
     for (;;) {
@@ -39,33 +49,28 @@ export class SubTaskRunner {
           return;
         }
         const attempt = s.attempts + 1;
-        const result = await this.runAttempt(s, attempt, previous);
-        if (stop.signal.aborted) return this.stopRunning(s, result);
-        current = { attempt, result };
+        const { result, space } = await this.runAttempt(s, attempt, previous);
+        if (stop.signal.aborted) {
+          await space?.dispose();
+          return this.stopRunning(s, result);
+        }
+        current = { attempt, result, ...(space ? { space } : {}) };
       }
       let entry = current.entry;
       if (!entry) {
-        entry = await evaluateAttempt(this.ctx, s, current.attempt, current.result);
-        await recorder.record({
-          type: "sub-task-evaluated",
-          subTaskId: id,
-          attempt: current.attempt,
-          entry,
-        });
+        entry = await this.evaluate(s, current);
         await stop.checkTokenBudget();
       }
       if (entry.completed) {
-        await recorder.record({
-          type: "sub-task-completed",
-          subTaskId: id,
-          attempts: current.attempt,
-          entry,
-        });
-        const ready = (state.dependents.get(id) ?? []).filter(
-          (dependent) => state.subTasks.get(dependent)?.waitingOn === 0,
-        );
-        this.ctx.schedule(ready);
-        return;
+        const conflict = await integrate(this.ctx, s, current.attempt, entry);
+        if (!conflict) {
+          const ready = (state.dependents.get(id) ?? []).filter(
+            (dependent) => state.subTasks.get(dependent)?.waitingOn === 0,
+          );
+          this.ctx.schedule(ready);
+          return;
+        }
+        entry = conflict;
       }
       if (stop.signal.aborted) return this.stopRunning(s, current.result);
       const { settings } = this.ctx;
@@ -118,13 +123,43 @@ export class SubTaskRunner {
     }
   }
 
-  /** Builds the attempt's prompt, announces it, runs it and records how it ended. */
+  /** Judges an attempt in its directory and records the verdict (and, in a worktree, its commit). */
+  private async evaluate(s: SubTaskState, current: Judged): Promise<ProgressEntry> {
+    const { recorder, stop } = this.ctx;
+    // A resumed run judges an attempt that finished unjudged in a worktree made from its commit.
+    const opened = current.space
+      ? { ok: true as const, space: current.space }
+      : await openSpace(this.ctx, s, current.attempt, s.workFrom, stop.signal);
+    const space = opened.ok ? opened.space : undefined;
+    try {
+      const entry = await evaluateAttempt(
+        this.ctx,
+        s,
+        current.attempt,
+        current.result,
+        space?.cwd ?? this.ctx.input.cwd,
+      );
+      const commit = await finalCommit(this.ctx, s, current.attempt, entry);
+      await recorder.record({
+        type: "sub-task-evaluated",
+        subTaskId: s.subTask.id,
+        attempt: current.attempt,
+        entry,
+        ...(commit ? { commit } : {}),
+      });
+      return entry;
+    } finally {
+      await space?.dispose();
+    }
+  }
+
+  /** Builds the attempt's prompt, announces it, runs it in its directory and records how it ended. */
   private async runAttempt(
     s: SubTaskState,
     attempt: number,
     previous: SubTaskState["previous"],
-  ): Promise<AttemptResult> {
-    const { input, settings, state, recorder } = this.ctx;
+  ): Promise<{ result: AttemptResult; space?: AttemptSpace }> {
+    const { input, settings, state, recorder, stop } = this.ctx;
     const { subTask, agentModel } = s;
     const prompt = buildSubTaskPrompt({
       request: input.request,
@@ -133,6 +168,8 @@ export class SubTaskRunner {
       requestTokens: requestTokensInPrompt,
       ...(previous ? { previous } : {}),
     });
+    const from =
+      this.ctx.workspace.record.kind === "worktree" ? (s.workFrom ?? state.tip) : undefined;
     // Attempt numbers only grow, in the log too, so no attempt is ever dispatched twice.
     await recorder.record({
       type: "sub-task-started",
@@ -140,22 +177,40 @@ export class SubTaskRunner {
       attempt,
       promptTokens: estimateTokens(prompt),
       ...(agentModel ? { agentModel } : {}),
+      ...(from ? { from } : {}),
     });
-    const result = await this.execute(prompt, s, attempt);
-    await recorder.record({ type: "attempt-finished", subTaskId: subTask.id, attempt, result });
-    return result;
+    const started = performance.now();
+    const opened = await openSpace(this.ctx, s, attempt, from, stop.signal);
+    let result = opened.ok
+      ? await this.execute(prompt, s, attempt, opened.space.cwd)
+      : failedResult(opened.error, stop.signal.aborted, started);
+    let commit: string | undefined;
+    if (opened.ok) ({ result, commit } = await captureWork(s, attempt, opened.space, result));
+    await recorder.record({
+      type: "attempt-finished",
+      subTaskId: subTask.id,
+      attempt,
+      result,
+      ...(commit ? { commit } : {}),
+    });
+    return { result, ...(opened.ok ? { space: opened.space } : {}) };
   }
 
   /** Runs the executor; a throw becomes an `error` attempt so one crash never ends the run. */
-  private async execute(prompt: string, s: SubTaskState, attempt: number): Promise<AttemptResult> {
-    const { input, options, recorder, stop } = this.ctx;
+  private async execute(
+    prompt: string,
+    s: SubTaskState,
+    attempt: number,
+    cwd: string,
+  ): Promise<AttemptResult> {
+    const { options, recorder, stop } = this.ctx;
     const subTaskId = s.subTask.id;
     const started = performance.now();
     try {
       return await options.executor.run(prompt, {
         subTask: s.subTask,
         attempt,
-        cwd: input.cwd,
+        cwd,
         ...(s.agentModel ? { agentModel: s.agentModel } : {}),
         abortSignal: stop.signal,
         onEvent: (event) => {
@@ -166,18 +221,7 @@ export class SubTaskRunner {
         },
       });
     } catch (error) {
-      const aborted = stop.signal.aborted && isAbortError(error);
-      return {
-        outcome: aborted ? "cancelled" : "error",
-        finalText: "",
-        toolCalls: [],
-        stepFinishReasons: [],
-        filesChanged: [],
-        usage: emptyUsage(),
-        error: aborted ? "aborted" : describeError(error),
-        ...(ExecutorError.isInstance(error) && !error.isRetryable ? { retryable: false } : {}),
-        durationMs: performance.now() - started,
-      };
+      return failedResult(error, stop.signal.aborted, started);
     }
   }
 
@@ -245,15 +289,34 @@ export class SubTaskRunner {
   }
 }
 
+/** An attempt that could not run or threw: `cancelled` when the run's signal caused it. */
+function failedResult(error: unknown, aborted: boolean, started: number): AttemptResult {
+  const cancelled = aborted && isAbortError(error);
+  return {
+    outcome: cancelled ? "cancelled" : "error",
+    finalText: "",
+    toolCalls: [],
+    stepFinishReasons: [],
+    filesChanged: [],
+    usage: emptyUsage(),
+    error: cancelled ? "aborted" : describeError(error),
+    ...(ExecutorError.isInstance(error) && !error.isRetryable ? { retryable: false } : {}),
+    durationMs: performance.now() - started,
+  };
+}
+
 /** What the next attempt is told about one that a stopped manager process never saw finish. */
 function interruptedEntry(
   attempt: number,
   before: SubTaskState["previous"],
+  isolated: boolean,
 ): { attempt: number; entry: ProgressEntry } {
   const note =
     `Attempt ${attempt} was interrupted before it finished: the manager process stopped. ` +
-    "Files it changed may already be in the working directory: check what is already done and " +
-    "finish the rest instead of starting over.";
+    (isolated
+      ? "Its unfinished changes were not kept: check what is already done and finish the rest."
+      : "Files it changed may already be in the working directory: check what is already done and " +
+        "finish the rest instead of starting over.");
   return {
     attempt,
     entry: {

@@ -1,0 +1,264 @@
+import { mkdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { git } from "./git.js";
+import { changedPaths, type GitRepository, snapshotTree, treeOf } from "./git-repository.js";
+import type {
+  AttemptCapture,
+  AttemptSpace,
+  Integration,
+  RunWorkspace,
+  WorkspaceOutcome,
+  WorkspaceRecord,
+} from "./workspace.js";
+
+type WorktreeRecord = Extract<WorkspaceRecord, { kind: "worktree" }>;
+
+// Beyond this a combined change is left on the branch rather than held in memory to apply.
+const maxApplyPatchBytes = 64 * 1024 * 1024;
+
+/** The refs of one run: its tip, its base and every attempt's commit, out of `git branch`'s way. */
+export function runRefs(runId: string) {
+  const root = `refs/taskledger/${runId}`;
+  return {
+    root,
+    tip: `${root}/tip`,
+    base: `${root}/base`,
+    attempt: (subTaskId: string, attempt: number) =>
+      `${root}/attempts/${subTaskId.replace(/\./g, "%2E")}/${attempt}`,
+  };
+}
+
+/** Where a run's worktrees live: outside the user's tree, found again by name on resume. */
+function worktreesDir(runId: string): string {
+  return join(tmpdir(), "taskledger-worktrees", runId);
+}
+
+/** Takes the user's tree as the run's base, without touching their tree, index, stash or branches. */
+export async function startWorktreeRun(
+  runId: string,
+  repo: GitRepository,
+  apply: boolean,
+  abortSignal?: AbortSignal,
+): Promise<WorktreeRecord> {
+  const tree = await snapshotTree(repo, abortSignal);
+  const parents = repo.head ? ["-p", repo.head] : [];
+  const base = (
+    await git(["commit-tree", tree, ...parents, "-m", `taskledger: base of run ${runId}`], {
+      cwd: repo.root,
+      abortSignal,
+    })
+  ).stdout.trim();
+  const refs = runRefs(runId);
+  await git(["update-ref", refs.base, base], { cwd: repo.root, abortSignal });
+  await git(["update-ref", refs.tip, base], { cwd: repo.root, abortSignal });
+  return {
+    kind: "worktree",
+    root: repo.root,
+    prefix: repo.prefix,
+    base,
+    branch: `taskledger/${runId}`,
+    apply,
+  };
+}
+
+/**
+ * Opens a run's worktree workspace at `tip` (its base when new). On resume the tip ref is put back
+ * where the log says (a merge the log never recorded is undone, so it is made once) and worktrees
+ * a stopped process left are removed.
+ */
+export async function openWorktreeWorkspace(
+  runId: string,
+  record: WorktreeRecord,
+  loggedTip: string,
+): Promise<RunWorkspace> {
+  let tip = loggedTip;
+  const { root } = record;
+  const refs = runRefs(runId);
+  const dir = worktreesDir(runId);
+  const live = new Set<string>();
+  // Worktree bookkeeping and merges go one at a time: git locks them, and merges must chain.
+  let chain: Promise<unknown> = Promise.resolve();
+  const serial = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = chain.then(work, work);
+    chain = next.catch(() => {});
+    return next;
+  };
+  const removeWorktree = (path: string) =>
+    serial(async () => {
+      await git(["worktree", "remove", "--force", "--force", path], {
+        cwd: root,
+        okCodes: [128],
+      });
+      await rm(path, { recursive: true, force: true });
+      live.delete(path);
+    });
+
+  await git(["update-ref", refs.tip, tip], { cwd: root });
+  await removeStale(root, runId);
+
+  const workspace: RunWorkspace = {
+    record,
+    async attempt({ subTaskId, attempt, from }, abortSignal) {
+      const start = from ?? tip;
+      const path = join(dir, `${subTaskId}-${attempt}`);
+      await serial(async () => {
+        await rm(path, { recursive: true, force: true });
+        await mkdir(dir, { recursive: true });
+        await git(["worktree", "prune"], { cwd: root });
+        await git(["worktree", "add", "--detach", "--force", path, start], {
+          cwd: root,
+          abortSignal,
+        });
+        live.add(path);
+      });
+      const cwd = join(path, record.prefix);
+      await mkdir(cwd, { recursive: true });
+      let disposed = false;
+      const space: AttemptSpace = {
+        cwd,
+        async capture(message): Promise<AttemptCapture> {
+          // No signal: a cancelled attempt's work is still kept, and this takes a moment.
+          await git(["add", "-A", "--", "."], { cwd: path });
+          const tree = (await git(["write-tree"], { cwd: path })).stdout.trim();
+          const commit = (
+            await git(["commit-tree", tree, "-p", start, "-m", message], { cwd: path })
+          ).stdout.trim();
+          await git(["update-ref", refs.attempt(subTaskId, attempt), commit], { cwd: root });
+          return { commit, filesChanged: await changedPaths(root, start, commit) };
+        },
+        async dispose() {
+          if (disposed) return;
+          disposed = true;
+          await removeWorktree(path);
+        },
+      };
+      return space;
+    },
+
+    async reword(commit, message) {
+      const { stdout } = await git(["cat-file", "commit", commit], { cwd: root });
+      const parents = [...stdout.matchAll(/^parent (\S+)$/gm)].flatMap((m) => ["-p", m[1]!]);
+      const tree = await treeOf(root, commit);
+      return (
+        await git(["commit-tree", tree, ...parents, "-m", message], { cwd: root })
+      ).stdout.trim();
+    },
+
+    integrate({ subTaskId, title, commit, onMerged }) {
+      return serial(async (): Promise<Integration> => {
+        const at = tip;
+        const result = await git(["merge-tree", "--write-tree", "--name-only", "-z", at, commit], {
+          cwd: root,
+          okCodes: [1],
+        });
+        const fields = result.stdout.split("\0");
+        const tree = fields[0]!.trim();
+        if (result.code === 1) {
+          const end = fields.indexOf("", 1);
+          const conflicts = [...new Set(fields.slice(1, end === -1 ? undefined : end))];
+          const integration: Integration = { merged: false, conflicts };
+          await onMerged(integration);
+          return integration;
+        }
+        const merge = (
+          await git(
+            ["commit-tree", tree, "-p", at, "-p", commit, "-m", `Merge ${subTaskId}: ${title}`],
+            { cwd: root },
+          )
+        ).stdout.trim();
+        // Compare-and-swap: the ref must still be where the log says, or nothing is written.
+        await git(["update-ref", refs.tip, merge, at], { cwd: root });
+        tip = merge;
+        const integration: Integration = {
+          merged: true,
+          merge,
+          filesChanged: await changedPaths(root, at, merge),
+        };
+        await onMerged(integration);
+        return integration;
+      });
+    },
+
+    async finish({ apply }) {
+      await workspace.close();
+      return finishRun(record, tip, apply);
+    },
+
+    async close() {
+      await Promise.all([...live].map((path) => removeWorktree(path)));
+      await serial(async () => {
+        await rm(dir, { recursive: true, force: true });
+        await git(["worktree", "prune"], { cwd: root });
+      });
+    },
+  };
+  return workspace;
+}
+
+/** Removes worktrees of this run that a stopped process left registered or on disk. */
+async function removeStale(root: string, runId: string): Promise<void> {
+  const { stdout } = await git(["worktree", "list", "--porcelain", "-z"], { cwd: root });
+  const marker = `/taskledger-worktrees/${runId}/`;
+  for (const field of stdout.split("\0")) {
+    if (!field.startsWith("worktree ")) continue;
+    const path = field.slice("worktree ".length);
+    if (!path.includes(marker)) continue;
+    await git(["worktree", "remove", "--force", "--force", path], { cwd: root, okCodes: [128] });
+    await rm(path, { recursive: true, force: true });
+  }
+  await rm(worktreesDir(runId), { recursive: true, force: true });
+  await git(["worktree", "prune"], { cwd: root });
+}
+
+/** Leaves the result on `taskledger/<run>` and applies it to the user's tree when that is unchanged. */
+async function finishRun(
+  record: WorktreeRecord,
+  tip: string,
+  apply: boolean,
+): Promise<WorkspaceOutcome> {
+  const { root, base, branch } = record;
+  const outcome = (applied: boolean, note: string) => ({ branch, commit: tip, applied, note });
+  if (tip === base) return outcome(false, "Nothing to apply: no sub-task completed.");
+  await git(["update-ref", `refs/heads/${branch}`, tip], { cwd: root });
+  const take = `git diff ${base.slice(0, 12)} ${branch} | git apply`;
+  if (!apply) return outcome(false, `Not applied (--no-apply): take it with \`${take}\`.`);
+  const repo = { root, gitDir: await gitDirOf(root), prefix: record.prefix, head: undefined };
+  const now = await snapshotTree(repo);
+  if (now !== (await treeOf(root, base))) {
+    return outcome(
+      false,
+      `Not applied: the working tree changed during the run. Take the result with \`${take}\`, or merge the branch ${branch}.`,
+    );
+  }
+  const patch = await git(["diff", "--binary", "--no-renames", base, tip, "--"], {
+    cwd: root,
+    maxOutputBytes: maxApplyPatchBytes,
+  }).catch(() => undefined);
+  if (!patch) {
+    return outcome(
+      false,
+      `Not applied: the change is too large to apply here; take it with \`${take}\`.`,
+    );
+  }
+  const applied = await git(["apply", "--whitespace=nowarn", "-"], {
+    cwd: root,
+    input: patch.stdout,
+    okCodes: [1],
+  });
+  if (applied.code !== 0) {
+    return outcome(
+      false,
+      `Not applied: git apply refused it (${applied.stderr.trim().slice(0, 200)}); take it with \`${take}\`.`,
+    );
+  }
+  const files = await changedPaths(root, base, tip);
+  return outcome(
+    true,
+    `Applied to the working tree as uncommitted changes (${files.length} file(s)); also on branch ${branch}.`,
+  );
+}
+
+async function gitDirOf(root: string): Promise<string> {
+  return (await git(["rev-parse", "--absolute-git-dir"], { cwd: root })).stdout.trim();
+}

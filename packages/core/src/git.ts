@@ -1,0 +1,131 @@
+import { spawn } from "node:child_process";
+import { AbortedError, WorkspaceError } from "./errors.js";
+import { oneLine } from "./text-clip.js";
+
+export interface GitOptions {
+  cwd: string;
+  /** Extra environment (a temporary index, say) over the sanitised one. */
+  env?: Record<string, string>;
+  /** Written to git's stdin. */
+  input?: string;
+  abortSignal?: AbortSignal | undefined;
+  /** Exit codes that are answers rather than failures (merge-tree's 1 means "conflicts"). */
+  okCodes?: readonly number[];
+  /** Largest stdout kept; git is stopped past it. Default 16 MiB. */
+  maxOutputBytes?: number;
+}
+
+export interface GitResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+const defaultMaxOutput = 16 * 1024 * 1024;
+const stderrTail = 4096;
+
+// Commits taskledger makes are its own; the user's hooks, auto-gc and pagers never run under it.
+const fixedConfig = [
+  "-c",
+  "core.hooksPath=/dev/null",
+  "-c",
+  "gc.auto=0",
+  "-c",
+  "maintenance.auto=false",
+  "-c",
+  "advice.detachedHead=false",
+  "-c",
+  "core.quotePath=false",
+];
+
+const identity = {
+  GIT_AUTHOR_NAME: "taskledger",
+  GIT_AUTHOR_EMAIL: "taskledger@localhost",
+  GIT_COMMITTER_NAME: "taskledger",
+  GIT_COMMITTER_EMAIL: "taskledger@localhost",
+};
+
+/** The host's environment without what would point git at another repository or index. */
+function gitEnvironment(extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const key of Object.keys(env)) {
+    if (/^GIT_(DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|COMMON_DIR|NAMESPACE|PREFIX)$/.test(key))
+      delete env[key];
+  }
+  return {
+    ...env,
+    ...identity,
+    GIT_TERMINAL_PROMPT: "0",
+    // Read-only commands (status, diff) must not take index.lock behind the user's back.
+    GIT_OPTIONAL_LOCKS: "0",
+    LC_ALL: "C",
+    ...extra,
+  };
+}
+
+/** Runs git without a shell, output bounded; a non-zero exit (not in `okCodes`) is a `WorkspaceError`. */
+export function git(args: readonly string[], options: GitOptions): Promise<GitResult> {
+  const signal = options.abortSignal;
+  if (signal?.aborted) return Promise.reject(new AbortedError());
+  const limit = options.maxOutputBytes ?? defaultMaxOutput;
+  return new Promise((resolve, reject) => {
+    const child = spawn("git", [...fixedConfig, ...args], {
+      cwd: options.cwd,
+      env: gitEnvironment(options.env),
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const out: Buffer[] = [];
+    let outBytes = 0;
+    let err = "";
+    let failure: Error | undefined;
+    const stop = (error: Error) => {
+      failure ??= error;
+      child.kill("SIGKILL");
+    };
+    const onAbort = () => stop(new AbortedError());
+    signal?.addEventListener("abort", onAbort, { once: true });
+    child.stdout.on("data", (chunk: Buffer) => {
+      outBytes += chunk.length;
+      if (outBytes > limit) {
+        stop(new WorkspaceError("git-failed", `git ${args[0]} wrote more than ${limit} bytes.`));
+      } else out.push(chunk);
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      err = (err + chunk.toString("utf8")).slice(-stderrTail);
+    });
+    child.stdin.on("error", () => {});
+    child.stdin.end(options.input ?? "");
+    child.on("error", (error: NodeJS.ErrnoException) => {
+      failure ??=
+        error.code === "ENOENT"
+          ? new WorkspaceError(
+              "git-missing",
+              'git was not found on the PATH: install git, or run with isolation "shared".',
+              { cause: error },
+            )
+          : new WorkspaceError("git-failed", `git could not start: ${error.message}`, {
+              cause: error,
+            });
+    });
+    child.on("close", (code, killedBy) => {
+      signal?.removeEventListener("abort", onAbort);
+      if (failure) return reject(failure);
+      const stdout = Buffer.concat(out).toString("utf8");
+      const exit = code ?? 128;
+      if (exit !== 0 && !(options.okCodes ?? []).includes(exit)) {
+        return reject(
+          new WorkspaceError(
+            "git-failed",
+            `git ${args.join(" ").slice(0, 200)} failed (${killedBy ?? `exit ${exit}`}): ${oneLine(err, 600) || "no message"}`,
+          ),
+        );
+      }
+      resolve({ code: exit, stdout, stderr: err });
+    });
+  });
+}
+
+/** Splits NUL-separated git output (`-z`) into its non-empty fields. */
+export function splitNul(text: string): string[] {
+  return text.split("\0").filter((field) => field.length > 0);
+}

@@ -1,0 +1,106 @@
+/**
+ * Where attempts work and what becomes of their work. `shared`: every attempt works in the run's
+ * directory itself. `worktree`: each attempt works in its own git worktree, its work becomes one
+ * commit, and completed sub-tasks are merged into the run's branch one at a time.
+ */
+export type Isolation = "shared" | "worktree";
+
+/** What a run logs about its workspace at the start, so a resume finds it as it was. */
+export type WorkspaceRecord =
+  | {
+      kind: "shared";
+      /** Why worktrees were not used when they would have been the default. */
+      notice?: string;
+    }
+  | {
+      kind: "worktree";
+      /** Top of the user's work tree. */
+      root: string;
+      /** The run's directory inside it, with a trailing slash ("" at the top). */
+      prefix: string;
+      /** The commit holding the user's tree as it was at the start, uncommitted files included. */
+      base: string;
+      /** The branch the run's result is left on (`taskledger/<run id>`). */
+      branch: string;
+      /** Whether the result is applied to the user's tree at the end. */
+      apply: boolean;
+    };
+
+/** An attempt's work, as git sees it. */
+export interface AttemptCapture {
+  commit: string;
+  /** Paths it changed, relative to the repository's top. */
+  filesChanged: string[];
+}
+
+/** The directory one attempt works in. */
+export interface AttemptSpace {
+  /** Where the agent works and checks run. */
+  cwd: string;
+  /** Everything the attempt changed as one commit on top of where it started; undefined when shared. */
+  capture(message: string): Promise<AttemptCapture | undefined>;
+  /** Removes the directory (the commit stays). */
+  dispose(): Promise<void>;
+}
+
+export type Integration =
+  | { merged: true; merge: string; filesChanged: string[] }
+  | { merged: false; conflicts: string[] };
+
+/** What became of the run's branch at the end. */
+export interface WorkspaceOutcome {
+  branch: string;
+  /** The run's branch tip. */
+  commit: string;
+  /** True when the combined change was applied to the user's tree as uncommitted changes. */
+  applied: boolean;
+  /** One line for the user: what was applied, or why not and how to take the branch. */
+  note: string;
+}
+
+/** One run's workspace, opened at its start or on resume. */
+export interface RunWorkspace {
+  readonly record: WorkspaceRecord;
+  /** A directory for an attempt holding commit `from` (default: the run's tip), or the shared one. */
+  attempt(
+    request: { subTaskId: string; attempt: number; from: string | undefined },
+    abortSignal: AbortSignal,
+  ): Promise<AttemptSpace>;
+  /** The same commit with a new message (the evaluator's summary is known only after it). */
+  reword(commit: string, message: string): Promise<string>;
+  /**
+   * Merges a completed sub-task's commit into the run's branch, one merge at a time; `onMerged`
+   * runs before the next merge starts, so the log records merges in the order they were made.
+   */
+  integrate(request: {
+    subTaskId: string;
+    title: string;
+    commit: string;
+    onMerged: (integration: Integration) => Promise<void>;
+  }): Promise<Integration>;
+  /** Leaves the result on the run's branch and applies it to the user's tree if it is unchanged. */
+  finish(request: { apply: boolean }): Promise<WorkspaceOutcome | undefined>;
+  /** Removes every directory the run made; idempotent. */
+  close(): Promise<void>;
+}
+
+/** The workspace of today: every attempt in the run's directory. */
+export function sharedWorkspace(cwd: string, notice?: string): RunWorkspace {
+  const space: AttemptSpace = {
+    cwd,
+    capture: async () => undefined,
+    dispose: async () => {},
+  };
+  return {
+    record: notice ? { kind: "shared", notice } : { kind: "shared" },
+    attempt: async () => space,
+    reword: async (commit) => commit,
+    integrate: async ({ onMerged }) => {
+      const integration: Integration = { merged: true, merge: "", filesChanged: [] };
+      await onMerged(integration);
+      return integration;
+    },
+    finish: async () => undefined,
+    close: async () => {},
+  };
+}
