@@ -1,6 +1,6 @@
 import { mkdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { git } from "./git.js";
 import { changedPaths, type GitRepository, snapshotTree, treeOf } from "./git-repository.js";
 import type {
@@ -112,7 +112,7 @@ export async function openWorktreeWorkspace(
         });
         live.add(path);
       });
-      const cwd = join(path, record.prefix);
+      const cwd = resolve(path, record.prefix);
       await mkdir(cwd, { recursive: true });
       let disposed = false;
       const space: AttemptSpace = {

@@ -1,0 +1,76 @@
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import type { AttemptResult, ExecuteOptions, Executor } from "../executor.js";
+import { emptyUsage } from "../usage.js";
+
+/** Runs git in `cwd` for a test and returns its trimmed output. */
+export function sh(cwd: string, ...args: string[]): string {
+  return execFileSync("git", args, {
+    cwd,
+    encoding: "utf8",
+    env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1" },
+  }).trim();
+}
+
+/** A new repository with `files` committed on `main`. */
+export function makeRepo(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), "taskledger-repo-"));
+  sh(dir, "init", "-q", "-b", "main");
+  sh(dir, "config", "user.email", "user@example.test");
+  sh(dir, "config", "user.name", "User");
+  writeFiles(dir, files);
+  sh(dir, "add", "-A");
+  sh(dir, "commit", "-qm", "initial");
+  return dir;
+}
+
+export function writeFiles(dir: string, files: Record<string, string>): void {
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+}
+
+export function read(dir: string, path: string): string {
+  return readFileSync(join(dir, path), "utf8");
+}
+
+/** What the user would lose if it changed: index bytes, refs under refs/heads, HEAD, stash, tree. */
+export function userState(repo: string): string {
+  const hash = createHash("sha256");
+  hash.update(readFileSync(join(repo, ".git", "index")));
+  hash.update(sh(repo, "for-each-ref", "refs/heads", "refs/stash"));
+  hash.update(sh(repo, "symbolic-ref", "HEAD"));
+  hash.update(sh(repo, "status", "--porcelain=v1", "-uall"));
+  hash.update(sh(repo, "diff"));
+  return hash.digest("hex");
+}
+
+type Work = (cwd: string, options: ExecuteOptions) => Promise<Partial<AttemptResult> | undefined>;
+
+/** An executor whose "agent" is a function per sub-task id: the workspace is the subject here. */
+export function scriptedWorkExecutor(work: Record<string, Work>): Executor & {
+  calls: { subTaskId: string; attempt: number; cwd: string }[];
+} {
+  const calls: { subTaskId: string; attempt: number; cwd: string }[] = [];
+  return {
+    calls,
+    async run(_prompt, options) {
+      calls.push({ subTaskId: options.subTask.id, attempt: options.attempt, cwd: options.cwd });
+      const extra = (await work[options.subTask.id]?.(options.cwd, options)) ?? {};
+      return {
+        outcome: "finished",
+        finalText: `did ${options.subTask.id}`,
+        toolCalls: [],
+        stepFinishReasons: ["stop"],
+        filesChanged: [],
+        usage: emptyUsage(),
+        durationMs: 1,
+        ...extra,
+      };
+    },
+  };
+}
