@@ -33,6 +33,8 @@ export interface RawRunOptions {
   alternateAgentModel?: string[];
   replan?: boolean;
   requestFile?: string;
+  isolation?: string;
+  apply?: boolean;
 }
 
 export interface RunOptions {
@@ -54,6 +56,10 @@ export interface RunOptions {
   /** Agent models to try once each when retries did not finish a sub-task. */
   alternateAgentModels: string[];
   replan: boolean;
+  /** Where attempts work: `auto` (worktrees in a git repository), `worktree` or `shared`. */
+  isolation: "auto" | "worktree" | "shared";
+  /** With worktrees, apply the run's change to the working tree at the end. */
+  apply: boolean;
 }
 
 // Core takes more; a plan past this many steps is no longer one a person can review.
@@ -108,7 +114,15 @@ export async function parseRunOptions(raw: RawRunOptions, cwd: string): Promise<
       return model;
     }),
     replan: raw.replan !== false,
+    isolation: isolationOf(raw.isolation),
+    apply: raw.apply !== false,
   };
+}
+
+function isolationOf(value: string | undefined): RunOptions["isolation"] {
+  if (value === undefined) return "auto";
+  if (value === "auto" || value === "worktree" || value === "shared") return value;
+  throw new UsageError(`--isolation must be auto, worktree or shared; got "${value}"`);
 }
 
 function integer(

@@ -75,6 +75,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .description("plan the request, run every sub-task, evaluate, retry and report")
     .option("-y, --yes", "do not ask before running the plan")
     .option("--dry-run", "plan only: print the Task Ledger and stop")
+    .option(
+      "--isolation <mode>",
+      "auto: a git worktree per attempt inside a git repository, else shared; worktree; shared",
+      "auto",
+    )
+    .option("--no-apply", "with worktrees, leave the result on its branch instead of in your tree")
     .action(async (words: string[], raw: RawRunOptions) => {
       const options = await parseRunOptions(raw, io.cwd);
       const source = await readRequest(words, raw.requestFile, io);

@@ -1,6 +1,8 @@
+import { execFile } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { createModelServer } from "@taskledger/testing";
 import type { RunOptions } from "./cli-options.js";
 import { createDemoReplies, demoRequest } from "./demo-scenario.js";
@@ -27,6 +29,11 @@ export async function setUpDemo(base: {
 }): Promise<DemoSetup> {
   const server = await createModelServer({ replies: createDemoReplies() });
   const cwd = await mkdtemp(join(tmpdir(), "taskledger-demo-"));
+  // A repository, so the demo shows isolation: each attempt in its own worktree, merged at the end.
+  const isolated = await promisify(execFile)("git", ["init", "-q"], { cwd }).then(
+    () => true,
+    () => false,
+  );
   return {
     request: demoRequest,
     cwd,
@@ -46,6 +53,8 @@ export async function setUpDemo(base: {
       dryRun: false,
       alternateAgentModels: [],
       replan: true,
+      isolation: isolated ? "worktree" : "shared",
+      apply: true,
     },
     async finish(write) {
       try {

@@ -102,6 +102,27 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
           ? "The plan was edited in review."
           : c.yellow(`The ${event.kind} was rejected: ${terminalText(event.reason ?? "")}`),
       ];
+    case "run-started": {
+      const workspace = event.workspace;
+      if (workspace?.kind === "worktree") {
+        return [
+          c.dim(
+            `Each attempt works in its own git worktree; your tree is left alone until the end (branch ${terminalText(workspace.branch)}).`,
+          ),
+        ];
+      }
+      return workspace?.notice ? [c.yellow(terminalText(workspace.notice))] : [];
+    }
+    case "sub-task-conflicted":
+      return [
+        `${c.yellow("⚠")} ${step(event.subTaskId)} did not merge${
+          event.files.length > 0
+            ? `: ${terminalText(oneLine(event.files.join(", "), 120))} also changed by ${terminalText(event.with.join(", ") || "earlier work")}`
+            : ""
+        }; it goes on from the run's branch.`,
+      ];
+    case "workspace-finished":
+      return [(event.applied ? c.green : c.yellow)(terminalText(event.note))];
     case "run-failed":
       return [c.red(`Run failed: ${terminalText(event.error.message)}`)];
     default:

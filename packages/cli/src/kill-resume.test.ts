@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -29,6 +29,8 @@ async function killAndResume(point: KillPoint) {
   const cwd = join(root, "work");
   const store = join(root, "store");
   await import("node:fs/promises").then((fs) => fs.mkdir(cwd));
+  // A repository: attempts run in worktrees, so a kill also leaves a worktree behind to clean up.
+  execFileSync("git", ["init", "-q"], { cwd });
   let victim: ChildProcess | undefined;
   let killed = false;
   const killNow = () => {
@@ -104,8 +106,16 @@ async function killAndResume(point: KillPoint) {
       .split("\n")
       .filter(Boolean)
       .map((l) => JSON.parse(l) as RunEvent);
-    const leftover = await processesUnder(root);
-    return { report, before, after, leftover, cwd };
+    const leftover = [
+      ...(await processesUnder(root)),
+      ...(await processesUnder(join(tmpdir(), "taskledger-worktrees", runId))),
+    ];
+    const files = (await readdir(cwd)).filter((name) => !name.startsWith(".")).sort();
+    const worktrees = execFileSync("git", ["worktree", "list", "--porcelain"], {
+      cwd,
+      encoding: "utf8",
+    }).match(/^worktree /gm)?.length;
+    return { report, before, after, leftover, files, worktrees };
   } finally {
     if (victim?.pid && !killed) victim.kill("SIGKILL");
     await server.close();
@@ -118,7 +128,7 @@ describe.runIf(process.platform === "linux")("kill -9 of the manager, then resum
   for (const point of ["planning", "mid-attempt", "before-evaluation"] as const) {
     it.concurrent(`${point}: same report as an uninterrupted run, nothing completed twice, no process left`, async () => {
       expect(existsSync(bin), "run `npm run build` first").toBe(true);
-      const { report, before, after, leftover } = await killAndResume(point);
+      const { report, before, after, leftover, files, worktrees } = await killAndResume(point);
       expect(report.status).toBe("completed");
       expect(report.subTasks.map((s) => [s.id, s.status])).toEqual([
         ["library", "completed"],
@@ -141,6 +151,10 @@ describe.runIf(process.platform === "linux")("kill -9 of the manager, then resum
       );
       expect(new Set(starts).size).toBe(starts.length);
       expect(leftover).toEqual([]);
+      // The same tree as an uninterrupted run, applied; no worktree left behind.
+      expect(files).toEqual(["README.md", "greet.js", "greet.test.js"]);
+      expect(report.workspace).toMatchObject({ isolation: "worktree", applied: true });
+      expect(worktrees).toBe(1);
       if (point === "before-evaluation") {
         // The finished attempt was judged after the restart, not run again.
         const resumedAt = after.findIndex((r) => r.type === "run-resumed");

@@ -45,6 +45,8 @@ export function createRuntime(
     replan: { enabled: options.replan },
     ...(reviewPlan ? { reviewPlan } : {}),
     cwd: options.cwd,
+    isolation: options.isolation,
+    apply: options.apply,
     ...(store ? { store } : {}),
   });
   return { manager, store, close: async () => {} };
