@@ -8,6 +8,7 @@ import { benchMakespan } from "./makespan.ts";
 import { demoOverhead, scriptedOverhead } from "./manager-overhead.ts";
 import { benchSchedulerOverhead } from "./scheduler-overhead.ts";
 import { benchSessionStart } from "./session-start.ts";
+import { benchWorkspaceCost } from "./workspace-cost.ts";
 
 const rows: string[][] = [];
 const add = (benchmark: string, scenario: string, figure: string, note = "") => {
@@ -94,6 +95,15 @@ for (const r of await benchSessionStart()) {
     `${r.setup}, ${r.parallel} at once`,
     `${fixed(r.meanWallMs / 1000)} s per attempt`,
     `${fixed(r.attemptsPerMinute, 1)} attempts/minute over ${r.attempts}`,
+  );
+}
+
+for (const r of await benchWorkspaceCost()) {
+  add(
+    "7. worktree isolation",
+    `${r.files.toLocaleString("en")}-file repository`,
+    `${r.msPerAttempt} ms per attempt`,
+    `reset ${r.msWorktree} + commit ${r.msCommit} + merge ${r.msMerge} ms; a new worktree (once per attempt running at a time) ${r.msNewWorktree} ms; per run: base ${r.msBase} ms, branch + apply ${r.msFinish} ms`,
   );
 }
 

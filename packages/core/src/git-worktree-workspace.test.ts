@@ -176,6 +176,34 @@ describe("git worktree isolation", () => {
     noWorktreesLeft(repo, report.runId);
   });
 
+  it("a reused worktree holds nothing of the attempt before it, not even ignored files", async () => {
+    const repo = makeRepo({ ".gitignore": "*.log\n", "keep.txt": "keep\n" });
+    const seen: string[][] = [];
+    const executor = scriptedWorkExecutor({
+      first: async (cwd) => {
+        writeFiles(cwd, { "junk.txt": "x\n", "build.log": "x\n", "keep.txt": "changed\n" });
+        return { outcome: "error", error: "gave up" };
+      },
+      second: async (cwd) => {
+        seen.push(readdirSync(cwd).sort(), [read(cwd, "keep.txt")]);
+        return undefined;
+      },
+    });
+    const { result } = runIn(
+      repo,
+      executor,
+      { subTasks: [task("first"), task("second")] },
+      {
+        concurrency: 1,
+        maxRetries: 0,
+      },
+    );
+    await result;
+    // One worktree served both attempts, reset to the run's tip in between.
+    expect(new Set(executor.calls.map((c) => c.cwd)).size).toBe(1);
+    expect(seen).toEqual([[".git", ".gitignore", "keep.txt"], ["keep\n"]]);
+  });
+
   it("agents see the dirty base (modified, new and deleted files), not ignored ones; the user's changes stay", async () => {
     const repo = makeRepo({ "m.txt": "old\n", "d.txt": "doomed\n", ".gitignore": "*.log\n" });
     writeFiles(repo, { "m.txt": "modified\n", "n.txt": "new\n", "debug.log": "ignored\n" });

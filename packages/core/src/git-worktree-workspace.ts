@@ -97,21 +97,43 @@ export async function openWorktreeWorkspace(
   await git(["update-ref", refs.tip, tip], { cwd: root });
   await removeStale(root, runId);
 
+  // Worktrees are reused across attempts ("slots"): resetting one to another commit rewrites only
+  // the files that differ, where a new worktree writes every file of the repository.
+  const free: string[] = [];
+  let slots = 0;
+  const newSlot = (start: string, abortSignal: AbortSignal) =>
+    serial(async () => {
+      const path = join(dir, `slot-${++slots}`);
+      await rm(path, { recursive: true, force: true });
+      await mkdir(dir, { recursive: true });
+      await git(["worktree", "prune"], { cwd: root });
+      await git(["worktree", "add", "--detach", "--force", path, start], {
+        cwd: root,
+        abortSignal,
+      });
+      live.add(path);
+      return path;
+    });
+  const takeSlot = async (start: string, abortSignal: AbortSignal): Promise<string> => {
+    const reused = free.pop();
+    if (reused === undefined) return newSlot(start, abortSignal);
+    try {
+      await git(["checkout", "-q", "-f", "--detach", start], { cwd: reused, abortSignal });
+      // Exactly the commit, as a new worktree would be: no file of an earlier attempt survives.
+      await git(["clean", "-q", "-ffdx"], { cwd: reused, abortSignal });
+      return reused;
+    } catch (error) {
+      await removeWorktree(reused);
+      if (abortSignal.aborted) throw error;
+      return newSlot(start, abortSignal);
+    }
+  };
+
   const workspace: RunWorkspace = {
     record,
     async attempt({ subTaskId, attempt, from }, abortSignal) {
       const start = from ?? tip;
-      const path = join(dir, `${subTaskId}-${attempt}`);
-      await serial(async () => {
-        await rm(path, { recursive: true, force: true });
-        await mkdir(dir, { recursive: true });
-        await git(["worktree", "prune"], { cwd: root });
-        await git(["worktree", "add", "--detach", "--force", path, start], {
-          cwd: root,
-          abortSignal,
-        });
-        live.add(path);
-      });
+      const path = await takeSlot(start, abortSignal);
       const cwd = resolve(path, record.prefix);
       await mkdir(cwd, { recursive: true });
       let disposed = false;
@@ -130,7 +152,7 @@ export async function openWorktreeWorkspace(
         async dispose() {
           if (disposed) return;
           disposed = true;
-          await removeWorktree(path);
+          if (live.has(path)) free.push(path);
         },
       };
       return space;
@@ -186,6 +208,7 @@ export async function openWorktreeWorkspace(
     },
 
     async close() {
+      free.length = 0;
       await Promise.all([...live].map((path) => removeWorktree(path)));
       await serial(async () => {
         await rm(dir, { recursive: true, force: true });
@@ -222,6 +245,13 @@ async function finishRun(
   if (tip === base) return outcome(false, "Nothing to apply: no sub-task completed.");
   await git(["update-ref", `refs/heads/${branch}`, tip], { cwd: root });
   const take = `git diff ${base.slice(0, 12)} ${branch} | git apply`;
+  const files = await changedPaths(root, base, tip);
+  if (files.length === 0) {
+    return outcome(
+      false,
+      `Nothing to apply: the completed sub-tasks changed no file (branch ${branch}).`,
+    );
+  }
   if (!apply) return outcome(false, `Not applied (--no-apply): take it with \`${take}\`.`);
   const repo = { root, gitDir: await gitDirOf(root), prefix: record.prefix, head: undefined };
   const now = await snapshotTree(repo);
@@ -252,7 +282,6 @@ async function finishRun(
       `Not applied: git apply refused it (${applied.stderr.trim().slice(0, 200)}); take it with \`${take}\`.`,
     );
   }
-  const files = await changedPaths(root, base, tip);
   return outcome(
     true,
     `Applied to the working tree as uncommitted changes (${files.length} file(s)); also on branch ${branch}.`,

@@ -59,7 +59,7 @@ async function crashAndResume(point: Point) {
   if (point === "before-merge") sh(repo, "update-ref", refs.tip, base.base);
   else if (point === "mid-merge") expect(sh(repo, "rev-parse", refs.tip)).not.toBe(base.base);
   // What a kill -9 leaves and `close` could not remove: a registered worktree of the run.
-  const stale = join(tmpdir(), "taskledger-worktrees", "run-1", "a-1");
+  const stale = join(tmpdir(), "taskledger-worktrees", "run-1", "slot-1");
   sh(repo, "worktree", "add", "--detach", "--force", stale, base.base);
 
   store.dieAt = () => false;
