@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { resolve } from "node:path";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { JsonReport } from "./json-report.js";
 import { processesUnder } from "./test-support/cli-harness.js";
@@ -22,18 +23,25 @@ describe("Ctrl-C", () => {
       child.stdout.on("data", (d) => {
         stdout += d;
       });
-      const workDir = new Promise<string>((resolveDir) => {
+      const started = new Promise<[string, string]>((resolveDir) => {
         child.stderr.on("data", (d) => {
           stderr += d;
           const dir = /agents working in (\S+)/.exec(stderr)?.[1];
-          if (dir && stderr.includes("▶ Step 1/3")) resolveDir(dir);
+          const runId = /branch taskledger\/([\w-]+)\)/.exec(stderr)?.[1];
+          if (dir && runId && stderr.includes("▶ Step 1/3")) resolveDir([dir, runId]);
         });
       });
-      const dir = await workDir;
-      // Wait until opencode itself runs in the demo directory, then interrupt.
+      const [dir, runId] = await started;
+      // The demo is a repository: its agents run in this run's worktrees under the temp directory.
+      const worktrees = join(tmpdir(), "taskledger-worktrees", runId);
+      const running = async () => [
+        ...(await processesUnder(dir)),
+        ...(await processesUnder(worktrees)),
+      ];
+      // Wait until opencode itself runs for the demo, then interrupt.
       let agents: number[] = [];
       for (let i = 0; i < 200 && agents.length === 0; i++) {
-        agents = await processesUnder(dir);
+        agents = await running();
         if (agents.length === 0) await new Promise((r) => setTimeout(r, 50));
       }
       expect(agents.length).toBeGreaterThan(0);
@@ -43,7 +51,7 @@ describe("Ctrl-C", () => {
       const report = JSON.parse(stdout) as JsonReport;
       expect(report.status).toBe("cancelled");
       expect(report.subTasks[0]?.status).toBe("cancelled");
-      expect(await processesUnder(dir)).toEqual([]);
+      expect(await running()).toEqual([]);
       for (const pid of agents) expect(existsSync(`/proc/${pid}`)).toBe(false);
       await rm(dir, { recursive: true, force: true });
     },

@@ -114,6 +114,6 @@ describe("taskledger run in a git repository (real opencode, real git)", () => {
     expect(byId.a!.attempts + byId.b!.attempts).toBe(3);
     expect(git(repo, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1);
     expect(await processesUnder(repo)).toEqual([]);
-    expect(await processesUnder(join(tmpdir(), "taskledger-worktrees"))).toEqual([]);
+    expect(await processesUnder(join(tmpdir(), "taskledger-worktrees", report.runId))).toEqual([]);
   }, 180_000);
 });
