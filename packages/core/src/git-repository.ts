@@ -3,7 +3,7 @@ import { copyFile, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WorkspaceError } from "./errors.js";
-import { git } from "./git.js";
+import { git, splitNul } from "./git.js";
 
 /** The git repository a run's directory is in, as `git rev-parse` tells it. */
 export interface GitRepository {
@@ -126,5 +126,5 @@ export async function changedPaths(
     cwd: root,
     abortSignal,
   });
-  return stdout.split("\0").filter((path) => path.length > 0);
+  return splitNul(stdout);
 }

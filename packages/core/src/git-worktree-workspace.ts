@@ -1,7 +1,7 @@
 import { mkdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { git } from "./git.js";
+import { git, splitNul } from "./git.js";
 import { changedPaths, type GitRepository, snapshotTree, treeOf } from "./git-repository.js";
 import type {
   AttemptCapture,
@@ -223,7 +223,7 @@ export async function openWorktreeWorkspace(
 async function removeStale(root: string, runId: string): Promise<void> {
   const { stdout } = await git(["worktree", "list", "--porcelain", "-z"], { cwd: root });
   const marker = `/taskledger-worktrees/${runId}/`;
-  for (const field of stdout.split("\0")) {
+  for (const field of splitNul(stdout)) {
     if (!field.startsWith("worktree ")) continue;
     const path = field.slice("worktree ".length);
     if (!path.includes(marker)) continue;
