@@ -28,6 +28,10 @@ describe("taskledger usage errors", () => {
     [["run", "x", "--agent-model", "nomodel"], "--agent-model must look like provider/model"],
     [["run", "x", "--opencode-config", "/does/not/exist.json"], "cannot read"],
     [["bogus"], "unknown command"],
+    [
+      ["run", "x", "--isolation", "copy"],
+      '--isolation must be auto, worktree or shared; got "copy"',
+    ],
   ])("%j exits 2 and says why", async (argv, message) => {
     const t = captureIo();
     expect(await runCli(argv, t.io)).toBe(2);

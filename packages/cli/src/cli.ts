@@ -3,6 +3,7 @@ import {
   InvalidConfigError,
   InvalidRequestError,
   TaskLedgerError,
+  WorkspaceError,
 } from "@taskledger/core";
 import { Command, CommanderError } from "commander";
 import { type CliIo, exitCodes } from "./cli-io.js";
@@ -154,7 +155,9 @@ function reportError(error: unknown, io: CliIo): number {
   if (
     error instanceof UsageError ||
     InvalidConfigError.isInstance(error) ||
-    InvalidRequestError.isInstance(error)
+    InvalidRequestError.isInstance(error) ||
+    // Where the run was pointed (no repository, a detached HEAD, no git) is the caller's to fix.
+    (WorkspaceError.isInstance(error) && error.reason !== "git-failed")
   ) {
     io.stderr.write(`${c.red("error:")} ${message(error.message)}\n`);
     return exitCodes.usage;

@@ -58,6 +58,16 @@ function agentReply(request: Parameters<typeof subTaskOf>[0]) {
 }
 
 describe("taskledger run in a git repository (real opencode, real git)", () => {
+  it("--isolation worktree outside a repository is a usage error (exit 2) before any model call", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "taskledger-cli-plain-"));
+    server = await createModelServer({ replies: [] });
+    const t = captureIo();
+    const argv = ["run", "x", "--yes", "--isolation", "worktree", "--cwd", dir];
+    expect(await runCli([...argv, ...compatibleArgs(server.openaiBaseURL)], t.io)).toBe(2);
+    expect(t.err()).toContain("is not in a git repository");
+    expect(server.requests).toHaveLength(0);
+  });
+
   it("isolates each attempt, merges the conflict's loser after a retry from the new tip, and applies the result", async () => {
     const repo = mkdtempSync(join(tmpdir(), "taskledger-cli-repo-"));
     git(repo, "init", "-q", "-b", "main");
