@@ -19,6 +19,7 @@ import { readRequest } from "./request-source.js";
 import { resumeCommand } from "./resume-command.js";
 import { colorsFor, openSession, printPlan } from "./terminal-session.js";
 import { terminalText } from "./terminal-text.js";
+import { addUiCommand, openRunPage, type UiFlags, withUiOptions } from "./ui-command.js";
 
 /** Runs the `taskledger` command line and resolves with its exit code; never calls `process.exit`. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
@@ -71,14 +72,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       "read the request from a file",
     );
 
-  withRequest(program.command("run"), "what to get done")
+  withUiOptions(withRequest(program.command("run"), "what to get done"))
     .description("plan the request, run every sub-task, evaluate, retry and report")
     .option("-y, --yes", "do not ask before running the plan")
     .option("--dry-run", "plan only: print the Task Ledger and stop")
-    .action(async (words: string[], raw: RawRunOptions) => {
+    .action(async (words: string[], raw: RawRunOptions & UiFlags) => {
       const options = await parseRunOptions(raw, io.cwd);
       const source = await readRequest(words, raw.requestFile, io);
-      exitCode = await runCommand(source.request, options, io, source.fromStdin);
+      exitCode = await runCommand(source.request, options, io, source.fromStdin, raw);
     });
 
   withRequest(program.command("plan"), "what to plan")
@@ -130,6 +131,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       }
     });
 
+  addUiCommand(program, io, (code) => {
+    exitCode = code;
+  });
+
   try {
     await program.parseAsync([...argv], { from: "user" });
     return exitCode;
@@ -169,9 +174,13 @@ async function runCommand(
   options: RunOptions,
   io: CliIo,
   stdinUsed = false,
+  ui: UiFlags = {},
 ): Promise<number> {
   if (request.trim() === "") throw new UsageError("the request is empty");
-  const session = openSession(options, io, !stdinUsed);
+  // With --ui, a page shows the run and can answer its reviews and cancel it.
+  const page = ui.ui && !options.dryRun ? await openRunPage(options, io, ui) : undefined;
+  if (page) ({ options, io } = page);
+  const session = openSession(options, io, !stdinUsed, page?.reviewer);
   const { human, c, runtime } = session;
   try {
     human.write(c.dim(`Planning with ${options.provider}/${options.model}…\n`));
@@ -189,8 +198,10 @@ async function runCommand(
       // Logged with the run, so `resume` needs only the store.
       settings: { host: { ...hostSettingsOf(options) } },
     });
+    page?.attach(run);
     return await session.follow(run);
   } finally {
     await runtime.close();
+    await page?.close();
   }
 }

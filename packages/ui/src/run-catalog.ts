@@ -117,6 +117,11 @@ export class RunCatalog {
     for (const subscriber of subscribers) subscriber(change);
   }
 
+  /** Reads every watched run's new records now. */
+  async pokeAll(): Promise<void> {
+    await Promise.all([...this.#subscribers.keys()].map((runId) => this.poke(runId)));
+  }
+
   close(): void {
     this.#subscribers.clear();
     this.#stopWatching();

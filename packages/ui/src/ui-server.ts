@@ -64,7 +64,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const expected = Buffer.from(token);
   const catalog = new RunCatalog(options.store);
   const sockets = new Set<Socket>();
-  const streams = new Set<ServerResponse>();
+  // Each open event stream, with a way to wait until what it was given to send has gone out.
+  const streams = new Map<ServerResponse, () => Promise<void>>();
   let port = 0;
 
   const tokenMatches = (given: string | null | undefined) => {
@@ -190,7 +191,6 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       "content-type": "text/event-stream; charset=utf-8",
       connection: "keep-alive",
     });
-    streams.add(res);
     const send = (message: StreamMessage) => {
       if (res.destroyed) return;
       if (res.writableLength > maxBufferedBytes) return void res.destroy();
@@ -217,6 +217,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
           review: live ? options.live?.reviews?.pending : undefined,
         };
       });
+    streams.set(res, () => queue);
     snapshot();
     const unsubscribe = catalog.subscribe(log.runId, (change) => {
       if (change.plan) snapshot();
@@ -268,8 +269,11 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     url: `http://127.0.0.1:${port}/?token=${encodeURIComponent(token)}`,
     port,
     close: async () => {
+      // A run that just ended reaches its pages before they are closed.
+      await catalog.pokeAll();
+      await Promise.all([...streams.values()].map((drained) => drained()));
+      for (const stream of streams.keys()) stream.end();
       catalog.close();
-      for (const stream of streams) stream.end();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const socket of sockets) socket.destroy();
       await closed;

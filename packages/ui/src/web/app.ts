@@ -356,7 +356,12 @@ async function showRun(runId: string): Promise<void> {
     connection.textContent = "live";
   };
   source.onerror = () => {
-    connection.textContent = "reconnecting…";
+    const ended = ["completed", "partial", "failed", "cancelled"].includes(
+      current?.summary.status ?? "",
+    );
+    // A finished run's page stays as it was when its server stopped.
+    if (ended) source.close();
+    connection.textContent = ended ? "run ended" : "reconnecting…";
   };
   source.onmessage = (event) => {
     const message = JSON.parse(event.data as string) as StreamMessage;

@@ -1,0 +1,97 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { ReviewPlan, TaskRun } from "@taskledger/core";
+import { firstAnswer, ReviewBroker, startUiServer } from "@taskledger/ui";
+import type { Command } from "commander";
+import { type CliIo, exitCodes } from "./cli-io.js";
+import { type RunOptions, UsageError } from "./cli-options.js";
+
+/** `run`'s flags for the page. */
+export interface UiFlags {
+  ui?: boolean;
+  port?: string;
+}
+
+/** Adds `--ui` and `--port` to `run`. */
+export function withUiOptions(command: Command): Command {
+  return command
+    .option(
+      "--ui",
+      "serve a page on 127.0.0.1 that shows the run live and can review and cancel it",
+    )
+    .option("--port <n>", "port of the --ui page (default: a free one)");
+}
+
+/** `taskledger ui --store DIR [--port N]`: serves the page until Ctrl-C. */
+export function addUiCommand(program: Command, io: CliIo, done: (code: number) => void): void {
+  program
+    .command("ui")
+    .description("serve a page on 127.0.0.1 over the runs of a store, live while they run")
+    .requiredOption("--store <dir>", "the run store's directory (as given to run --store)")
+    .option("--port <n>", "port to listen on (default: a free one)")
+    .action(async (raw: { store: string; port?: string }) => {
+      const server = await startUiServer({
+        store: resolve(io.cwd, raw.store),
+        port: portOf(raw.port),
+      });
+      io.stdout.write(`taskledger ui: ${server.url}\nCtrl-C stops it.\n`);
+      await new Promise<void>((stop) => {
+        if (io.signal.aborted) stop();
+        else io.signal.addEventListener("abort", () => stop(), { once: true });
+      });
+      await server.close();
+      done(exitCodes.completed);
+    });
+}
+
+/** The page of one `run --ui`: what the run command uses instead of its own io and reviewer. */
+export interface RunPage {
+  /** The options with a store (a temporary one when none was given: the page reads the log). */
+  options: RunOptions;
+  /** The command's io, its signal also aborted by the page's Cancel. */
+  io: CliIo;
+  /** The terminal's reviewer raced against the page's; undefined with --yes. */
+  reviewer: ((terminal: ReviewPlan | undefined) => ReviewPlan) | undefined;
+  attach(run: TaskRun): void;
+  close(): Promise<void>;
+}
+
+export async function openRunPage(
+  options: RunOptions,
+  io: CliIo,
+  flags: UiFlags,
+): Promise<RunPage> {
+  const store = options.store ?? (await mkdtemp(join(tmpdir(), "taskledger-run-")));
+  const cancel = new AbortController();
+  const reviews = options.yes ? undefined : new ReviewBroker(options.maxSubTasks);
+  let run: TaskRun | undefined;
+  const server = await startUiServer({
+    store,
+    port: portOf(flags.port),
+    live: { runId: () => run?.runId, reviews, cancel: () => cancel.abort() },
+  });
+  const human = options.json ? io.stderr : io.stdout;
+  return {
+    options: { ...options, store },
+    io: { ...io, signal: AbortSignal.any([io.signal, cancel.signal]) },
+    reviewer: reviews ? (terminal) => firstAnswer(reviews.reviewPlan, terminal) : undefined,
+    attach: (started) => {
+      run = started;
+      human.write(`Follow and steer this run at ${server.url}#/runs/${started.runId}\n`);
+      if (!options.store) human.write(`Its log is kept in ${store} (resume --store ${store}).\n`);
+    },
+    close: async () => {
+      await server.close();
+      human.write(`See the run again with: taskledger ui --store ${store}\n`);
+    },
+  };
+}
+
+function portOf(value: string | undefined): number {
+  if (value === undefined) return 0;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new UsageError(`--port must be a whole number from 0 to 65535; got "${value}"`);
+  return port;
+}
