@@ -91,7 +91,7 @@ describe.runIf(browserTests)("the page in a browser", () => {
     await expect.poll(() => page.locator("#detail .attempt").count()).toBeGreaterThan(0);
     expect(await page.locator("#detail").textContent()).toContain("onerror");
     expect(await page.locator("#detail img, #detail script, #run-header img").count()).toBe(0);
-    expect(await page.evaluate(() => (window as { __xss?: string }).__xss)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as { __xss?: string }).__xss)).toBeUndefined();
     expect(await page.locator("g.node title").first().textContent()).toContain("<img");
     await page.close();
   });
