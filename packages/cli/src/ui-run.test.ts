@@ -1,7 +1,14 @@
 import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createModelServer, type ModelServer, type RecordedRequest } from "@taskledger/testing";
+import {
+  createModelServer,
+  type ModelServer,
+  type RecordedRequest,
+  roleOf,
+  type ScriptedReply,
+  subTaskOf,
+} from "@taskledger/testing";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 // The page's browser helpers live with the page; shared here rather than copied.
@@ -26,18 +33,16 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** The demo's scripted models; the first `library` attempt takes a moment, so the page sees it run. */
+/** The demo's scripted models; with `slowLibrary` the judge of `library` takes a moment longer. */
 async function setup(slowLibrary = false) {
   const replies = createDemoReplies();
-  let slowed = false;
   const server: ModelServer = await createModelServer({
     replies: (request: RecordedRequest) => {
-      const reply = replies(request);
-      const body = JSON.stringify(request.body);
-      if (slowLibrary && !slowed && reply && body.includes("Create greet.js, an ES module")) {
-        slowed = true;
-        return { ...reply, delayMs: 1500 };
-      }
+      const scripted = replies(request);
+      const reply = typeof scripted === "function" ? scripted(request) : scripted;
+      // The manager's judge, not opencode: a slower answer changes no agent's turns.
+      if (slowLibrary && roleOf(request) === "judge" && subTaskOf(request) === "library")
+        return { ...reply, delayMs: 1500 } as ScriptedReply;
       return reply;
     },
   });
@@ -75,6 +80,8 @@ async function start(args: string[], io: CliIo, output: () => string) {
   expect(url, output()).toBeDefined();
   const page = await browser.newPage({ viewport: { width: 1300, height: 720 } });
   cleanups.push(() => page.close());
+  // A demo run on a busy machine takes a while; the test's own timeout bounds it all.
+  page.setDefaultTimeout(150_000);
   await page.goto(url as string);
   return { exit, page };
 }
@@ -95,6 +102,7 @@ describe.runIf(browserTests)("taskledger run --ui", () => {
     await page.locator('g.node[data-id="library"][data-status="running"]').waitFor();
     expect(await statuses(page)).toMatchObject({ tests: "pending", docs: "pending" });
     if (screenshots) await page.screenshot({ path: join(screenshots, "run-running.png") });
+    await page.locator('g.node[data-id="library"][data-status="completed"]').waitFor();
     expect(await exit).toBe(0);
     await expect
       .poll(() => statuses(page))
