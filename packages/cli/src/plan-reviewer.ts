@@ -35,9 +35,17 @@ export function createPlanReviewer(r: ReviewerIo): ReviewPlan {
       if (review.kind === "replan") r.out.write(`${describeReplan(review, r.c)}\n`);
       for (;;) {
         const question = review.kind === "plan" ? "Run this plan?" : "Apply this change?";
-        const answer = (await ask(`${question} [Y/n/e(dit)] `, r.io, review.abortSignal))
-          .trim()
-          .toLowerCase();
+        let answer: string;
+        try {
+          answer = (await ask(`${question} [Y/n/e(dit)] `, r.io, review.abortSignal))
+            .trim()
+            .toLowerCase();
+        } catch (error) {
+          // Withdrawn without a cancel: another reviewer (the `--ui` page) answered first.
+          if (review.abortSignal.aborted && !r.io.signal.aborted)
+            r.out.write(`\n${r.c.dim("Answered on the page.")}\n`);
+          throw error;
+        }
         if (answer === "" || answer.startsWith("y")) return { action: "approve" };
         if (answer.startsWith("n")) return { action: "reject", reason: "declined at the prompt" };
         if (!answer.startsWith("e")) continue;

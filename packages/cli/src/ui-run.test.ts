@@ -139,6 +139,7 @@ describe.runIf(browserTests)("taskledger run --ui", () => {
     expect(t.screen()).toContain("Run this plan? [Y/n/e(dit)]");
     await page.locator("#approve").click();
     expect(await exit).toBe(0);
+    expect(t.screen()).toContain("Answered on the page.");
     expect(t.screen()).toMatch(/library\s+completed/);
   }, 180_000);
 

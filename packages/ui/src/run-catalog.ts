@@ -73,6 +73,16 @@ export class RunCatalog {
     return log;
   }
 
+  /** The log's size and time of last change, to tell whether it changed since it was read. */
+  async stamp(runId: string): Promise<string | undefined> {
+    try {
+      const { size, mtimeMs } = await stat(this.#pathOf(runId));
+      return `${size}:${mtimeMs}`;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** True while a live process holds the run's lock (the file store's `<id>.lock`). */
   async isActive(runId: string): Promise<boolean> {
     try {

@@ -7,7 +7,7 @@ import type { PageAnswer, ReviewBroker } from "./review-broker.js";
 import { RunCatalog } from "./run-catalog.js";
 import type { RunLog } from "./run-log.js";
 import { detailOf, nodeOf, runViewOf, summaryOf } from "./run-views.js";
-import type { RunListView, StreamMessage } from "./view.js";
+import type { RunListView, RunSummaryView, StreamMessage } from "./view.js";
 
 /** The run `taskledger run --ui` is running: the page can answer its reviews and cancel it. */
 export interface LiveRun {
@@ -165,13 +165,29 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     return options.live?.runId() === runId || (await catalog.isActive(runId));
   }
 
+  // A listed run's summary is kept while its log and its lock are unchanged, so listing a store of
+  // large logs reads each one once, not on every visit.
+  const summaries = new Map<string, { key: string; view: RunSummaryView }>();
+
   async function listRuns(): Promise<RunListView> {
     const ids = await catalog.runIds();
-    const runs = [];
-    for (const id of ids.slice(0, maxListed)) {
+    const listed = ids.slice(0, maxListed);
+    const runs: RunSummaryView[] = [];
+    for (const id of listed) {
+      const active = await isActive(id);
+      const key = `${await catalog.stamp(id)}:${active}`;
+      const cached = summaries.get(id);
+      if (cached?.key === key) {
+        runs.push(cached.view);
+        continue;
+      }
       const log = await catalog.get(id);
-      if (log) runs.push(summaryOf(log, await isActive(id)));
+      if (!log) continue;
+      const view = summaryOf(log, active);
+      summaries.set(id, { key, view });
+      runs.push(view);
     }
+    for (const id of summaries.keys()) if (!listed.includes(id)) summaries.delete(id);
     return { runs, live: options.live?.runId(), omitted: Math.max(0, ids.length - maxListed) };
   }
 
