@@ -70,6 +70,7 @@ describe.runIf(browserTests)("the page in a browser", () => {
     await page.locator("a", { hasText: "Build the wide thing" }).click();
     await expect.poll(() => page.locator("g.node").count()).toBe(200);
     expect(await page.locator('g.node[data-status="completed"]').count()).toBe(200);
+    expect(await page.locator("#counts").textContent()).toBe("200 completed");
     // Laid out: nodes of later ranks sit further right than the first.
     const x = async (id: string) =>
       (await page.locator(`g.node[data-id="${id}"]`).boundingBox())?.x ?? 0;

@@ -270,6 +270,7 @@ async function showRun(runId: string): Promise<void> {
         { class: "facts" },
         h("span", { id: "run-status" }, badge(summary.status)),
         h("span", {}, `${summary.done}/${summary.total} done`),
+        h("span", { id: "counts", class: "muted" }, statusCounts(nodes.values())),
         h("span", {}, duration(summary.durationMs)),
         h("span", {}, tokens(summary.tokens)),
         cost(summary.tokens),
@@ -377,14 +378,21 @@ async function showRun(runId: string): Promise<void> {
     }
     if (!current) return;
     current.summary = message.summary;
-    drawHeader(current, message.summary);
-    drawReview(message.review);
     for (const node of message.nodes) {
       nodes.set(node.id, node);
       paint(node);
       if (node.id === selected) void select(node.id);
     }
+    drawHeader(current, message.summary);
+    drawReview(message.review);
   };
+}
+
+/** "117 completed · 1 failed · 82 skipped": where a large run stands at a glance. */
+function statusCounts(nodes: Iterable<NodeView>): string {
+  const counts = new Map<string, number>();
+  for (const node of nodes) counts.set(node.status, (counts.get(node.status) ?? 0) + 1);
+  return [...counts].map(([status, n]) => `${n} ${status}`).join(" · ");
 }
 
 function detailView(d: SubTaskDetailView): Node[] {
