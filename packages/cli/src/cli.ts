@@ -178,11 +178,12 @@ async function runCommand(
 ): Promise<number> {
   if (request.trim() === "") throw new UsageError("the request is empty");
   // With --ui, a page shows the run and can answer its reviews and cancel it.
-  const page = ui.ui && !options.dryRun ? await openRunPage(options, io, ui) : undefined;
+  const page = ui.ui && !options.dryRun ? openRunPage(options, io, ui) : undefined;
   if (page) ({ options, io } = page);
   const session = openSession(options, io, !stdinUsed, page?.reviewer);
   const { human, c, runtime } = session;
   try {
+    await page?.listen();
     human.write(c.dim(`Planning with ${options.provider}/${options.model}…\n`));
     if (options.dryRun) {
       const plan = await runtime.manager.plan(request, { abortSignal: io.signal });

@@ -1,8 +1,8 @@
-import { mkdtemp } from "node:fs/promises";
+import { randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { ReviewPlan, TaskRun } from "@taskledger/core";
-import { firstAnswer, ReviewBroker, startUiServer } from "@taskledger/ui";
+import { firstAnswer, ReviewBroker, startUiServer, type UiServer } from "@taskledger/ui";
 import type { Command } from "commander";
 import { type CliIo, exitCodes } from "./cli-io.js";
 import { type RunOptions, UsageError } from "./cli-options.js";
@@ -53,37 +53,43 @@ export interface RunPage {
   io: CliIo;
   /** The terminal's reviewer raced against the page's; undefined with --yes. */
   reviewer: ((terminal: ReviewPlan | undefined) => ReviewPlan) | undefined;
+  /** Starts serving; inside the command's try, so `close` always follows. */
+  listen(): Promise<void>;
   attach(run: TaskRun): void;
   close(): Promise<void>;
 }
 
-export async function openRunPage(
-  options: RunOptions,
-  io: CliIo,
-  flags: UiFlags,
-): Promise<RunPage> {
-  const store = options.store ?? (await mkdtemp(join(tmpdir(), "taskledger-run-")));
+/** Prepares the page; nothing is served (and nothing made on disk) until `listen`. */
+export function openRunPage(options: RunOptions, io: CliIo, flags: UiFlags): RunPage {
+  const port = portOf(flags.port);
+  // The store makes its directory at the first record.
+  const store = options.store ?? join(tmpdir(), `taskledger-run-${randomUUID()}`);
   const cancel = new AbortController();
   const reviews = options.yes ? undefined : new ReviewBroker(options.maxSubTasks);
-  let run: TaskRun | undefined;
-  const server = await startUiServer({
-    store,
-    port: portOf(flags.port),
-    live: { runId: () => run?.runId, reviews, cancel: () => cancel.abort() },
-  });
   const human = options.json ? io.stderr : io.stdout;
+  let run: TaskRun | undefined;
+  let server: UiServer | undefined;
   return {
     options: { ...options, store },
     io: { ...io, signal: AbortSignal.any([io.signal, cancel.signal]) },
     reviewer: reviews ? (terminal) => firstAnswer(reviews.reviewPlan, terminal) : undefined,
+    listen: async () => {
+      server = await startUiServer({
+        store,
+        port,
+        live: { runId: () => run?.runId, reviews, cancel: () => cancel.abort() },
+      });
+    },
     attach: (started) => {
       run = started;
+      if (!server) return;
       human.write(`Follow and steer this run at ${server.url}#/runs/${started.runId}\n`);
       if (!options.store) human.write(`Its log is kept in ${store} (resume --store ${store}).\n`);
     },
     close: async () => {
+      if (!server) return;
       await server.close();
-      human.write(`See the run again with: taskledger ui --store ${store}\n`);
+      if (run) human.write(`See the run again with: taskledger ui --store ${store}\n`);
     },
   };
 }

@@ -189,3 +189,15 @@ describe.runIf(browserTests)("taskledger run --ui", () => {
     expect(await processesUnder(cwd)).toEqual([]);
   }, 120_000);
 });
+
+describe("taskledger run --ui, refused", () => {
+  it("serves nothing when the command cannot start: a bad port, a missing key", async () => {
+    const port = captureIo();
+    expect(await runCli(["run", "x", "--ui", "--port", "70000"], port.io)).toBe(2);
+    expect(port.err()).toContain("--port must be a whole number from 0 to 65535");
+    const key = captureIo({ env: { CI: "true" } });
+    expect(await runCli(["run", "x", "--ui", "--provider", "openai"], key.io)).toBe(2);
+    expect(key.err()).toContain("OPENAI_API_KEY");
+    expect(key.out()).not.toContain("Follow and steer");
+  });
+});
