@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import { appendFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -135,6 +135,26 @@ describe("the ui server", () => {
       manager: "openai/m",
       agent: "openai/a",
     });
+  });
+
+  it("tells a run a live process holds (its lock) from one whose process is gone", async () => {
+    const { server, store, token } = await serve();
+    await storeRun(store, "Half done", onePlan);
+    const [file] = await readdir(store);
+    const path = join(store, file!);
+    const runId = file!.replace(/\.jsonl$/, "");
+    // The log of a process that died before its run finished.
+    const lines = (await readFile(path, "utf8")).trimEnd().split("\n");
+    await writeFile(path, `${lines.filter((l) => !l.includes('"run-finished"')).join("\n")}\n`);
+    const status = async () => {
+      const list = (await (
+        await fetch(`${origin(server)}/api/runs`, { headers: { "x-taskledger-token": token } })
+      ).json()) as RunListView;
+      return list.runs[0]?.status;
+    };
+    expect(await status()).toBe("stopped");
+    await writeFile(join(store, `${runId}.lock`), JSON.stringify({ pid: process.pid }));
+    expect(await status()).toBe("running");
   });
 
   it("reads a 50 MB log incrementally and sends a bounded snapshot, then only what changes", async () => {
