@@ -7,6 +7,7 @@ import {
   type RecordedRequest,
   roleOf,
   type ScriptedReply,
+  scriptByRole,
   subTaskOf,
 } from "@taskledger/testing";
 import type { Browser, Page } from "playwright-core";
@@ -188,6 +189,73 @@ describe.runIf(browserTests)("taskledger run --ui", () => {
     expect(JSON.parse(t.out()).status).toBe("cancelled");
     expect(await processesUnder(cwd)).toEqual([]);
   }, 120_000);
+});
+
+/** A plan whose one sub-task never passes its judge, so it is replanned into one that does. */
+function replanReplies(): (request: RecordedRequest) => ScriptedReply {
+  let plans = 0;
+  const sub = (id: string, title: string) => ({
+    id,
+    title,
+    description: `Write notes.txt (${id}).`,
+    successCriteria: ["notes.txt exists"],
+  });
+  return scriptByRole({
+    plan: () => ({
+      text: JSON.stringify({
+        subTasks: [
+          plans++ === 0 ? sub("write", "Write the notes") : sub("write-again", "Write them again"),
+        ],
+      }),
+    }),
+    judge: (request) => {
+      const done = subTaskOf(request) === "write-again";
+      return {
+        text: JSON.stringify({
+          completed: done,
+          summary: done ? "Wrote it." : "",
+          outputData: "",
+          feedback: done ? "" : "The file is missing.",
+        }),
+      };
+    },
+    agent: { text: "Working on it." },
+  });
+}
+
+describe.runIf(browserTests)("taskledger run --ui with a replan", () => {
+  it("asks about the replan on the page too, and runs it once approved there", async () => {
+    const server = await createModelServer({ replies: replanReplies() });
+    const cwd = await mkdtemp(join(tmpdir(), "taskledger-ui-replan-"));
+    cleanups.push(
+      () => server.close(),
+      () => rm(cwd, { recursive: true, force: true }),
+    );
+    const args = [
+      "run",
+      "Write notes",
+      ...compatibleArgs(server.openaiBaseURL),
+      "--agent-model",
+      `${compatibleProviderId}/agent`,
+      "--cwd",
+      cwd,
+      "--max-retries",
+      "0",
+      "--ui",
+    ];
+    const t = captureIo();
+    const { exit, page } = await start(args, t.io, t.out);
+    await page.locator("#approve").click();
+    const heading = page.locator("#review h2", { hasText: "A replan waits for review" });
+    await heading.waitFor();
+    expect(await page.locator("#review").textContent()).toContain("Replaces write");
+    expect(await page.locator("#plan-json").inputValue()).toContain("write-again");
+    await page.locator("#approve").click();
+    expect(await exit).toBe(0);
+    await expect
+      .poll(() => statuses(page))
+      .toEqual({ write: "replaced", "write-again": "completed" });
+  }, 180_000);
 });
 
 describe("taskledger run --ui, refused", () => {
