@@ -192,7 +192,7 @@ describe.runIf(browserTests)("taskledger run --ui", () => {
 });
 
 /** A plan whose one sub-task never passes its judge, so it is replanned into one that does. */
-function replanReplies(): (request: RecordedRequest) => ScriptedReply {
+function replanReplies(): (request: RecordedRequest) => ScriptedReply | undefined {
   let plans = 0;
   const sub = (id: string, title: string) => ({
     id,
