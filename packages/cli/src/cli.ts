@@ -20,6 +20,7 @@ import { readRequest } from "./request-source.js";
 import { resumeCommand } from "./resume-command.js";
 import { colorsFor, openSession, printPlan } from "./terminal-session.js";
 import { terminalText } from "./terminal-text.js";
+import { addUiCommand, openRunPage, type UiFlags, withUiOptions } from "./ui-command.js";
 
 /** Runs the `taskledger` command line and resolves with its exit code; never calls `process.exit`. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
@@ -72,7 +73,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       "read the request from a file",
     );
 
-  withRequest(program.command("run"), "what to get done")
+  withUiOptions(withRequest(program.command("run"), "what to get done"))
     .description("plan the request, run every sub-task, evaluate, retry and report")
     .option("-y, --yes", "do not ask before running the plan")
     .option("--dry-run", "plan only: print the Task Ledger and stop")
@@ -82,10 +83,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       "auto",
     )
     .option("--no-apply", "with worktrees, leave the result on its branch instead of in your tree")
-    .action(async (words: string[], raw: RawRunOptions) => {
+    .action(async (words: string[], raw: RawRunOptions & UiFlags) => {
       const options = await parseRunOptions(raw, io.cwd);
       const source = await readRequest(words, raw.requestFile, io);
-      exitCode = await runCommand(source.request, options, io, source.fromStdin);
+      exitCode = await runCommand(source.request, options, io, source.fromStdin, raw);
     });
 
   withRequest(program.command("plan"), "what to plan")
@@ -137,6 +138,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       }
     });
 
+  addUiCommand(program, io, (code) => {
+    exitCode = code;
+  });
+
   try {
     await program.parseAsync([...argv], { from: "user" });
     return exitCode;
@@ -178,11 +183,16 @@ async function runCommand(
   options: RunOptions,
   io: CliIo,
   stdinUsed = false,
+  ui: UiFlags = {},
 ): Promise<number> {
   if (request.trim() === "") throw new UsageError("the request is empty");
-  const session = openSession(options, io, !stdinUsed);
+  // With --ui, a page shows the run and can answer its reviews and cancel it.
+  const page = ui.ui && !options.dryRun ? openRunPage(options, io, ui) : undefined;
+  if (page) ({ options, io } = page);
+  const session = openSession(options, io, !stdinUsed, page?.reviewer);
   const { human, c, runtime } = session;
   try {
+    await page?.listen();
     human.write(c.dim(`Planning with ${options.provider}/${options.model}…\n`));
     if (options.dryRun) {
       const plan = await runtime.manager.plan(request, { abortSignal: io.signal });
@@ -198,8 +208,10 @@ async function runCommand(
       // Logged with the run, so `resume` needs only the store.
       settings: { host: { ...hostSettingsOf(options) } },
     });
+    page?.attach(run);
     return await session.follow(run);
   } finally {
     await runtime.close();
+    await page?.close();
   }
 }

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, "../../..");
-const packages = ["core", "testing", "llm", "executor", "evaluator", "cli"];
+const packages = ["core", "testing", "llm", "executor", "evaluator", "ui", "cli"];
 let project: string;
 
 // Packs every package as npm would publish it and installs the tarballs into an empty project:
@@ -75,6 +75,25 @@ describe("the packed packages", () => {
     await writeFile(join(project, "esm.mjs"), script);
     const { stdout } = await run(process.execPath, ["esm.mjs"], { cwd: project });
     expect(stdout.trim()).toBe("completed function");
+  });
+
+  it("serve the page from the built assets they ship, with nothing fetched from elsewhere", async () => {
+    const script = `
+      import { startUiServer } from "@taskledger/ui";
+      import { mkdtempSync } from "node:fs";
+      import { tmpdir } from "node:os";
+      import { join } from "node:path";
+      const server = await startUiServer({ store: mkdtempSync(join(tmpdir(), "packed-ui-")) });
+      const page = await (await fetch(server.url)).text();
+      const token = new URL(server.url).searchParams.get("token");
+      const script = await fetch(new URL("/assets/app.js?token=" + token, server.url));
+      const css = await fetch(new URL("/assets/app.css?token=" + token, server.url));
+      console.log(script.status, css.status, (await script.text()).length > 10000, /https?:\\/\\//.test(page));
+      await server.close();
+    `;
+    await writeFile(join(project, "ui.mjs"), script);
+    const { stdout } = await run(process.execPath, ["ui.mjs"], { cwd: project });
+    expect(stdout.trim()).toBe("200 200 true false");
   });
 
   it("load with require() from a CommonJS host such as an Electron main process", async () => {

@@ -35,7 +35,17 @@ export function createPlanReviewer(r: ReviewerIo): ReviewPlan {
       if (review.kind === "replan") r.out.write(`${describeReplan(review, r.c)}\n`);
       for (;;) {
         const question = review.kind === "plan" ? "Run this plan?" : "Apply this change?";
-        const answer = (await ask(`${question} [Y/n/e(dit)] `, r.io)).trim().toLowerCase();
+        let answer: string;
+        try {
+          answer = (await ask(`${question} [Y/n/e(dit)] `, r.io, review.abortSignal))
+            .trim()
+            .toLowerCase();
+        } catch (error) {
+          // Withdrawn without a cancel: another reviewer (the `--ui` page) answered first.
+          if (review.abortSignal.aborted && !r.io.signal.aborted)
+            r.out.write(`\n${r.c.dim("Answered on the page.")}\n`);
+          throw error;
+        }
         if (answer === "" || answer.startsWith("y")) return { action: "approve" };
         if (answer.startsWith("n")) return { action: "reject", reason: "declined at the prompt" };
         if (!answer.startsWith("e")) continue;
@@ -61,10 +71,11 @@ function describeReplan(review: PlanReview, c: Colors): string {
   ].join("\n");
 }
 
-async function ask(question: string, io: CliIo): Promise<string> {
+/** `withdrawn`: the question no longer stands (the page answered it first). */
+async function ask(question: string, io: CliIo, withdrawn: AbortSignal): Promise<string> {
   const rl = createInterface({ input: io.stdin, output: io.stdout });
   try {
-    return await rl.question(question, { signal: io.signal });
+    return await rl.question(question, { signal: AbortSignal.any([io.signal, withdrawn]) });
   } finally {
     rl.close();
   }

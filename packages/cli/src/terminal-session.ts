@@ -1,6 +1,7 @@
 import {
   emptyUsage,
   type PlanResult,
+  type ReviewPlan,
   type RunEvent,
   type RunReport,
   type TaskRun,
@@ -37,8 +38,16 @@ export function colorsFor(stream: { isTTY?: boolean }, env: CliIo["env"]): Color
   return pc.createColors(enabled);
 }
 
-/** `review: false` when stdin cannot answer a prompt (the request came from it). */
-export function openSession(options: RunOptions, io: CliIo, review = true): TerminalSession {
+/**
+ * `review: false` when stdin cannot answer a prompt (the request came from it); `page` races the
+ * terminal's reviewer against a page's (`run --ui`).
+ */
+export function openSession(
+  options: RunOptions,
+  io: CliIo,
+  review = true,
+  page?: (terminal: ReviewPlan | undefined) => ReviewPlan,
+): TerminalSession {
   // With --json, stdout carries only the report; people read progress on stderr.
   const human = options.json ? io.stderr : io.stdout;
   const c = colorsFor(human, io.env);
@@ -58,7 +67,7 @@ export function openSession(options: RunOptions, io: CliIo, review = true): Term
   const warnings = createModelWarningPrinter(io.stderr, colorsFor(io.stderr, io.env), (write) =>
     reporter ? reporter.aside(write) : write(),
   );
-  const runtime = createRuntime(options, io.env, reviewer, warnings);
+  const runtime = createRuntime(options, io.env, page ? page(reviewer) : reviewer, warnings);
 
   const follow = async (run: TaskRun, history: readonly RunEvent[] = []): Promise<number> => {
     const live = human.isTTY === true && io.env.CI === undefined;

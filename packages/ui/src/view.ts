@@ -1,0 +1,135 @@
+// What the server sends the page: plain JSON, bounded in size, shared by both sides (no imports,
+// so the browser bundle type-checks without Node's types).
+
+export interface TokensView {
+  input: number;
+  output: number;
+  /** US dollars, once the run records prices (absent until then: the page shows a blank). */
+  costUsd?: number;
+}
+
+/** Where a run stands: a report's status, or what its log and its lock say while it has none. */
+export type RunStatusView =
+  | "planning"
+  | "awaiting-review"
+  | "running"
+  | "stopped"
+  | "completed"
+  | "partial"
+  | "failed"
+  | "cancelled";
+
+export interface RunSummaryView {
+  runId: string;
+  /** Clipped to a line. */
+  request: string;
+  status: RunStatusView;
+  startedAt: string | undefined;
+  durationMs: number;
+  done: number;
+  total: number;
+  tokens: TokensView;
+  /** A log that could not be read: the reason. */
+  error?: string;
+}
+
+export interface RunListView {
+  runs: RunSummaryView[];
+  /** The run `taskledger run --ui` is running, when this page serves one. */
+  live: string | undefined;
+  /** Runs left out past the list's bound, the oldest. */
+  omitted: number;
+}
+
+export interface NodeView {
+  id: string;
+  title: string;
+  status: string;
+  dependsOn: string[];
+  attempts: number;
+  tokens: TokensView;
+}
+
+/** A plan or replan waiting for an answer on the page. */
+export interface ReviewView {
+  id: string;
+  kind: "plan" | "replan";
+  /** The ledger as JSON, for the page to show and edit. */
+  ledger: unknown;
+  replaced: string[];
+  reason: string | undefined;
+}
+
+export interface RunView {
+  summary: RunSummaryView;
+  /** The full request, clipped to a bound. */
+  request: string;
+  models: { manager: string | undefined; agent: string | undefined };
+  nodes: NodeView[];
+  /** The run can be cancelled and reviewed from this page (it is `run --ui`'s own). */
+  live: boolean;
+  review: ReviewView | undefined;
+  failure: string | undefined;
+}
+
+export interface ToolCallView {
+  tool: string;
+  status: string;
+  input: string;
+  output: string;
+}
+
+export interface EvidenceView {
+  source: string;
+  passed: boolean;
+  detail: string;
+}
+
+export interface AttemptView {
+  attempt: number;
+  startedAt: string | undefined;
+  agentModel: string | undefined;
+  outcome: string | undefined;
+  error: string | undefined;
+  durationMs: number | undefined;
+  tokens: TokensView | undefined;
+  finalText: string;
+  toolCalls: ToolCallView[];
+  /** Tool calls left out past the bound. */
+  toolCallsOmitted: number;
+  filesChanged: string[];
+  /** The attempt's diff, once runs record one (isolation); absent until then. */
+  diff?: string;
+  verdict:
+    | {
+        completed: boolean;
+        summary: string;
+        feedback: string;
+        incomplete: string | undefined;
+        evidence: EvidenceView[];
+      }
+    | undefined;
+  /** The feedback the retry after this attempt was given. */
+  retryFeedback: string | undefined;
+}
+
+export interface SubTaskDetailView {
+  id: string;
+  title: string;
+  status: string;
+  reason: string | null;
+  description: string;
+  successCriteria: string[];
+  checks: string[];
+  dependsOn: string[];
+  attempts: AttemptView[];
+  tokens: TokensView;
+  /** What dependents were given: the output of the attempt it completed with. */
+  outputData: string;
+  replacedBy: string[] | null;
+}
+
+/** One message on the run's event stream. */
+export type StreamMessage =
+  | { type: "snapshot"; run: RunView }
+  | { type: "update"; summary: RunSummaryView; nodes: NodeView[]; review: ReviewView | undefined };
