@@ -33,7 +33,12 @@ export interface RawRunOptions {
   alternateAgentModel?: string[];
   replan?: boolean;
   requestFile?: string;
+  executor?: string;
 }
+
+/** How attempts run: a fresh `opencode run` process each, or a session in a running `opencode serve`. */
+export type ExecutorKind = "cli" | "server";
+export const executorKinds: readonly ExecutorKind[] = ["cli", "server"];
 
 export interface RunOptions {
   provider: Provider;
@@ -54,6 +59,7 @@ export interface RunOptions {
   /** Agent models to try once each when retries did not finish a sub-task. */
   alternateAgentModels: string[];
   replan: boolean;
+  executor: ExecutorKind;
 }
 
 // Core takes more; a plan past this many steps is no longer one a person can review.
@@ -108,7 +114,16 @@ export async function parseRunOptions(raw: RawRunOptions, cwd: string): Promise<
       return model;
     }),
     replan: raw.replan !== false,
+    executor: executorKind(raw.executor),
   };
+}
+
+function executorKind(value: string | undefined): ExecutorKind {
+  if (value === undefined) return "cli";
+  if (!executorKinds.includes(value as ExecutorKind)) {
+    throw new UsageError(`--executor must be one of ${executorKinds.join(", ")}; got "${value}"`);
+  }
+  return value as ExecutorKind;
 }
 
 function integer(

@@ -46,6 +46,7 @@ export async function setUpDemo(base: {
       dryRun: false,
       alternateAgentModels: [],
       replan: true,
+      executor: "cli",
     },
     async finish(write) {
       try {
