@@ -327,6 +327,40 @@ describe.concurrent.each(kinds)(
         expect(executor.runningServers).toBe(1);
       },
     );
+    it.runIf(kind === "server")(
+      "a server that stops answering (SIGSTOP) is killed after serverHangMs: a retryable error, then a new server",
+      async () => {
+        const server = await scriptedServer([
+          {
+            toolCalls: [
+              {
+                name: "bash",
+                arguments: { command: "echo $$ > pid.txt; exec sleep 300", description: "wait" },
+              },
+            ],
+          },
+          { text: "After the hang." },
+        ]);
+        // Past opencode's 10 s heartbeat, so only a server that stopped answering trips it.
+        const executor = make(server, {
+          poolSize: 1,
+          serverHangMs: 12_000,
+        }) as OpencodeServerExecutor;
+        const cwd = await workDir();
+        const running = executor.run("Wait", runOptions(cwd));
+        const toolPid = await waitForPid(join(cwd, "pid.txt"));
+        const serverPid = parentOf(toolPid, 5) as number;
+        process.kill(serverPid, "SIGSTOP");
+        const result = await running;
+        expect(result.outcome).toBe("error");
+        expect(result.retryable).toBeUndefined();
+        expect(result.error).toContain("the opencode server sent nothing for 12000 ms");
+        expect(alive(serverPid)).toBe(false);
+        expect(alive(toolPid)).toBe(false);
+        const next = await executor.run("Again", runOptions(cwd, { attempt: 2 }));
+        expect(next).toMatchObject({ outcome: "finished", finalText: "After the hang." });
+      },
+    );
   },
 );
 
