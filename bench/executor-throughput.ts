@@ -1,7 +1,8 @@
 // Attempts per minute and dispatch-to-first-model-request for the CLI executor and the server
 // executor at 1, 2 and 4 attempts at once, in one run: `node bench/executor-throughput.ts`
 // (after `npm run build`). Each attempt answers "ok" at once, so the figures are the executors'
-// own cost. The server executor's first round (its servers starting) is reported apart.
+// own cost (the last rows: a model that takes 2 s, to size the pool). The server executor's first
+// round (its servers starting) is reported apart.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +15,7 @@ export interface ThroughputRow {
   parallel: number;
   poolSize?: number;
   directories: "reused" | "new per attempt";
+  modelDelayMs: number;
   attempts: number;
   attemptsPerMinute: number;
   /** Median time from `run()` to the model server's first request of that attempt. */
@@ -31,11 +33,14 @@ const subTask: SubTask = {
 };
 
 const firstRequestAt = new Map<string, number>();
+// How long the model takes to answer, set per row: 0 for the executors' own cost, 2 s for an
+// attempt that, like a real one, mostly waits on the model.
+let modelDelayMs = 0;
 const server = await createModelServer({
   replies: (request) => {
     const tag = /attempt-tag-(\d+)/.exec(JSON.stringify(request.body))?.[1];
     if (tag !== undefined && !firstRequestAt.has(tag)) firstRequestAt.set(tag, performance.now());
-    return { text: "ok" };
+    return modelDelayMs > 0 ? { text: "ok", delayMs: modelDelayMs } : { text: "ok" };
   },
 });
 let nextTag = 0;
@@ -44,8 +49,9 @@ async function measure(
   kind: "cli" | "server",
   parallel: number,
   rounds: number,
-  options: { poolSize?: number; newDirs?: boolean } = {},
+  options: { poolSize?: number; newDirs?: boolean; modelDelayMs?: number } = {},
 ): Promise<ThroughputRow> {
+  modelDelayMs = options.modelDelayMs ?? 0;
   const settings = {
     model: "scripted/m",
     config: { provider: scriptedOpencodeProvider(server, { models: ["m"] }) },
@@ -98,6 +104,7 @@ async function measure(
     parallel,
     ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
     directories: options.newDirs ? "new per attempt" : "reused",
+    modelDelayMs,
     attempts: waits.length,
     attemptsPerMinute: (waits.length / wall) * 60_000,
     medianFirstRequestMs: waits[Math.floor(waits.length / 2)] ?? Number.NaN,
@@ -114,6 +121,9 @@ export async function benchExecutorThroughput(): Promise<ThroughputRow[]> {
   rows.push(await measure("server", 4, 4, { newDirs: true }));
   rows.push(await measure("server", 4, 6, { poolSize: 2 }));
   rows.push(await measure("server", 4, 6, { poolSize: 1 }));
+  for (const poolSize of [4, 2, 1]) {
+    rows.push(await measure("server", 4, 3, { poolSize, modelDelayMs: 2000 }));
+  }
   return rows;
 }
 

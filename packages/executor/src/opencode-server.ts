@@ -44,6 +44,8 @@ export class OpencodeServer {
   attempts = 0;
   /** Set once the process has exited. */
   ended: ProcessEnd | undefined;
+  // One per attempt running on it, removed when the attempt ends, so none piles up.
+  private readonly exitListeners = new Set<(end: ProcessEnd) => void>();
   /** Every process seen under it (tool commands), so a stop kills them too. */
   readonly tracked: TrackedProcess[] = [];
 
@@ -141,8 +143,21 @@ export class OpencodeServer {
     );
     void exited.then((end) => {
       server.ended = end;
+      for (const listener of server.exitListeners) listener(end);
+      server.exitListeners.clear();
     });
     return server;
+  }
+
+  /** Calls `listener` when the server exits (at once if it has); returns how to stop listening. */
+  onExit(listener: (end: ProcessEnd) => void): () => void {
+    const ended = this.ended;
+    if (ended !== undefined) {
+      queueMicrotask(() => listener(ended));
+      return () => {};
+    }
+    this.exitListeners.add(listener);
+    return () => this.exitListeners.delete(listener);
   }
 
   /** A client for the server's instance of `directory`. */

@@ -80,7 +80,7 @@ export async function runServerSession(input: SessionInput): Promise<ProcessEnd>
     clearTimeout(hang);
     hang = setTimeout(() => lost(hangMessage(input.hangMs)), input.hangMs);
   };
-  void server.exited.then((exit) =>
+  const stopWatchingExit = server.onExit((exit) =>
     lost(
       `the opencode server exited mid-attempt (${exit.signal ? `signal ${exit.signal}` : `code ${exit.exitCode}`})`,
     ),
@@ -133,6 +133,8 @@ export async function runServerSession(input: SessionInput): Promise<ProcessEnd>
       const sessions = new Set([sessionId]);
       const [providerID = "", ...rest] = input.model.split("/");
       if (options.abortSignal.aborted) onAbort();
+      // Stopped while the session was being made: nothing is sent, nothing runs on.
+      if (end.stoppedBy !== undefined) finish();
       else {
         const sent = await client.session.promptAsync(
           {
@@ -146,6 +148,11 @@ export async function runServerSession(input: SessionInput): Promise<ProcessEnd>
         if (sent.error !== undefined) {
           requestFailed("sending the prompt", sent.error);
           finish();
+        } else if (end.stoppedBy !== undefined) {
+          // A stop's abort may have reached the server before the prompt it was meant to end.
+          void client.session
+            .abort({ sessionID: sessionId }, { signal: connection.signal })
+            .catch(() => {});
         }
       }
       const reading = (async () => {
@@ -180,6 +187,7 @@ export async function runServerSession(input: SessionInput): Promise<ProcessEnd>
     }
   } finally {
     over = true;
+    stopWatchingExit();
     connection.abort();
     clearTimeout(timeout);
     clearTimeout(hang);
