@@ -163,18 +163,20 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
       base: this.options.inheritEnv === false ? { PATH: process.env.PATH } : process.env,
       extra: this.options.env,
     });
-    const started = await OpencodeServer.start(
-      {
-        binary: this.binary ?? resolveOpencodeBinary(this.options.binaryPath),
-        env,
-        dirs,
-        plugins: this.options.plugins ?? false,
-        startTimeoutMs: this.options.serverStartTimeoutMs ?? 60_000,
-        maxStderrChars: settings.maxStderrChars,
-        watchdog: this.watchdog,
-      },
-      signal,
-    );
+    const input = {
+      binary: this.binary ?? resolveOpencodeBinary(this.options.binaryPath),
+      env,
+      dirs,
+      plugins: this.options.plugins ?? false,
+      startTimeoutMs: this.options.serverStartTimeoutMs ?? 60_000,
+      maxStderrChars: settings.maxStderrChars,
+      watchdog: this.watchdog,
+    };
+    let started = await OpencodeServer.start(input, signal);
+    // The free port was taken before opencode bound it (opencode says only "ServeError"): try another.
+    for (let retry = 0; retry < 2 && portTaken(started) && !signal.aborted; retry++) {
+      started = await OpencodeServer.start(input, signal);
+    }
     if (!(started instanceof OpencodeServer)) await removeDir(root);
     return started;
   }
@@ -183,6 +185,14 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
     await server.stop(attemptSettings(this.options).killGraceMs);
     if (!this.options.keepAttemptDirs) await removeDir(server.dirs.root);
   }
+}
+
+function portTaken(started: OpencodeServer | ServerStartFailure): boolean {
+  return (
+    !(started instanceof OpencodeServer) &&
+    started.exitCode === 1 &&
+    /ServeError/.test(started.stderr)
+  );
 }
 
 /** An executor that runs every attempt as a fresh session in a pool of `opencode serve` processes. */
