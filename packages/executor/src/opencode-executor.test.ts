@@ -279,6 +279,22 @@ describe.concurrent.each(kinds)(
       expect(String((error as Error).message)).toContain("npm install opencode-ai");
     });
 
+    it("an attempt's own agentModel is the model that answers it", async () => {
+      const server = await scriptedServer([{ text: "From the other model." }]);
+      const executor = make(server, {
+        config: {
+          provider: scriptedOpencodeProvider(server, { models: ["test-model", "other-model"] }),
+        },
+      });
+      const result = await executor.run(
+        "Hi",
+        runOptions(await workDir(), { agentModel: "scripted/other-model" }),
+      );
+      expect(result).toMatchObject({ outcome: "finished", finalText: "From the other model." });
+      expect(result.details?.model).toBe("scripted/other-model");
+      expect((server.requests[0]?.body as { model?: string }).model).toBe("other-model");
+    });
+
     it("plugs into the core manager, which retries a truncated attempt", async () => {
       const server = await scriptedServer([
         { text: "Half of", finishReason: "length" },
