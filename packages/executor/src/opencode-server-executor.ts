@@ -64,9 +64,14 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
     return () => this.watchdog.release(process.pid);
   }
 
-  /** Kills what a dead manager process left running: its servers and their tools' processes. */
+  /**
+   * Kills what a dead manager process left running: its servers and their tools' processes. This
+   * executor's own running servers are spared (a run resumed in the same process as another).
+   */
   async reclaim(processes: readonly AttemptProcess[]): Promise<void> {
-    for (const process of processes) signalTracked(process, "SIGKILL");
+    for (const process of processes) {
+      if (!this.pool.owns(process)) signalTracked(process, "SIGKILL");
+    }
   }
 
   /** Stops every server; the executor runs no attempt after this. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { OpencodeServer } from "./opencode-server.js";
 import { ServerPool } from "./server-pool.js";
 
-type Fake = { url: string; attempts: number; ended: unknown };
+type Fake = { url: string; attempts: number; ended: unknown; pid: number; startTime: string };
 
 function fakePool(size: number, maxAttempts = 100) {
   const started: Fake[] = [];
@@ -14,6 +14,8 @@ function fakePool(size: number, maxAttempts = 100) {
         url: `http://127.0.0.1:${started.length}`,
         attempts: 0,
         ended: undefined,
+        pid: 1000 + started.length,
+        startTime: "42",
       };
       started.push(server);
       return server as unknown as OpencodeServer;
@@ -68,6 +70,15 @@ describe("ServerPool", () => {
     expect(stopped).toEqual([a, b, c]);
     expect(started).toHaveLength(3);
     expect(pool.running).toBe(0);
+  });
+
+  it("owns its running servers only, by pid and start time", async () => {
+    const { pool } = fakePool(1);
+    const a = (await pool.acquire(signal())) as OpencodeServer;
+    expect(pool.owns({ pid: a.pid, startTime: "42" })).toBe(true);
+    expect(pool.owns({ pid: a.pid, startTime: "41" })).toBe(false);
+    pool.release(a, false);
+    expect(pool.owns({ pid: a.pid, startTime: "42" })).toBe(false);
   });
 
   it("close stops every server, and later acquires throw", async () => {

@@ -75,6 +75,14 @@ export class ServerPool {
     this.all.clear();
   }
 
+  /** True when `process` is one of this pool's running servers (the same process, not a reused pid). */
+  owns(process: { pid: number; startTime: string }): boolean {
+    for (const server of this.all) {
+      if (server.pid === process.pid && server.startTime === process.startTime) return true;
+    }
+    return false;
+  }
+
   /** Servers running now (idle or serving). */
   get running(): number {
     return this.all.size;
