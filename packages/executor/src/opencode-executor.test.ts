@@ -292,7 +292,7 @@ describe.concurrent.each(kinds)(
       );
       expect(result).toMatchObject({ outcome: "finished", finalText: "From the other model." });
       expect(result.details?.model).toBe("scripted/other-model");
-      expect((server.requests[0]?.body as { model?: string }).model).toBe("other-model");
+      expect(JSON.stringify(server.requests[0]?.body)).toContain(`"model":"other-model"`);
     });
 
     it("plugs into the core manager, which retries a truncated attempt", async () => {
