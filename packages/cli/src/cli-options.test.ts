@@ -1,7 +1,8 @@
 import { readFile } from "node:fs/promises";
 import { defaultModels } from "@taskledger/llm";
 import { describe, expect, it } from "vitest";
-import { parseRunOptions } from "./cli-options.js";
+import { parseRunOptions, UsageError } from "./cli-options.js";
+import { hostSettingsOf, loggedOptions, readHostSettings } from "./host-settings.js";
 
 describe("parseRunOptions: default models", () => {
   it.each(Object.entries(defaultModels))(
@@ -23,6 +24,21 @@ describe("parseRunOptions: default models", () => {
       "/",
     );
     expect(both.agentModel).toBe("anthropic/other");
+  });
+});
+
+describe("--executor", () => {
+  it("is cli unless server is asked for; anything else is a usage error", async () => {
+    expect((await parseRunOptions({}, "/")).executor).toBe("cli");
+    expect((await parseRunOptions({ executor: "server" }, "/")).executor).toBe("server");
+    await expect(parseRunOptions({ executor: "fast" }, "/")).rejects.toThrow(UsageError);
+  });
+
+  it("is logged with the run and read back, so a resume runs on the same executor", async () => {
+    const options = await parseRunOptions({ executor: "server" }, "/");
+    const logged = JSON.parse(JSON.stringify(hostSettingsOf(options)));
+    expect(readHostSettings(logged)?.executor).toBe("server");
+    expect(loggedOptions).toContainEqual(["executor", "--executor"]);
   });
 });
 

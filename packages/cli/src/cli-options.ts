@@ -35,7 +35,12 @@ export interface RawRunOptions {
   requestFile?: string;
   isolation?: string;
   apply?: boolean;
+  executor?: string;
 }
+
+/** How attempts run: a fresh `opencode run` process each, or a session in a running `opencode serve`. */
+export type ExecutorKind = "cli" | "server";
+export const executorKinds: readonly ExecutorKind[] = ["cli", "server"];
 
 export interface RunOptions {
   provider: Provider;
@@ -60,6 +65,7 @@ export interface RunOptions {
   isolation: "auto" | "worktree" | "shared";
   /** With worktrees, apply the run's change to the working tree at the end. */
   apply: boolean;
+  executor: ExecutorKind;
 }
 
 // Core takes more; a plan past this many steps is no longer one a person can review.
@@ -116,6 +122,7 @@ export async function parseRunOptions(raw: RawRunOptions, cwd: string): Promise<
     replan: raw.replan !== false,
     isolation: isolationOf(raw.isolation),
     apply: raw.apply !== false,
+    executor: executorKind(raw.executor),
   };
 }
 
@@ -123,6 +130,14 @@ function isolationOf(value: string | undefined): RunOptions["isolation"] {
   if (value === undefined) return "auto";
   if (value === "auto" || value === "worktree" || value === "shared") return value;
   throw new UsageError(`--isolation must be auto, worktree or shared; got "${value}"`);
+}
+
+function executorKind(value: string | undefined): ExecutorKind {
+  if (value === undefined) return "cli";
+  if (!executorKinds.includes(value as ExecutorKind)) {
+    throw new UsageError(`--executor must be one of ${executorKinds.join(", ")}; got "${value}"`);
+  }
+  return value as ExecutorKind;
 }
 
 function integer(

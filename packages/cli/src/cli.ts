@@ -64,6 +64,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         (value: string, list: string[] = []) => [...list, value],
       )
       .option("--no-replan", "fail a sub-task instead of replanning it when its retries are spent")
+      .option(
+        "--executor <kind>",
+        "cli: a new opencode process per attempt (default); server: sessions in running opencode servers",
+      )
       .option("--json", "print the final report as JSON on stdout; progress goes to stderr");
 
   // The request as words, `-` for stdin, or a file: argv caps one argument at 128 KB.

@@ -1,4 +1,9 @@
-import type { RawRunOptions, RunOptions } from "./cli-options.js";
+import {
+  type ExecutorKind,
+  executorKinds,
+  type RawRunOptions,
+  type RunOptions,
+} from "./cli-options.js";
 
 /** What the CLI logs with a run so `resume --store DIR` needs nothing else. Never a secret. */
 export interface HostSettings {
@@ -7,6 +12,8 @@ export interface HostSettings {
   baseURL?: string;
   agentModel: string;
   opencodeConfig?: Record<string, unknown>;
+  /** Absent in logs of runs from before `--executor`: those ran on the CLI executor. */
+  executor?: ExecutorKind;
 }
 
 // Keys whose values are credentials; `{env:NAME}` and `{file:PATH}` references are kept.
@@ -22,6 +29,7 @@ export function hostSettingsOf(options: RunOptions): HostSettings {
     ...(options.opencodeConfig
       ? { opencodeConfig: withoutSecrets(options.opencodeConfig) as Record<string, unknown> }
       : {}),
+    executor: options.executor,
   };
 }
 
@@ -53,6 +61,9 @@ export function readHostSettings(
     ...(typeof config === "object" && config !== null && !Array.isArray(config)
       ? { opencodeConfig: config as Record<string, unknown> }
       : {}),
+    ...(executorKinds.includes(host.executor as ExecutorKind)
+      ? { executor: host.executor as ExecutorKind }
+      : {}),
   };
 }
 
@@ -69,4 +80,5 @@ export const loggedOptions = [
   ["maxSubTasks", "--max-sub-tasks"],
   ["alternateAgentModel", "--alternate-agent-model"],
   ["replan", "--no-replan"],
+  ["executor", "--executor"],
 ] as const satisfies readonly (readonly [keyof RawRunOptions, string])[];

@@ -10,7 +10,12 @@ export {
   createEvaluator,
   type EvaluatorOptions,
 } from "@taskledger/evaluator";
-export { createOpencodeExecutor, type OpencodeExecutorOptions } from "@taskledger/executor";
+export {
+  createOpencodeExecutor,
+  createOpencodeServerExecutor,
+  type OpencodeExecutorOptions,
+  type OpencodeServerExecutorOptions,
+} from "@taskledger/executor";
 export {
   type CreateModelOptions,
   createModel,

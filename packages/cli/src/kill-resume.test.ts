@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -10,6 +10,16 @@ import { createDemoReplies, demoRequest } from "./demo-scenario.js";
 import type { JsonReport } from "./json-report.js";
 import { compatibleProviderId } from "./runtime.js";
 import { compatibleArgs, processesUnder } from "./test-support/cli-harness.js";
+
+/** When `pid` started (Linux), or undefined once no such process runs. */
+function startTimeOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
+}
 
 const bin = resolve(import.meta.dirname, "../dist/bin.js");
 
@@ -24,7 +34,7 @@ function nameOf(request: RecordedRequest): string | undefined {
  * Runs the demo's request through the built CLI with a durable store, `kill -9`s the manager at
  * `point`, then resumes it with a second process: the report must be the uninterrupted one's.
  */
-async function killAndResume(point: KillPoint) {
+async function killAndResume(point: KillPoint, extraArgs: string[] = []) {
   const root = await mkdtemp(join(tmpdir(), `taskledger-kill-${point}-`));
   const cwd = join(root, "work");
   const store = join(root, "store");
@@ -86,7 +96,7 @@ async function killAndResume(point: KillPoint) {
     return { child, exit };
   };
   try {
-    const first = runCli(["run", demoRequest, "--yes", ...args]);
+    const first = runCli(["run", demoRequest, "--yes", ...args, ...extraArgs]);
     victim = first.child;
     const ended = await first.exit;
     expect(ended.signal).toBe("SIGKILL");
@@ -123,6 +133,25 @@ async function killAndResume(point: KillPoint) {
     await rm(root, { recursive: true, force: true });
   }
 }
+
+describe.runIf(process.platform === "linux")(
+  "kill -9 of a manager on the server executor, then resume",
+  () => {
+    it("resumes on the server executor it logged; every process either session recorded is gone", async () => {
+      expect(existsSync(bin), "run `npm run build` first").toBe(true);
+      const { report, after } = await killAndResume("mid-attempt", ["--executor", "server"]);
+      expect(report.status).toBe("completed");
+      const executors = new Set(
+        after.flatMap((r) => (r.type === "attempt-finished" ? [r.result.details?.executor] : [])),
+      );
+      expect(executors).toEqual(new Set(["opencode-server"]));
+      const recorded = after.flatMap((r) => (r.type === "attempt-process" ? [r] : []));
+      // The killed manager's server was recorded at its attempt's start.
+      expect(recorded.length).toBeGreaterThan(0);
+      for (const process of recorded) expect(startTimeOf(process.pid)).not.toBe(process.startTime);
+    }, 240_000);
+  },
+);
 
 describe.runIf(process.platform === "linux")("kill -9 of the manager, then resume", () => {
   for (const point of ["planning", "mid-attempt", "before-evaluation"] as const) {

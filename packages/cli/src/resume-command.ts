@@ -77,6 +77,7 @@ async function resumeOptions(
     model: host.model,
     ...(host.baseURL ? { baseUrl: host.baseURL } : {}),
     agentModel: host.agentModel,
+    ...(host.executor ? { executor: host.executor } : {}),
     ...(recovered.cwd ? { cwd: recovered.cwd } : {}),
     ...(recovered.settings
       ? {

@@ -1,5 +1,15 @@
-import { FileRunStore, type Manager, type ReviewPlan, type RunStore } from "@taskledger/core";
-import { createOpencodeExecutor, type OpencodeConfig } from "@taskledger/executor";
+import {
+  type Executor,
+  FileRunStore,
+  type Manager,
+  type ReviewPlan,
+  type RunStore,
+} from "@taskledger/core";
+import {
+  createOpencodeExecutor,
+  createOpencodeServerExecutor,
+  type OpencodeConfig,
+} from "@taskledger/executor";
 import { createModel, type ModelWarning } from "@taskledger/llm";
 import type { RunOptions } from "./cli-options.js";
 import { createManager } from "./create-manager.js";
@@ -29,10 +39,12 @@ export function createRuntime(
     env,
     ...(onModelWarning ? { onWarning: onModelWarning } : {}),
   });
-  const executor = createOpencodeExecutor({
-    model: options.agentModel,
-    config: agentConfig(options),
-  });
+  const settings = { model: options.agentModel, config: agentConfig(options) };
+  const executor: Executor =
+    options.executor === "server"
+      ? // One server per sub-task that can run at once: no attempt waits for a server.
+        createOpencodeServerExecutor({ ...settings, poolSize: options.concurrency })
+      : createOpencodeExecutor(settings);
   const store = options.store ? new FileRunStore(options.store) : undefined;
   const manager = createManager({
     model,
@@ -49,7 +61,7 @@ export function createRuntime(
     apply: options.apply,
     ...(store ? { store } : {}),
   });
-  return { manager, store, close: async () => {} };
+  return { manager, store, close: () => executor.close?.() ?? Promise.resolve() };
 }
 
 /** The host's opencode config, plus a provider entry when the agent talks to an OpenAI-compatible server. */

@@ -77,4 +77,9 @@ export interface Executor {
   guard?(process: AttemptProcess): () => void;
   /** Stops processes of attempts a dead manager process left running; called on resume. */
   reclaim?(processes: readonly AttemptProcess[]): Promise<void>;
+  /**
+   * Stops what the executor keeps running between attempts (the server executor's servers). The
+   * host that made the executor calls it once its runs are over; the manager never does.
+   */
+  close?(): Promise<void>;
 }

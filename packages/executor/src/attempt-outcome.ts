@@ -10,6 +10,10 @@ export interface ProcessEnd {
   stoppedBy?: "abort" | "timeout" | "step-limit" | "unknown-finish-loop" | "exit";
   /** Could not start (spawn error). */
   spawnError?: string;
+  /** opencode refused its config (the server says so when a session is made). */
+  configRejection?: string;
+  /** The opencode server the attempt ran on died or stopped answering mid-attempt (retryable). */
+  serverLost?: string;
   /** What opencode wrote to stderr (its tail). */
   stderr?: string;
 }
@@ -37,6 +41,14 @@ export function decideOutcome(
     };
   }
   if (end.spawnError) return { outcome: "error", error: end.spawnError };
+  if (end.serverLost) return { outcome: "error", error: end.serverLost };
+  if (end.configRejection) {
+    return {
+      outcome: "error",
+      error: `opencode rejected its config: ${end.configRejection}`,
+      retryable: false,
+    };
+  }
   const lastError = transcript.errors.at(-1);
   if (lastError) {
     const status = lastError.statusCode === undefined ? "" : ` (status ${lastError.statusCode})`;

@@ -139,4 +139,58 @@ describe.runIf(process.platform === "linux")("a library host killed with kill -9
       await rm(root, { recursive: true, force: true });
     }
   }, 60_000);
+  it("the server executor's idle server dies with its host: the watchdog guards it for its whole life", async () => {
+    expect(existsSync(built), "run `npm run build` first").toBe(true);
+    const root = await mkdtemp(join(tmpdir(), "taskledger-host-server-"));
+    const cwd = join(root, "work");
+    await mkdir(cwd);
+    await mkdir(join(root, "tmp"));
+    const server = await createModelServer({ replies: () => ({ text: "Done." }) });
+    const child = spawn(process.execPath, [host, cwd, "idle-server"], {
+      cwd: root,
+      env: {
+        ...process.env,
+        // The executor's directories, so the server itself, go under `root`.
+        TMPDIR: join(root, "tmp"),
+        TASKLEDGER_TEST_PROVIDER: JSON.stringify(scriptedOpencodeProvider(server)),
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    const done = new Promise<void>((r) => {
+      child.stdout.on("data", (d) => {
+        stdout += d;
+        if (stdout.includes('"done"')) r();
+      });
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    const exited = new Promise<NodeJS.Signals | null>((r) => child.on("exit", (_, s) => r(s)));
+    try {
+      await done;
+      const report = JSON.parse(stdout.trim().split("\n").at(-1) as string);
+      expect(report.outcome, stderr).toBe("finished");
+      const running = await processesUnder(root);
+      // The host, its watchdog and the idle server.
+      expect(running).toEqual(expect.arrayContaining([child.pid, report.serverPid]));
+      expect(running.filter((pid) => commandLineOf(pid).includes("watchdog-process"))).toHaveLength(
+        1,
+      );
+
+      process.kill(child.pid as number, "SIGKILL");
+      expect(await exited).toBe("SIGKILL");
+      const left = await pollUntil(
+        () => processesUnder(root),
+        (pids) => pids.length === 0,
+      );
+      expect(left.map((pid) => `${pid} ${commandLineOf(pid)}`)).toEqual([]);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      for (const pid of await processesUnder(root)) process.kill(pid, "SIGKILL");
+      await server.close();
+      await rm(root, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -17,4 +17,9 @@ export {
   type OpencodeExecutorOptions,
   opencodeVersion,
 } from "./opencode-executor.js";
+export {
+  createOpencodeServerExecutor,
+  OpencodeServerExecutor,
+  type OpencodeServerExecutorOptions,
+} from "./opencode-server-executor.js";
 export { defaultTranscriptLimits, Transcript, type TranscriptLimits } from "./transcript.js";

@@ -68,9 +68,20 @@ export function parseEventLine(
   } catch {
     return { type: "unknown", rawType: "invalid-json", bytes: line.bytes };
   }
-  if (!isObject(value) || typeof value.type !== "string") {
-    return { type: "unknown", rawType: "invalid-json", bytes: line.bytes };
-  }
+  return (
+    eventFromJson(value, limits) ?? { type: "unknown", rawType: "invalid-json", bytes: line.bytes }
+  );
+}
+
+/**
+ * Turns one event object of `opencode run --format json` (as parsed, or as the server executor
+ * builds it from the server's own events) into a typed event; undefined when it has no type.
+ */
+export function eventFromJson(
+  value: unknown,
+  limits: EventParseLimits = defaultEventParseLimits,
+): OpencodeEvent | undefined {
+  if (!isObject(value) || typeof value.type !== "string") return undefined;
   const part = isObject(value.part) ? value.part : {};
   const sessionId = typeof value.sessionID === "string" ? value.sessionID : undefined;
   switch (value.type) {

@@ -7,10 +7,17 @@ import {
   type ExecuteOptions,
   type Executor,
   HeadTailBuffer,
-  InvalidConfigError,
   type SubTask,
 } from "@taskledger/core";
-import { decideOutcome, type ProcessEnd } from "./attempt-outcome.js";
+import type { ProcessEnd } from "./attempt-outcome.js";
+import { attemptResult } from "./attempt-result.js";
+import {
+  type AttemptLimitOptions,
+  type AttemptSettings,
+  attemptSettings,
+  checkExecutorOptions,
+  checkModel,
+} from "./attempt-settings.js";
 import { createAttemptRoot, removeDir, sweepStaleAttemptDirs } from "./attempt-temp-dir.js";
 import { AttemptWatchdog } from "./attempt-watchdog.js";
 import {
@@ -20,21 +27,16 @@ import {
   type OpencodeConfig,
 } from "./hermetic-config.js";
 import { resolveOpencodeBinary } from "./opencode-binary.js";
-import {
-  defaultEventParseLimits,
-  type EventParseLimits,
-  type OpencodeEvent,
-  parseOpencodeEvents,
-} from "./opencode-events.js";
+import { type OpencodeEvent, parseOpencodeEvents } from "./opencode-events.js";
 import { spawnGroup } from "./process-group.js";
 import { ProcessGuard } from "./process-guard.js";
 import { signalTracked, startTimeOf, type TrackedProcess } from "./process-tree.js";
-import { defaultTranscriptLimits, Transcript, type TranscriptLimits } from "./transcript.js";
+import { Transcript } from "./transcript.js";
 
 /** The opencode release this package is built and tested against (its `opencode-ai` dependency). */
 export const opencodeVersion = "1.18.33";
 
-export interface OpencodeExecutorOptions {
+export interface OpencodeExecutorOptions extends AttemptLimitOptions {
   /** `provider/model`, as opencode's `--model` takes it. */
   model: string;
   /** An opencode executable; default: the one the `opencode-ai` dependency installed. */
@@ -69,7 +71,6 @@ export interface OpencodeExecutorOptions {
   keepAttemptDirs?: boolean;
   /** Session title; giving one saves opencode's title-generation model call. */
   title?: (subTask: SubTask, attempt: number) => string;
-  limits?: Partial<TranscriptLimits & EventParseLimits & { maxStderrChars: number }>;
 }
 
 /** Runs each attempt of a sub-task as a fresh `opencode run --format json` session. */
@@ -81,15 +82,7 @@ export class OpencodeExecutor implements Executor {
   private readonly watchdog: AttemptWatchdog;
 
   constructor(private readonly options: OpencodeExecutorOptions) {
-    if (!/^[^/\s]+\/\S+$/.test(options.model)) {
-      throw new InvalidConfigError(`model must be "provider/model", got "${options.model}"`);
-    }
-    for (const key of ["timeoutMs", "maxSteps", "maxUnknownFinishes", "killGraceMs"] as const) {
-      const value = options[key];
-      if (value !== undefined && !(Number.isFinite(value) && value > 0)) {
-        throw new InvalidConfigError(`${key} must be a positive number, got ${value}`);
-      }
-    }
+    checkExecutorOptions({ ...options }, []);
     this.watchdog = new AttemptWatchdog(this.settings().killGraceMs);
   }
 
@@ -111,9 +104,7 @@ export class OpencodeExecutor implements Executor {
     const options = { ...given, cwd: resolve(given.cwd) };
     // An escalation step may ask for another agent model for this one attempt.
     const model = given.agentModel ?? this.options.model;
-    if (!/^[^/\s]+\/\S+$/.test(model)) {
-      throw new InvalidConfigError(`agentModel must be "provider/model", got "${model}"`);
-    }
+    checkModel("agentModel", model);
     const started = performance.now();
     const settings = this.settings();
     const transcript = new Transcript(options.cwd, settings.transcriptLimits);
@@ -192,7 +183,7 @@ export class OpencodeExecutor implements Executor {
     prompt: string,
     options: ExecuteOptions,
     transcript: Transcript,
-    settings: ReturnType<OpencodeExecutor["settings"]>,
+    settings: AttemptSettings,
   ): Promise<{ end: ProcessEnd; stderr: string; pid: number | undefined }> {
     const binary = this.binary as string;
     // From here to the first `watch`, one synchronous stretch: no await lets the host die unguarded.
@@ -211,7 +202,7 @@ export class OpencodeExecutor implements Executor {
     child: ChildProcess,
     options: ExecuteOptions,
     transcript: Transcript,
-    settings: ReturnType<OpencodeExecutor["settings"]>,
+    settings: AttemptSettings,
   ): Promise<{ end: ProcessEnd; stderr: string; pid: number | undefined }> {
     const binary = this.binary as string;
     const pid = child.pid;
@@ -289,18 +280,7 @@ export class OpencodeExecutor implements Executor {
   }
 
   private settings() {
-    const limits = this.options.limits ?? {};
-    return {
-      agent: this.options.agent ?? "build",
-      timeoutMs: this.options.timeoutMs ?? 20 * 60_000,
-      maxSteps: this.options.maxSteps ?? 50,
-      maxUnknownFinishes: this.options.maxUnknownFinishes ?? 3,
-      killGraceMs: this.options.killGraceMs ?? 2000,
-      treePollMs: 500,
-      maxStderrChars: limits.maxStderrChars ?? 16_000,
-      transcriptLimits: { ...defaultTranscriptLimits, ...pick(limits, defaultTranscriptLimits) },
-      parseLimits: { ...defaultEventParseLimits, ...pick(limits, defaultEventParseLimits) },
-    };
+    return attemptSettings(this.options);
   }
 
   private result(
@@ -314,53 +294,15 @@ export class OpencodeExecutor implements Executor {
       model?: string;
     },
   ): AttemptResult {
-    const { outcome, error, retryable } = decideOutcome(
-      { ...end, stderr: extra.stderr ?? "" },
-      transcript,
-    );
-    const result: AttemptResult = {
-      outcome,
-      finalText: transcript.finalText,
-      toolCalls: transcript.toolCalls,
-      stepFinishReasons: transcript.stepFinishReasons,
-      filesChanged: transcript.filesChanged,
-      usage: transcript.usage,
-      durationMs: performance.now() - started,
-      details: {
-        executor: "opencode",
-        model: extra.model ?? this.options.model,
-        sessionId: transcript.sessionId,
-        pid: extra.pid,
-        exitCode: end.exitCode,
-        signal: end.signal,
-        stoppedBy: end.stoppedBy,
-        steps: transcript.stepCount,
-        toolCallCount: transcript.toolCallCount,
-        toolCallsDropped: transcript.toolCallsDropped,
-        stepsDropped: transcript.stepsDropped,
-        errors: transcript.errors,
-        errorCount: transcript.errorCount,
-        statusCode: transcript.errors.at(-1)?.statusCode,
-        permissionRejected: transcript.permissionRejections.length > 0,
-        permissionRejections: transcript.permissionRejections,
-        unknownEvents: transcript.unknownEvents,
-        stderr: extra.stderr ?? "",
-        attemptDir: extra.attemptDir,
-      },
-    };
-    if (error !== undefined) result.error = error;
-    if (retryable === false) result.retryable = false;
-    return result;
+    return attemptResult(transcript, end, started, {
+      ...extra,
+      executor: "opencode",
+      model: extra.model ?? this.options.model,
+    });
   }
 }
 
 /** An executor that runs every attempt as a fresh opencode session. */
 export function createOpencodeExecutor(options: OpencodeExecutorOptions): OpencodeExecutor {
   return new OpencodeExecutor(options);
-}
-
-function pick<T extends object>(source: Record<string, unknown>, keysOf: T): Partial<T> {
-  const picked: Record<string, unknown> = {};
-  for (const key of Object.keys(keysOf)) if (source[key] !== undefined) picked[key] = source[key];
-  return picked as Partial<T>;
 }

@@ -79,6 +79,27 @@ export function signalTracked(tracked: TrackedProcess, signal: NodeJS.Signals): 
   }
 }
 
+/**
+ * Live processes whose environment holds `marker` (Linux; elsewhere none): what a dead server's
+ * tools left running, re-parented and so no longer its descendants, found by the directories
+ * every process it started inherits.
+ */
+export function processesWithEnv(marker: string): TrackedProcess[] {
+  if (process.platform !== "linux") return [];
+  const found: TrackedProcess[] = [];
+  for (const row of procTable()) {
+    if (row.pid === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${row.pid}/environ`, "latin1").includes(marker)) {
+        found.push({ pid: row.pid, startTime: row.startTime });
+      }
+    } catch {
+      // Gone, or another user's.
+    }
+  }
+  return found;
+}
+
 interface Row {
   pid: number;
   ppid: number;

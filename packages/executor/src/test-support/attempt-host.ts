@@ -1,18 +1,24 @@
 // A library host for host-death.test.ts, on the built executor. Run with
-// `node attempt-host.ts <cwd> [run|finish]`, the opencode provider config as JSON in
+// `node attempt-host.ts <cwd> [run|finish|idle-server]`, the opencode provider config as JSON in
 // TASKLEDGER_TEST_PROVIDER. `run`: one attempt, each process it starts printed as a JSON line,
 // until the host is killed. `finish`: one attempt to its end and one aborted as soon as it starts,
-// then `{"done":true}`, and the host stays up until it is killed.
+// then `{"done":true}`, and the host stays up until it is killed. `idle-server`: one attempt on the
+// server executor to its end, then `{"done":true,…}` with the server's pid, the server left idle
+// and the host up until it is killed.
 import type { ExecuteOptions } from "@taskledger/core";
-import { createOpencodeExecutor } from "@taskledger/executor";
+import { createOpencodeExecutor, createOpencodeServerExecutor } from "@taskledger/executor";
 
 const [cwd, mode = "run"] = process.argv.slice(2) as [string, string?];
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
-const executor = createOpencodeExecutor({
+const settings = {
   model: "scripted/test-model",
   config: { provider: JSON.parse(process.env.TASKLEDGER_TEST_PROVIDER ?? "{}") },
   timeoutMs: 600_000,
-});
+};
+const executor =
+  mode === "idle-server"
+    ? createOpencodeServerExecutor(settings)
+    : createOpencodeExecutor(settings);
 const options: ExecuteOptions = {
   subTask: {
     id: "s1",
@@ -28,7 +34,11 @@ const options: ExecuteOptions = {
   onProcess: print,
 };
 if (mode === "run") await executor.run("Wait", options);
-else {
+else if (mode === "idle-server") {
+  const finished = await executor.run("Say done", { ...options, onProcess: () => {} });
+  print({ done: true, outcome: finished.outcome, serverPid: finished.details?.pid });
+  setInterval(() => {}, 60_000);
+} else {
   const finished = await executor.run("Say done", options);
   const controller = new AbortController();
   const aborted = await executor.run("Wait", {

@@ -10,7 +10,14 @@ import {
   type ScriptedReply,
   scriptedOpencodeProvider,
 } from "@taskledger/testing";
-import { createOpencodeExecutor, type OpencodeExecutorOptions } from "../index.js";
+import {
+  createOpencodeExecutor,
+  createOpencodeServerExecutor,
+  type OpencodeServerExecutorOptions,
+} from "../index.js";
+
+/** The two ways of running opencode the shared behaviour suite runs against. */
+export type ExecutorKind = "cli" | "server";
 
 /** The one sub-task the executor's tests attempt: the executor only passes it on. */
 export const subTask: SubTask = {
@@ -51,19 +58,29 @@ export function executorHarness(workRoot: () => string = tmpdir) {
       cleanups.push(() => rm(dir, { recursive: true, force: true }));
       return dir;
     },
-    executorFor(server: ModelServer, options: Partial<OpencodeExecutorOptions> = {}) {
-      return createOpencodeExecutor({
+    /** An executor of `kind` on `server`; a server executor's servers stop in `cleanup`. */
+    executorFor(
+      server: ModelServer,
+      options: Partial<OpencodeServerExecutorOptions> = {},
+      kind: ExecutorKind = "cli",
+    ) {
+      const settings = {
         model: "scripted/test-model",
         config: { provider: scriptedOpencodeProvider(server) },
         timeoutMs: 60_000,
         ...options,
-      });
+      };
+      if (kind === "cli") return createOpencodeExecutor(settings);
+      const executor = createOpencodeServerExecutor(settings);
+      cleanups.push(() => executor.close());
+      return executor;
     },
     runOptions(cwd: string, extra: Partial<ExecuteOptions> = {}): ExecuteOptions {
       return { subTask, attempt: 1, cwd, abortSignal: new AbortController().signal, ...extra };
     },
     async cleanup(): Promise<void> {
-      for (const cleanup of cleanups.splice(0)) await cleanup();
+      // Last made, first closed: executors before the model servers they call.
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
     },
   };
 }

@@ -1,0 +1,57 @@
+import type { AttemptResult } from "@taskledger/core";
+import { decideOutcome, type ProcessEnd } from "./attempt-outcome.js";
+import type { Transcript } from "./transcript.js";
+
+/** The one `AttemptResult` both opencode executors return, so an evaluator cannot tell them apart. */
+export function attemptResult(
+  transcript: Transcript,
+  end: ProcessEnd,
+  started: number,
+  extra: {
+    executor: string;
+    model: string;
+    pid?: number | undefined;
+    stderr?: string;
+    attemptDir?: string | undefined;
+    serverUrl?: string | undefined;
+  },
+): AttemptResult {
+  const { outcome, error, retryable } = decideOutcome(
+    { ...end, stderr: extra.stderr ?? "" },
+    transcript,
+  );
+  const result: AttemptResult = {
+    outcome,
+    finalText: transcript.finalText,
+    toolCalls: transcript.toolCalls,
+    stepFinishReasons: transcript.stepFinishReasons,
+    filesChanged: transcript.filesChanged,
+    usage: transcript.usage,
+    durationMs: performance.now() - started,
+    details: {
+      executor: extra.executor,
+      model: extra.model,
+      sessionId: transcript.sessionId,
+      pid: extra.pid,
+      exitCode: end.exitCode,
+      signal: end.signal,
+      stoppedBy: end.stoppedBy,
+      steps: transcript.stepCount,
+      toolCallCount: transcript.toolCallCount,
+      toolCallsDropped: transcript.toolCallsDropped,
+      stepsDropped: transcript.stepsDropped,
+      errors: transcript.errors,
+      errorCount: transcript.errorCount,
+      statusCode: transcript.errors.at(-1)?.statusCode,
+      permissionRejected: transcript.permissionRejections.length > 0,
+      permissionRejections: transcript.permissionRejections,
+      unknownEvents: transcript.unknownEvents,
+      stderr: extra.stderr ?? "",
+      attemptDir: extra.attemptDir,
+      ...(extra.serverUrl === undefined ? {} : { serverUrl: extra.serverUrl }),
+    },
+  };
+  if (error !== undefined) result.error = error;
+  if (retryable === false) result.retryable = false;
+  return result;
+}

@@ -1,0 +1,61 @@
+import { InvalidConfigError } from "@taskledger/core";
+import { defaultEventParseLimits, type EventParseLimits } from "./opencode-events.js";
+import { defaultTranscriptLimits, type TranscriptLimits } from "./transcript.js";
+
+/** What both opencode executors take to bound an attempt. */
+export interface AttemptLimitOptions {
+  agent?: string;
+  timeoutMs?: number;
+  maxSteps?: number;
+  maxUnknownFinishes?: number;
+  killGraceMs?: number;
+  limits?: Partial<TranscriptLimits & EventParseLimits & { maxStderrChars: number }>;
+}
+
+export type AttemptSettings = ReturnType<typeof attemptSettings>;
+
+/** An executor's options with every default filled in. */
+export function attemptSettings(options: AttemptLimitOptions) {
+  const limits = options.limits ?? {};
+  return {
+    agent: options.agent ?? "build",
+    timeoutMs: options.timeoutMs ?? 20 * 60_000,
+    maxSteps: options.maxSteps ?? 50,
+    maxUnknownFinishes: options.maxUnknownFinishes ?? 3,
+    killGraceMs: options.killGraceMs ?? 2000,
+    treePollMs: 500,
+    maxStderrChars: limits.maxStderrChars ?? 16_000,
+    transcriptLimits: { ...defaultTranscriptLimits, ...pick(limits, defaultTranscriptLimits) },
+    parseLimits: { ...defaultEventParseLimits, ...pick(limits, defaultEventParseLimits) },
+  };
+}
+
+/** Throws `InvalidConfigError` for a model not in `provider/model` form or a non-positive limit. */
+export function checkExecutorOptions(
+  options: AttemptLimitOptions & { model: string } & Record<string, unknown>,
+  numbers: readonly string[],
+): void {
+  checkModel("model", options.model);
+  for (const key of ["timeoutMs", "maxSteps", "maxUnknownFinishes", "killGraceMs", ...numbers]) {
+    const value = options[key];
+    if (
+      value !== undefined &&
+      !(typeof value === "number" && Number.isFinite(value) && value > 0)
+    ) {
+      throw new InvalidConfigError(`${key} must be a positive number, got ${String(value)}`);
+    }
+  }
+}
+
+/** `provider/model`, as opencode takes it. */
+export function checkModel(name: string, model: string): void {
+  if (!/^[^/\s]+\/\S+$/.test(model)) {
+    throw new InvalidConfigError(`${name} must be "provider/model", got "${model}"`);
+  }
+}
+
+function pick<T extends object>(source: Record<string, unknown>, keysOf: T): Partial<T> {
+  const picked: Record<string, unknown> = {};
+  for (const key of Object.keys(keysOf)) if (source[key] !== undefined) picked[key] = source[key];
+  return picked as Partial<T>;
+}

@@ -1,0 +1,208 @@
+import { tmpdir } from "node:os";
+import { resolve } from "node:path";
+import type { AttemptProcess, AttemptResult, ExecuteOptions, Executor } from "@taskledger/core";
+import type { ProcessEnd } from "./attempt-outcome.js";
+import { attemptResult } from "./attempt-result.js";
+import { attemptSettings, checkExecutorOptions, checkModel } from "./attempt-settings.js";
+import { createAttemptRoot, removeDir, sweepStaleAttemptDirs } from "./attempt-temp-dir.js";
+import { AttemptWatchdog } from "./attempt-watchdog.js";
+import { buildRunConfig, buildRunEnv, createAttemptDirs } from "./hermetic-config.js";
+import { resolveOpencodeBinary } from "./opencode-binary.js";
+import { type OpencodeExecutorOptions, opencodeVersion } from "./opencode-executor.js";
+import { OpencodeServer, type ServerStartFailure } from "./opencode-server.js";
+import { signalTracked } from "./process-tree.js";
+import { ServerPool } from "./server-pool.js";
+import { runServerSession } from "./server-session.js";
+import { Transcript } from "./transcript.js";
+
+export interface OpencodeServerExecutorOptions extends OpencodeExecutorOptions {
+  /** Most `opencode serve` processes kept running; each serves one attempt at a time. Default 4. */
+  poolSize?: number;
+  /** How long a server may take to start listening; default 60 s. */
+  serverStartTimeoutMs?: number;
+  /** A server that sends nothing (not even its 10 s heartbeat) this long is killed; default 60 s. */
+  serverHangMs?: number;
+  /** A server is replaced after this many attempts; default 100. */
+  maxAttemptsPerServer?: number;
+}
+
+/**
+ * Runs each attempt as a fresh session in a pool of running `opencode serve` processes, so an
+ * attempt does not pay opencode's start-up. Same results, events and outcomes as
+ * `OpencodeExecutor`; call `close()` (or `await using`) when done to stop the servers.
+ */
+export class OpencodeServerExecutor implements Executor, AsyncDisposable {
+  private binary: string | undefined;
+  private swept: Promise<void> | undefined;
+  private readonly watchdog: AttemptWatchdog;
+  private readonly pool: ServerPool;
+
+  constructor(private readonly options: OpencodeServerExecutorOptions) {
+    checkExecutorOptions({ ...options }, [
+      "poolSize",
+      "serverStartTimeoutMs",
+      "serverHangMs",
+      "maxAttemptsPerServer",
+    ]);
+    const settings = attemptSettings(options);
+    this.watchdog = new AttemptWatchdog(settings.killGraceMs);
+    this.pool = new ServerPool(
+      Math.floor(options.poolSize ?? 4),
+      (signal) => this.startServer(signal),
+      (server) => this.stopServer(server),
+      options.maxAttemptsPerServer ?? 100,
+    );
+  }
+
+  /** Servers running now. */
+  get runningServers(): number {
+    return this.pool.running;
+  }
+
+  guard(process: AttemptProcess): () => void {
+    this.watchdog.watch(process.pid, process);
+    return () => this.watchdog.release(process.pid);
+  }
+
+  /**
+   * Kills what a dead manager process left running: its servers and their tools' processes. This
+   * executor's own running servers are spared (a run resumed in the same process as another).
+   */
+  async reclaim(processes: readonly AttemptProcess[]): Promise<void> {
+    for (const process of processes) {
+      if (!this.pool.owns(process)) signalTracked(process, "SIGKILL");
+    }
+  }
+
+  /** Stops every server; the executor runs no attempt after this. */
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  async run(prompt: string, given: ExecuteOptions): Promise<AttemptResult> {
+    const options = { ...given, cwd: resolve(given.cwd) };
+    const model = given.agentModel ?? this.options.model;
+    checkModel("agentModel", model);
+    const started = performance.now();
+    const settings = attemptSettings(this.options);
+    const transcript = new Transcript(options.cwd, settings.transcriptLimits);
+    const result = (
+      end: ProcessEnd,
+      extra: { pid?: number; stderr?: string; serverUrl?: string; attemptDir?: string },
+    ) => attemptResult(transcript, end, started, { ...extra, executor: "opencode-server", model });
+    const cancelled: ProcessEnd = { exitCode: null, signal: null, stoppedBy: "abort" };
+    if (options.abortSignal.aborted) return result(cancelled, {});
+    this.binary ??= resolveOpencodeBinary(this.options.binaryPath);
+    let server: OpencodeServer | ServerStartFailure;
+    try {
+      server = await this.pool.acquire(options.abortSignal);
+    } catch (error) {
+      if (options.abortSignal.aborted) return result(cancelled, {});
+      throw error;
+    }
+    if (!(server instanceof OpencodeServer)) {
+      if (options.abortSignal.aborted) return result(cancelled, {});
+      return result(server, { stderr: server.stderr });
+    }
+    server.attempts++;
+    let end: ProcessEnd | undefined;
+    try {
+      const record = (process: AttemptProcess) => {
+        try {
+          options.onProcess?.(process);
+        } catch {
+          // A host listener's fault must not end the attempt.
+        }
+      };
+      // A manager that dies mid-attempt has the server recorded, so a resume stops it.
+      record({ pid: server.pid, startTime: server.startTime });
+      end = await runServerSession({
+        server,
+        prompt,
+        options,
+        transcript,
+        settings,
+        model,
+        title:
+          this.options.title?.(options.subTask, options.attempt) ??
+          `taskledger ${options.subTask.id} attempt ${options.attempt}`,
+        hangMs: this.options.serverHangMs ?? 60_000,
+        record,
+      });
+      await server.cleanTemp();
+      return result(end, {
+        pid: server.pid,
+        serverUrl: server.url,
+        ...(end.serverLost === undefined ? {} : { stderr: server.stderrText() }),
+        ...(this.options.keepAttemptDirs ? { attemptDir: server.dirs.root } : {}),
+      });
+    } finally {
+      this.pool.release(server, end !== undefined && end.serverLost === undefined);
+    }
+  }
+
+  private async startServer(signal: AbortSignal): Promise<OpencodeServer | ServerStartFailure> {
+    const settings = attemptSettings(this.options);
+    const parent = this.options.workRoot ?? tmpdir();
+    this.swept ??= sweepStaleAttemptDirs(parent);
+    await this.swept;
+    const root = await createAttemptRoot(parent, this.options.keepAttemptDirs ?? false);
+    const dirs = await createAttemptDirs(root, opencodeVersion);
+    const config = buildRunConfig({
+      model: this.options.model,
+      agent: settings.agent,
+      hostConfig: this.options.config,
+      permission: this.options.permission,
+      timeoutMs: settings.timeoutMs,
+      maxSteps: settings.maxSteps,
+    });
+    const env = buildRunEnv({
+      dirs,
+      config,
+      inheritGlobalConfig: this.options.inheritGlobalConfig ?? false,
+      projectConfig: this.options.projectConfig ?? true,
+      base: this.options.inheritEnv === false ? { PATH: process.env.PATH } : process.env,
+      extra: this.options.env,
+    });
+    const input = {
+      binary: this.binary ?? resolveOpencodeBinary(this.options.binaryPath),
+      env,
+      dirs,
+      plugins: this.options.plugins ?? false,
+      startTimeoutMs: this.options.serverStartTimeoutMs ?? 60_000,
+      maxStderrChars: settings.maxStderrChars,
+      watchdog: this.watchdog,
+    };
+    let started = await OpencodeServer.start(input, signal);
+    // The free port was taken before opencode bound it (opencode says only "ServeError"): try another.
+    for (let retry = 0; retry < 2 && portTaken(started) && !signal.aborted; retry++) {
+      started = await OpencodeServer.start(input, signal);
+    }
+    if (!(started instanceof OpencodeServer)) await removeDir(root);
+    return started;
+  }
+
+  private async stopServer(server: OpencodeServer): Promise<void> {
+    await server.stop(attemptSettings(this.options).killGraceMs);
+    if (!this.options.keepAttemptDirs) await removeDir(server.dirs.root);
+  }
+}
+
+function portTaken(started: OpencodeServer | ServerStartFailure): boolean {
+  return (
+    !(started instanceof OpencodeServer) &&
+    started.exitCode === 1 &&
+    /ServeError/.test(started.stderr)
+  );
+}
+
+/** An executor that runs every attempt as a fresh session in a pool of `opencode serve` processes. */
+export function createOpencodeServerExecutor(
+  options: OpencodeServerExecutorOptions,
+): OpencodeServerExecutor {
+  return new OpencodeServerExecutor(options);
+}

@@ -1,0 +1,223 @@
+import type { ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { createOpencodeClient, type OpencodeClient } from "@opencode-ai/sdk/v2/client";
+import { HeadTailBuffer } from "@taskledger/core";
+import type { ProcessEnd } from "./attempt-outcome.js";
+import { removeDir } from "./attempt-temp-dir.js";
+import type { AttemptWatchdog } from "./attempt-watchdog.js";
+import { freePort } from "./free-port.js";
+import type { AttemptDirs } from "./hermetic-config.js";
+import { spawnGroup } from "./process-group.js";
+import {
+  processesWithEnv,
+  signalAttempt,
+  signalGroup,
+  signalTracked,
+  startTimeOf,
+  type TrackedProcess,
+} from "./process-tree.js";
+
+export interface ServerStartInput {
+  binary: string;
+  /** The hermetic environment (`buildRunEnv`); the password is added here. */
+  env: Record<string, string>;
+  dirs: AttemptDirs;
+  plugins: boolean;
+  startTimeoutMs: number;
+  maxStderrChars: number;
+  watchdog: AttemptWatchdog;
+}
+
+/** How a server that never came up ended: what `decideOutcome` reads for the attempt waiting on it. */
+export type ServerStartFailure = ProcessEnd & { stderr: string };
+
+const listening = /opencode server listening on (http:\/\/127\.0\.0\.1:\d+)/;
+
+/**
+ * One `opencode serve` process on 127.0.0.1, behind a random password, leading its own process
+ * group, guarded by the watchdog for its whole life so it never outlives its host.
+ */
+export class OpencodeServer {
+  /** Attempts run on it so far. */
+  attempts = 0;
+  /** Set once the process has exited. */
+  ended: ProcessEnd | undefined;
+  // One per attempt running on it, removed when the attempt ends, so none piles up.
+  private readonly exitListeners = new Set<(end: ProcessEnd) => void>();
+  /** Every process seen under it (tool commands), so a stop kills them too. */
+  readonly tracked: TrackedProcess[] = [];
+
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly pid: number,
+    readonly startTime: string,
+    readonly url: string,
+    private readonly password: string,
+    readonly dirs: AttemptDirs,
+    /** What opencode put in its TMPDIR while starting (its native library): kept between attempts. */
+    private readonly tempAtStart: ReadonlySet<string>,
+    readonly exited: Promise<ProcessEnd>,
+    private readonly stderr: HeadTailBuffer,
+    private readonly watchdog: AttemptWatchdog,
+  ) {}
+
+  /** Starts a server and waits for it to listen; bounded by `startTimeoutMs` and `signal`. */
+  static async start(
+    input: ServerStartInput,
+    signal: AbortSignal,
+  ): Promise<OpencodeServer | ServerStartFailure> {
+    const password = randomBytes(24).toString("base64url");
+    const port = await freePort();
+    const args = ["serve", "--hostname", "127.0.0.1", "--port", String(port)];
+    if (!input.plugins) args.push("--pure");
+    const env = { ...input.env, OPENCODE_SERVER_PASSWORD: password, PWD: input.dirs.root };
+    // From here to `watch`, one synchronous stretch: no await lets the host die unguarded.
+    input.watchdog.prepare();
+    const child = spawnGroup(input.binary, args, { cwd: input.dirs.root, env, stdin: "" });
+    const pid = child.pid;
+    if (pid !== undefined) input.watchdog.watch(pid, { pid, startTime: startTimeOf(pid) ?? "" });
+    const stderr = new HeadTailBuffer(0, input.maxStderrChars);
+    child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
+    const exited = new Promise<ProcessEnd>((resolve) => {
+      child.once("error", (error: NodeJS.ErrnoException) =>
+        resolve({
+          exitCode: null,
+          signal: null,
+          spawnError:
+            error.code === "ENOENT"
+              ? `opencode binary not found at ${input.binary}; install opencode-ai or pass binaryPath`
+              : `could not start opencode: ${error.message}`,
+        }),
+      );
+      child.once("exit", (code, exitSignal) => resolve({ exitCode: code, signal: exitSignal }));
+    });
+    const url = await new Promise<string | undefined>((resolve) => {
+      let seen = "";
+      const onData = (chunk: Buffer) => {
+        seen = (seen + chunk.toString("utf8")).slice(-4000);
+        const match = listening.exec(seen);
+        if (match) done(match[1]);
+      };
+      const timer = setTimeout(() => done(undefined), input.startTimeoutMs);
+      const onAbort = () => done(undefined);
+      const done = (value: string | undefined) => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
+        child.stdout?.off("data", onData);
+        resolve(value);
+      };
+      child.stdout?.on("data", onData);
+      signal.addEventListener("abort", onAbort, { once: true });
+      void exited.then(() => done(undefined));
+    });
+    // Its later output is not read; draining keeps a full pipe from blocking it.
+    child.stdout?.resume();
+    const startTime = pid === undefined ? undefined : startTimeOf(pid);
+    if (url === undefined || pid === undefined || startTime === undefined) {
+      if (pid !== undefined) signalGroup(pid, "SIGKILL");
+      const end = await exited;
+      input.watchdog.release(pid);
+      const timedOut = !signal.aborted && end.exitCode === null && end.spawnError === undefined;
+      return {
+        ...end,
+        ...(timedOut
+          ? { serverLost: `the opencode server did not start in ${input.startTimeoutMs} ms` }
+          : {}),
+        stderr: stderr.toString(),
+      };
+    }
+    const tempAtStart = new Set(await readdir(input.dirs.tmp).catch(() => []));
+    const server = new OpencodeServer(
+      child,
+      pid,
+      startTime,
+      url,
+      password,
+      input.dirs,
+      tempAtStart,
+      exited,
+      stderr,
+      input.watchdog,
+    );
+    void exited.then((end) => {
+      server.ended = end;
+      for (const listener of server.exitListeners) listener(end);
+      server.exitListeners.clear();
+    });
+    return server;
+  }
+
+  /** Calls `listener` when the server exits (at once if it has); returns how to stop listening. */
+  onExit(listener: (end: ProcessEnd) => void): () => void {
+    const ended = this.ended;
+    if (ended !== undefined) {
+      queueMicrotask(() => listener(ended));
+      return () => {};
+    }
+    this.exitListeners.add(listener);
+    return () => this.exitListeners.delete(listener);
+  }
+
+  /** A client for the server's instance of `directory`. */
+  client(directory: string): OpencodeClient {
+    const token = Buffer.from(`opencode:${this.password}`).toString("base64");
+    return createOpencodeClient({
+      baseUrl: this.url,
+      directory,
+      headers: { Authorization: `Basic ${token}` },
+    });
+  }
+
+  /** Notes a process the server started (a tool's), for the watchdog and for `stop`. */
+  track(process: TrackedProcess): void {
+    this.tracked.push(process);
+    // Tools of earlier attempts were killed when those ended; keep the list bounded.
+    if (this.tracked.length > 1000) this.tracked.shift();
+    this.watchdog.watch(this.pid, process);
+  }
+
+  /** What the server wrote to stderr (its tail). */
+  stderrText(): string {
+    return this.stderr.toString();
+  }
+
+  /** Empties TMPDIR of what the last attempt's tools left, keeping what opencode put there at start. */
+  async cleanTemp(): Promise<void> {
+    const names = await readdir(this.dirs.tmp).catch(() => [] as string[]);
+    await Promise.all(
+      names
+        .filter((name) => !this.tempAtStart.has(name))
+        .map((name) => removeDir(join(this.dirs.tmp, name))),
+    );
+  }
+
+  /** SIGKILL the server, its group and every process seen under it, now. */
+  kill(): void {
+    signalAttempt(this.pid, this.tracked, "SIGKILL");
+  }
+
+  /** SIGKILL what the server's tools left behind once it is gone (found by its TMPDIR). */
+  killOrphans(): void {
+    for (const process of processesWithEnv(`TMPDIR=${this.dirs.tmp}\0`)) {
+      signalTracked(process, "SIGKILL");
+    }
+  }
+
+  /** SIGTERM, SIGKILL after `graceMs`; resolves once it has exited, and releases its guard. */
+  async stop(graceMs: number): Promise<void> {
+    if (this.ended === undefined) {
+      signalAttempt(this.pid, this.tracked, "SIGTERM");
+      const timer = setTimeout(() => this.kill(), graceMs);
+      await this.exited;
+      clearTimeout(timer);
+    }
+    // The group may hold stragglers after the leader has gone, and tools may outlive it elsewhere.
+    this.kill();
+    this.killOrphans();
+    this.child.stdout?.destroy();
+    this.child.stderr?.destroy();
+    this.watchdog.release(this.pid);
+  }
+}

@@ -1,0 +1,93 @@
+import { describe, expect, it } from "vitest";
+import type { OpencodeServer } from "./opencode-server.js";
+import { ServerPool } from "./server-pool.js";
+
+type Fake = { url: string; attempts: number; ended: unknown; pid: number; startTime: string };
+
+function fakePool(size: number, maxAttempts = 100) {
+  const started: Fake[] = [];
+  const stopped: Fake[] = [];
+  const pool = new ServerPool(
+    size,
+    async () => {
+      const server: Fake = {
+        url: `http://127.0.0.1:${started.length}`,
+        attempts: 0,
+        ended: undefined,
+        pid: 1000 + started.length,
+        startTime: "42",
+      };
+      started.push(server);
+      return server as unknown as OpencodeServer;
+    },
+    async (server) => {
+      stopped.push(server as unknown as Fake);
+    },
+    maxAttempts,
+  );
+  return { pool, started, stopped };
+}
+
+const signal = () => new AbortController().signal;
+
+describe("ServerPool", () => {
+  it("starts servers on demand up to its size, then reuses an idle one", async () => {
+    const { pool, started } = fakePool(2);
+    const a = await pool.acquire(signal());
+    const b = await pool.acquire(signal());
+    expect(started).toHaveLength(2);
+    pool.release(a as OpencodeServer, true);
+    expect(await pool.acquire(signal())).toBe(a);
+    pool.release(b as OpencodeServer, true);
+    expect(started).toHaveLength(2);
+  });
+
+  it("an attempt past the size waits for a server to come back; an abort while waiting rejects", async () => {
+    const { pool } = fakePool(1);
+    const a = (await pool.acquire(signal())) as OpencodeServer;
+    const controller = new AbortController();
+    const aborted = pool.acquire(controller.signal);
+    controller.abort(new Error("stop"));
+    await expect(aborted).rejects.toThrow("stop");
+    const waiting = pool.acquire(signal());
+    pool.release(a, true);
+    expect(await waiting).toBe(a);
+  });
+
+  it("an unhealthy, dead or worn-out server is stopped, not reused, and its slot goes to a new one", async () => {
+    const { pool, started, stopped } = fakePool(1, 2);
+    const a = (await pool.acquire(signal())) as OpencodeServer;
+    pool.release(a, false);
+    expect(stopped).toEqual([a]);
+    const b = (await pool.acquire(signal())) as OpencodeServer;
+    expect(b).not.toBe(a);
+    (b as unknown as Fake).ended = { exitCode: null, signal: "SIGKILL" };
+    pool.release(b, true);
+    const c = (await pool.acquire(signal())) as OpencodeServer;
+    expect(c).not.toBe(b);
+    (c as unknown as Fake).attempts = 2;
+    pool.release(c, true);
+    expect(stopped).toEqual([a, b, c]);
+    expect(started).toHaveLength(3);
+    expect(pool.running).toBe(0);
+  });
+
+  it("owns its running servers only, by pid and start time", async () => {
+    const { pool } = fakePool(1);
+    const a = (await pool.acquire(signal())) as OpencodeServer;
+    expect(pool.owns({ pid: a.pid, startTime: "42" })).toBe(true);
+    expect(pool.owns({ pid: a.pid, startTime: "41" })).toBe(false);
+    pool.release(a, false);
+    expect(pool.owns({ pid: a.pid, startTime: "42" })).toBe(false);
+  });
+
+  it("close stops every server, and later acquires throw", async () => {
+    const { pool, stopped } = fakePool(2);
+    const a = (await pool.acquire(signal())) as OpencodeServer;
+    const b = (await pool.acquire(signal())) as OpencodeServer;
+    pool.release(a, true);
+    await pool.close();
+    expect(new Set(stopped)).toEqual(new Set([a, b]));
+    await expect(pool.acquire(signal())).rejects.toThrow("closed");
+  });
+});

@@ -1,0 +1,116 @@
+import { ExecutorError } from "@taskledger/core";
+import type { OpencodeServer, ServerStartFailure } from "./opencode-server.js";
+
+/**
+ * Up to `size` running servers, each serving one attempt at a time (so everything a server starts
+ * while it serves belongs to that attempt). An attempt takes an idle server, else starts one while
+ * under `size`, else waits for one to come back. A server that failed is stopped, never reused.
+ */
+export class ServerPool {
+  private readonly idle: OpencodeServer[] = [];
+  private readonly all = new Set<OpencodeServer>();
+  private starting = 0;
+  private readonly waiters: (() => void)[] = [];
+  private closed = false;
+
+  constructor(
+    private readonly size: number,
+    private readonly startServer: (
+      signal: AbortSignal,
+    ) => Promise<OpencodeServer | ServerStartFailure>,
+    private readonly stopServer: (server: OpencodeServer) => Promise<void>,
+    /** A server is retired after this many attempts (each directory it saw stays loaded in it). */
+    private readonly maxAttemptsPerServer: number,
+  ) {}
+
+  /** A server for one attempt, or how starting one failed; rejects with an AbortError on abort. */
+  async acquire(signal: AbortSignal): Promise<OpencodeServer | ServerStartFailure> {
+    for (;;) {
+      if (this.closed) throw new ExecutorError("the opencode server executor is closed");
+      signal.throwIfAborted();
+      const server = this.idle.pop();
+      if (server !== undefined) {
+        if (server.ended === undefined) return server;
+        this.drop(server);
+        continue;
+      }
+      if (this.all.size + this.starting < this.size) return this.start(signal);
+      await new Promise<void>((resolve, reject) => {
+        const wake = () => {
+          signal.removeEventListener("abort", onAbort);
+          resolve();
+        };
+        const onAbort = () => {
+          const at = this.waiters.indexOf(wake);
+          if (at >= 0) this.waiters.splice(at, 1);
+          reject(signal.reason);
+        };
+        this.waiters.push(wake);
+        signal.addEventListener("abort", onAbort, { once: true });
+      });
+    }
+  }
+
+  /** Gives a server back after an attempt; `healthy` false (or one worn out) is stopped instead. */
+  release(server: OpencodeServer, healthy: boolean): void {
+    if (
+      !this.closed &&
+      healthy &&
+      server.ended === undefined &&
+      server.attempts < this.maxAttemptsPerServer
+    ) {
+      this.idle.push(server);
+    } else {
+      this.drop(server);
+    }
+    this.waiters.shift()?.();
+  }
+
+  /** Stops every server; later `acquire` calls throw. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const wake of this.waiters.splice(0)) wake();
+    this.idle.length = 0;
+    await Promise.all([...this.all].map((server) => this.stopServer(server)));
+    this.all.clear();
+  }
+
+  /** True when `process` is one of this pool's running servers (the same process, not a reused pid). */
+  owns(process: { pid: number; startTime: string }): boolean {
+    for (const server of this.all) {
+      if (server.pid === process.pid && server.startTime === process.startTime) return true;
+    }
+    return false;
+  }
+
+  /** Servers running now (idle or serving). */
+  get running(): number {
+    return this.all.size;
+  }
+
+  private async start(signal: AbortSignal): Promise<OpencodeServer | ServerStartFailure> {
+    this.starting++;
+    try {
+      const started = await this.startServer(signal);
+      if ("url" in started) {
+        this.all.add(started);
+        if (this.closed) {
+          this.drop(started);
+          throw new ExecutorError("the opencode server executor is closed");
+        }
+      }
+      return started;
+    } finally {
+      this.starting--;
+      // A failed start frees its slot for the next waiter.
+      this.waiters.shift()?.();
+    }
+  }
+
+  private drop(server: OpencodeServer): void {
+    this.all.delete(server);
+    const at = this.idle.indexOf(server);
+    if (at >= 0) this.idle.splice(at, 1);
+    void this.stopServer(server);
+  }
+}

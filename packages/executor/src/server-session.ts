@@ -1,0 +1,290 @@
+import type { ExecuteOptions } from "@taskledger/core";
+import type { ProcessEnd } from "./attempt-outcome.js";
+import type { AttemptSettings } from "./attempt-settings.js";
+import { clip } from "./clip.js";
+import { eventFromJson, type OpencodeEvent } from "./opencode-events.js";
+import type { OpencodeServer } from "./opencode-server.js";
+import { listDescendants, signalTracked, type TrackedProcess } from "./process-tree.js";
+import { readServerEvent } from "./server-events.js";
+import type { Transcript } from "./transcript.js";
+
+export interface SessionInput {
+  server: OpencodeServer;
+  prompt: string;
+  options: ExecuteOptions;
+  transcript: Transcript;
+  settings: AttemptSettings;
+  model: string;
+  title: string;
+  /** No event at all (opencode's stream beats every 10 s) for this long means the server hangs. */
+  hangMs: number;
+  /** Told of the server and each process it starts for the attempt. */
+  record: (process: TrackedProcess) => void;
+}
+
+// What `opencode run` denies in every session it creates, so nothing waits on a person.
+const runRules = ["question", "plan_enter", "plan_exit"].map((permission) => ({
+  permission,
+  action: "deny" as const,
+  pattern: "*",
+}));
+
+/**
+ * Runs one attempt as a new session on a running server, in the attempt's directory, and returns
+ * how it ended in the terms of the CLI executor (`ProcessEnd`). A server that dies or stops
+ * answering ends the attempt with `serverLost` and is killed; the caller replaces it.
+ */
+export async function runServerSession(input: SessionInput): Promise<ProcessEnd> {
+  const { server, options, transcript, settings } = input;
+  const end: ProcessEnd = { exitCode: 0, signal: null };
+  const connection = new AbortController();
+  const client = server.client(options.cwd);
+  const tools = new ToolProcesses(server, settings.treePollMs, input.record);
+  let sessionId: string | undefined;
+  let finish = () => {};
+  const finished = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+
+  let over = false;
+  const lost = (message: string) => {
+    if (over) return;
+    end.serverLost ??= message;
+    server.kill();
+    // Requests still waiting on the server fail now instead of hanging.
+    connection.abort();
+    finish();
+  };
+  const stop = (reason: NonNullable<ProcessEnd["stoppedBy"]>) => {
+    if (end.stoppedBy !== undefined) return;
+    end.stoppedBy = reason;
+    tools.terminate(settings.killGraceMs);
+    // An abort that the server does not confirm (idle) in time means it no longer answers.
+    const bound = setTimeout(
+      () => lost("the opencode server did not end an aborted session"),
+      settings.killGraceMs + 10_000,
+    );
+    bound.unref();
+    void finished.then(() => clearTimeout(bound));
+    if (sessionId === undefined) finish();
+    else
+      void client.session
+        .abort({ sessionID: sessionId }, { signal: connection.signal })
+        .catch(() => {});
+  };
+  const onAbort = () => stop("abort");
+  options.abortSignal.addEventListener("abort", onAbort, { once: true });
+  const timeout = setTimeout(() => stop("timeout"), settings.timeoutMs);
+  let hang = setTimeout(() => lost(hangMessage(input.hangMs)), input.hangMs);
+  const alive = () => {
+    clearTimeout(hang);
+    hang = setTimeout(() => lost(hangMessage(input.hangMs)), input.hangMs);
+  };
+  const stopWatchingExit = server.onExit((exit) =>
+    lost(
+      `the opencode server exited mid-attempt (${exit.signal ? `signal ${exit.signal}` : `code ${exit.exitCode}`})`,
+    ),
+  );
+
+  // A stream that breaks as the server dies: its exit, if it comes soon, says better what happened
+  // (a killed server's exit was seen up to 2 s after its stream closed).
+  const streamLost = async (message: string) => {
+    await within(server.exited, 10_000);
+    lost(message);
+  };
+  const emit = (event: OpencodeEvent) => {
+    transcript.add(event);
+    try {
+      options.onEvent?.(event);
+    } catch {
+      // A host listener's fault must not end the attempt.
+    }
+    if (transcript.stepCount > settings.maxSteps) stop("step-limit");
+    else if (transcript.unknownFinishStreak >= settings.maxUnknownFinishes) {
+      stop("unknown-finish-loop");
+    }
+  };
+  const requestFailed = (what: string, error: unknown) => {
+    const rejection = configRejectionOf(error);
+    if (rejection !== undefined) end.configRejection = rejection;
+    else emit({ type: "error", message: `opencode server: ${what} failed: ${describe(error)}` });
+  };
+
+  try {
+    const events = await client.event.subscribe(
+      {},
+      { signal: connection.signal, sseMaxRetryAttempts: 1 },
+    );
+    // The session first: a config opencode refuses is reported here, and nothing runs yet.
+    const created = await client.session.create(
+      { title: input.title, permission: runRules },
+      { signal: connection.signal },
+    );
+    if (created.data === undefined) {
+      requestFailed("creating the session", created.error);
+      finish();
+    } else {
+      sessionId = created.data.id;
+      // The stream connects on its first read: connected before the prompt, it misses nothing.
+      const stream = events.stream[Symbol.asyncIterator]();
+      const connected = await stream.next();
+      if (connected.done) throw new Error("its event stream ended at once");
+      alive();
+      const sessions = new Set([sessionId]);
+      const [providerID = "", ...rest] = input.model.split("/");
+      if (options.abortSignal.aborted) onAbort();
+      // Stopped while the session was being made: nothing is sent, nothing runs on.
+      if (end.stoppedBy !== undefined) finish();
+      else {
+        const sent = await client.session.promptAsync(
+          {
+            sessionID: sessionId,
+            agent: settings.agent,
+            model: { providerID, modelID: rest.join("/") },
+            parts: [{ type: "text", text: input.prompt }],
+          },
+          { signal: connection.signal },
+        );
+        if (sent.error !== undefined) {
+          requestFailed("sending the prompt", sent.error);
+          finish();
+        } else if (end.stoppedBy !== undefined) {
+          // A stop's abort may have reached the server before the prompt it was meant to end.
+          void client.session
+            .abort({ sessionID: sessionId }, { signal: connection.signal })
+            .catch(() => {});
+        }
+      }
+      const reading = (async () => {
+        for (let next = await stream.next(); !next.done; next = await stream.next()) {
+          alive();
+          const meaning = readServerEvent(next.value, sessionId as string, sessions);
+          if (meaning.kind === "run-event") {
+            const parsed = eventFromJson(meaning.value, settings.parseLimits);
+            if (parsed !== undefined) emit(parsed);
+          } else if (meaning.kind === "child-session") sessions.add(meaning.sessionId);
+          else if (meaning.kind === "permission") {
+            void client.permission
+              .reply(
+                { requestID: meaning.requestId, reply: "reject" },
+                { signal: connection.signal },
+              )
+              .catch(() => {});
+          } else if (meaning.kind === "idle") return;
+        }
+        if (!connection.signal.aborted) {
+          await streamLost("the opencode server closed its event stream");
+        }
+      })();
+      await Promise.race([
+        reading.catch((error) => streamLost(`its event stream failed: ${describe(error)}`)),
+        finished,
+      ]);
+    }
+  } catch (error) {
+    if (end.serverLost === undefined && end.stoppedBy === undefined) {
+      lost(`the opencode server did not answer: ${describe(error)}`);
+    }
+  } finally {
+    over = true;
+    stopWatchingExit();
+    connection.abort();
+    clearTimeout(timeout);
+    clearTimeout(hang);
+    options.abortSignal.removeEventListener("abort", onAbort);
+    finish();
+    tools.dispose();
+    if (end.serverLost !== undefined) {
+      await within(server.exited, 10_000);
+      server.killOrphans();
+    }
+  }
+  return end;
+}
+
+/** opencode's `ConfigInvalidError`, worded as `opencode run` prints it. */
+function configRejectionOf(error: unknown): string | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const { name, data } = error as { name?: unknown; data?: { path?: unknown; issues?: unknown } };
+  if (name !== "ConfigInvalidError") return undefined;
+  const issues = Array.isArray(data?.issues)
+    ? (data.issues as { message?: unknown; path?: unknown }[])
+    : [];
+  const lines = issues.map(
+    (issue) =>
+      `↳ ${String(issue.message)}${Array.isArray(issue.path) ? ` ${issue.path.join(".")}` : ""}`,
+  );
+  return clip([`Configuration is invalid at ${String(data?.path)}`, ...lines].join(" "), 2000);
+}
+
+/** Waits for `promise`, at most `ms`. */
+async function within(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    promise,
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, ms);
+      timer.unref();
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
+function hangMessage(hangMs: number): string {
+  return `the opencode server sent nothing for ${hangMs} ms (it beats every 10 s); it was killed`;
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  try {
+    return JSON.stringify(error).slice(0, 500);
+  } catch {
+    return String(error);
+  }
+}
+
+/**
+ * The processes a server starts while it serves one attempt (its tool commands): each is noted as
+ * it appears, and all are killed when the attempt ends, the server itself left running.
+ */
+class ToolProcesses {
+  private readonly tracked = new Map<number, TrackedProcess>();
+  private readonly poll: NodeJS.Timeout;
+  private killTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly server: OpencodeServer,
+    pollMs: number,
+    private readonly onTracked: (process: TrackedProcess) => void,
+  ) {
+    this.poll = setInterval(() => this.refresh(), pollMs);
+    this.poll.unref();
+  }
+
+  terminate(graceMs: number): void {
+    this.refresh();
+    this.signalAll("SIGTERM");
+    this.killTimer ??= setTimeout(() => this.signalAll("SIGKILL"), graceMs);
+  }
+
+  dispose(): void {
+    clearInterval(this.poll);
+    clearTimeout(this.killTimer);
+    this.refresh();
+    this.signalAll("SIGKILL");
+  }
+
+  private refresh(): void {
+    if (this.server.ended !== undefined) return;
+    for (const process of listDescendants(this.server.pid)) {
+      if (this.tracked.get(process.pid)?.startTime === process.startTime) continue;
+      this.tracked.set(process.pid, process);
+      this.server.track(process);
+      this.onTracked(process);
+    }
+  }
+
+  private signalAll(signal: NodeJS.Signals): void {
+    for (const process of this.tracked.values()) signalTracked(process, signal);
+  }
+}
