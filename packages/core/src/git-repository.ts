@@ -128,3 +128,36 @@ export async function changedPaths(
   });
   return splitNul(stdout);
 }
+
+/**
+ * What `commit` changed against its first parent, as a patch of at most `maxChars` characters (a
+ * longer one is cut, saying so). For a run's own commits, whose ids it logged.
+ */
+export async function commitDiff(
+  root: string,
+  commit: string,
+  maxChars: number,
+  abortSignal?: AbortSignal,
+): Promise<string> {
+  if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(commit)) {
+    throw new WorkspaceError(
+      "git-failed",
+      `Not a commit id: ${JSON.stringify(commit.slice(0, 80))}`,
+    );
+  }
+  const args = ["show", "--no-color", "--no-ext-diff", "--format=", "--stat", "--patch", commit];
+  const result = await git(args, { cwd: root, abortSignal, maxOutputBytes: maxChars * 4 }).catch(
+    async () => {
+      // Too large to show whole: the summary of what changed is still worth showing.
+      const stat = await git(["show", "--no-color", "--format=", "--stat", commit], {
+        cwd: root,
+        abortSignal,
+      });
+      return { ...stat, stdout: `${stat.stdout}\n(The patch is too large to show here.)\n` };
+    },
+  );
+  const text = result.stdout;
+  return text.length <= maxChars
+    ? text
+    : `${text.slice(0, maxChars)}\n[… ${text.length - maxChars} characters cut …]\n`;
+}

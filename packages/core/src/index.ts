@@ -43,6 +43,7 @@ export type {
   ToolCallRecord,
 } from "./executor.js";
 export { FileRunStore } from "./file-run-store.js";
+export { commitDiff } from "./git-repository.js";
 export { runRefs } from "./git-worktree-workspace.js";
 export { HeadTailBuffer } from "./head-tail-buffer.js";
 export { createManager, Manager, type RunOptions } from "./manager.js";

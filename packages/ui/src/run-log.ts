@@ -172,6 +172,7 @@ export class RunLog {
       case "attempt-finished": {
         const a = find();
         if (a) fillResult(a, record.result);
+        if (a && record.commit) a.commit = record.commit;
         break;
       }
       case "sub-task-evaluated": {

@@ -1,6 +1,8 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createManager, emptyUsage, FileRunStore } from "@taskledger/core";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserTests, launchBrowser } from "./test-support/browser.js";
@@ -37,8 +39,37 @@ beforeAll(async () => {
     (id) =>
       id === "evil" ? { type: "success", text: xssOutput } : { type: "error", error: xssOutput },
   );
+  await storeRepoRun(store);
   server = await startUiServer({ store });
 }, 60_000);
+
+/** A run in a git repository (worktrees) whose agent writes a file holding markup. */
+async function storeRepoRun(store: string): Promise<void> {
+  const repo = await mkdtemp(join(tmpdir(), "taskledger-ui-repo-"));
+  execFileSync("git", ["init", "-q", "-b", "main"], { cwd: repo });
+  const manager = createManager({
+    store: new FileRunStore(store),
+    cwd: repo,
+    executor: {
+      async run(_prompt, { cwd }) {
+        await writeFile(join(cwd, "page.html"), `${xssOutput}\n`);
+        return {
+          outcome: "finished",
+          finalText: "wrote page.html",
+          toolCalls: [],
+          stepFinishReasons: ["stop"],
+          filesChanged: [],
+          usage: emptyUsage(),
+          durationMs: 1,
+        };
+      },
+    },
+  });
+  const plan = {
+    subTasks: [{ id: "web", title: "Write the page", description: "d", successCriteria: ["c"] }],
+  };
+  await manager.run("Isolated page", { plan });
+}
 
 afterAll(async () => {
   await browser?.close();
@@ -57,7 +88,7 @@ describe.runIf(browserTests)("the page in a browser", () => {
   it("lists the runs with their request, status and done/total", async () => {
     const page = await open();
     const rows = page.locator("table#runs tbody tr");
-    await expect.poll(() => rows.count()).toBe(2);
+    await expect.poll(() => rows.count()).toBe(3);
     const wide = page.locator("tr", { hasText: "Build the wide thing" });
     expect(await wide.locator("td.done").textContent()).toBe("200/200");
     expect(await wide.locator(".badge").textContent()).toBe("completed");
@@ -94,6 +125,35 @@ describe.runIf(browserTests)("the page in a browser", () => {
     expect(await page.locator("#detail img, #detail script, #run-header img").count()).toBe(0);
     expect(await page.evaluate(() => (globalThis as { __xss?: string }).__xss)).toBeUndefined();
     expect(await page.locator("g.node title").first().textContent()).toContain("<img");
+    await page.close();
+  });
+
+  it("shows an isolated attempt's diff from git, as text", async () => {
+    const page = await open();
+    await page.locator("a", { hasText: "Isolated page" }).click();
+    await page.locator('g.node[data-id="web"]').click();
+    await page.locator("button.show-diff").click();
+    const diff = page.locator('#detail [data-slot="diff"] pre');
+    await expect.poll(() => diff.textContent()).toContain("+++ b/page.html");
+    expect(await diff.textContent()).toContain("<script>window.__xss");
+    expect(await page.locator("#detail img, #detail script").count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as { __xss?: string }).__xss)).toBeUndefined();
+    // Only commits the run logged are shown, and only with the token.
+    const bogus = await page.evaluate(async () => {
+      const href = (globalThis as unknown as { location: { href: string } }).location.href;
+      const token = new URL(href).searchParams.get("token") ?? "";
+      const runs = (await (
+        await fetch("/api/runs", { headers: { "x-taskledger-token": token } })
+      ).json()) as { runs: { runId: string }[] };
+      const answers: number[] = [];
+      for (const run of runs.runs) {
+        const path = `/api/runs/${run.runId}/commits/${"0".repeat(40)}/diff`;
+        answers.push((await fetch(path, { headers: { "x-taskledger-token": token } })).status);
+        answers.push((await fetch(path)).status);
+      }
+      return answers;
+    });
+    expect(new Set(bogus)).toEqual(new Set([404, 403]));
     await page.close();
   });
 });

@@ -3,10 +3,12 @@ import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { fileURLToPath } from "node:url";
+import { commitDiff } from "@taskledger/core";
 import type { PageAnswer, ReviewBroker } from "./review-broker.js";
 import { RunCatalog } from "./run-catalog.js";
 import type { RunLog } from "./run-log.js";
 import { detailOf, nodeOf, runViewOf, summaryOf } from "./run-views.js";
+import { textLimits } from "./text-limits.js";
 import type { RunListView, RunSummaryView, StreamMessage } from "./view.js";
 
 /** The run `taskledger run --ui` is running: the page can answer its reviews and cancel it. */
@@ -114,6 +116,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     if (!log) return sendJson(res, 404, { error: `no run "${runId}"` });
     if (rest === "") return sendJson(res, 200, await runView(log));
     if (rest === "/events") return openStream(req, res, log);
+    const commit = /^\/commits\/([0-9a-f]{40})\/diff$/.exec(rest)?.[1];
+    if (commit) return sendDiff(res, log, commit);
     const subTask = /^\/sub-tasks\/([^/]+)$/.exec(rest);
     if (subTask) {
       const detail = detailOf(log, decodeURIComponent(subTask[1] ?? ""));
@@ -122,6 +126,23 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         : sendJson(res, 404, { error: "no such sub-task" });
     }
     return sendJson(res, 404, { error: "not found" });
+  }
+
+  /** An attempt's diff, read from the repository the run logged, for a commit the run logged. */
+  async function sendDiff(res: ServerResponse, log: RunLog, commit: string): Promise<void> {
+    const workspace = log.state.workspace;
+    const logged = [...log.attempts.values()].some((list) => list.some((a) => a.commit === commit));
+    if (workspace?.kind !== "worktree" || !logged)
+      return sendJson(res, 404, { error: "this run logged no such commit" });
+    try {
+      return sendJson(res, 200, {
+        diff: await commitDiff(workspace.root, commit, textLimits.diff),
+      });
+    } catch (error) {
+      return sendJson(res, 410, {
+        error: `the commit cannot be read: ${(error as Error).message}`,
+      });
+    }
   }
 
   function postRefusal(req: IncomingMessage): string | undefined {

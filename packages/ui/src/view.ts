@@ -100,6 +100,8 @@ export interface AttemptView {
   filesChanged: string[];
   /** The attempt's diff, once runs record one (isolation); absent until then. */
   diff?: string;
+  /** With worktrees: the attempt's commit; its diff is at `/api/runs/<run>/commits/<commit>/diff`. */
+  commit?: string;
   verdict:
     | {
         completed: boolean;

@@ -174,7 +174,7 @@ async function showRun(runId: string): Promise<void> {
       const detail = await api<SubTaskDetailView>(
         `${runPath(runId)}/sub-tasks/${encodeURIComponent(id)}`,
       );
-      if (selected === id) panel.replaceChildren(...detailView(detail));
+      if (selected === id) panel.replaceChildren(...detailView(detail, runId));
     } catch (error) {
       panel.replaceChildren(h("p", { class: "error" }, String((error as Error).message)));
     }
@@ -395,7 +395,7 @@ function statusCounts(nodes: Iterable<NodeView>): string {
   return [...counts].map(([status, n]) => `${n} ${status}`).join(" · ");
 }
 
-function detailView(d: SubTaskDetailView): Node[] {
+function detailView(d: SubTaskDetailView, runId: string): Node[] {
   return [
     h("h2", {}, d.title),
     h(
@@ -416,7 +416,7 @@ function detailView(d: SubTaskDetailView): Node[] {
     h("h3", {}, "Tokens"),
     h("p", {}, tokens(d.tokens) || "none yet", " · cost ", cost(d.tokens)),
     h("h3", {}, `Attempts (${d.attempts.length})`),
-    ...d.attempts.map(attemptView),
+    ...d.attempts.map((a) => attemptView(a, runId)),
     h("h3", {}, "Output passed forward"),
     d.outputData
       ? h("pre", { class: "text", id: "output-data" }, d.outputData)
@@ -424,7 +424,7 @@ function detailView(d: SubTaskDetailView): Node[] {
   ].filter((node): node is HTMLElement => node !== null);
 }
 
-function attemptView(a: AttemptView): HTMLElement {
+function attemptView(a: AttemptView, runId: string): HTMLElement {
   const verdict = a.verdict;
   return h(
     "details",
@@ -489,14 +489,36 @@ function attemptView(a: AttemptView): HTMLElement {
     a.filesChanged.length
       ? h("ul", {}, ...a.filesChanged.map((f) => h("li", { class: "code" }, f)))
       : null,
-    // The diff slot: filled once runs record diffs (with isolation).
-    h(
-      "div",
-      { "data-slot": "diff" },
-      a.diff ? h("h4", {}, "Diff") : null,
-      a.diff ? h("pre", { class: "text diff" }, a.diff) : null,
-    ),
+    diffSlot(a, runId),
   );
+}
+
+/** With worktrees an attempt is a commit: its diff is fetched when asked for, shown as text. */
+function diffSlot(a: AttemptView, runId: string): HTMLElement {
+  const slot = h("div", { "data-slot": "diff" });
+  if (a.diff) slot.append(h("h4", {}, "Diff"), h("pre", { class: "text diff" }, a.diff));
+  else if (a.commit) {
+    const commit = a.commit;
+    const button = h(
+      "button",
+      { type: "button", class: "show-diff" },
+      `Show diff (${commit.slice(0, 10)})`,
+    );
+    button.addEventListener("click", async () => {
+      button.setAttribute("disabled", "");
+      try {
+        const { diff } = await api<{ diff: string }>(`${runPath(runId)}/commits/${commit}/diff`);
+        slot.replaceChildren(
+          h("h4", {}, `Diff (${commit.slice(0, 10)})`),
+          h("pre", { class: "text diff" }, diff),
+        );
+      } catch (error) {
+        slot.replaceChildren(h("p", { class: "error" }, String((error as Error).message)));
+      }
+    });
+    slot.append(button);
+  }
+  return slot;
 }
 
 window.addEventListener("hashchange", route);
