@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { defaultRunSettings } from "@taskledger/core";
+import { defaultRunSettings, type ModelPrice, type PriceTable } from "@taskledger/core";
 import { defaultModels, type Provider } from "@taskledger/llm";
 
 export const providers: readonly Provider[] = [
@@ -33,6 +33,9 @@ export interface RawRunOptions {
   alternateAgentModel?: string[];
   replan?: boolean;
   requestFile?: string;
+  maxCost?: string;
+  prices?: string;
+  otlp?: string;
 }
 
 export interface RunOptions {
@@ -54,6 +57,12 @@ export interface RunOptions {
   /** Agent models to try once each when retries did not finish a sub-task. */
   alternateAgentModels: string[];
   replan: boolean;
+  /** Money budget of the run, in US dollars. */
+  maxCostUsd: number | undefined;
+  /** The host's prices for private or new models, over the bundled price table. */
+  prices: PriceTable | undefined;
+  /** OTLP/HTTP traces endpoint (`http://host:4318/v1/traces`) to export the run's spans to. */
+  otlp: string | undefined;
 }
 
 // Core takes more; a plan past this many steps is no longer one a person can review.
@@ -83,7 +92,7 @@ export async function parseRunOptions(raw: RawRunOptions, cwd: string): Promise<
     baseURL: raw.baseUrl,
     agentModel,
     opencodeConfig: raw.opencodeConfig
-      ? await readConfig(resolve(cwd, raw.opencodeConfig))
+      ? await readConfig(resolve(cwd, raw.opencodeConfig), "--opencode-config")
       : undefined,
     cwd: resolve(cwd, raw.cwd ?? "."),
     concurrency: integer("--concurrency", raw.concurrency, 3, 1, 64),
@@ -108,7 +117,61 @@ export async function parseRunOptions(raw: RawRunOptions, cwd: string): Promise<
       return model;
     }),
     replan: raw.replan !== false,
+    maxCostUsd: raw.maxCost === undefined ? undefined : dollars(raw.maxCost),
+    prices: raw.prices ? await readPrices(resolve(cwd, raw.prices)) : undefined,
+    otlp: raw.otlp === undefined ? undefined : otlpUrl(raw.otlp),
   };
+}
+
+function dollars(value: string): number {
+  const n = Number(value.replace(/^\$/, ""));
+  if (!Number.isFinite(n) || n <= 0 || n > 1_000_000) {
+    throw new UsageError(`--max-cost must be US dollars above 0, such as 2.50; got "${value}"`);
+  }
+  return n;
+}
+
+function otlpUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`--otlp must be an http(s) URL; got "${value}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new UsageError(`--otlp must be an http(s) URL; got "${value}"`);
+  }
+  // A collector's base URL gets the standard traces path, as OTEL_EXPORTER_OTLP_ENDPOINT does.
+  if (url.pathname === "/" || url.pathname === "") url.pathname = "/v1/traces";
+  return url.toString();
+}
+
+/** `--prices FILE`: `{ "provider/model": { "inputPerMillion": 3, "outputPerMillion": 15 } }`. */
+async function readPrices(path: string): Promise<PriceTable> {
+  const table = await readConfig(path, "--prices");
+  const prices: Record<string, ModelPrice> = {};
+  for (const [model, value] of Object.entries(table)) {
+    const price = value as Record<string, unknown>;
+    const field = (name: string, required: boolean) => {
+      const n = price?.[name];
+      if (n === undefined && !required) return undefined;
+      if (typeof n !== "number" || !Number.isFinite(n) || n < 0) {
+        throw new UsageError(
+          `--prices: "${model}".${name} must be US dollars per million tokens (a number ≥ 0)`,
+        );
+      }
+      return n;
+    };
+    const cacheRead = field("cacheReadPerMillion", false);
+    const cacheWrite = field("cacheWritePerMillion", false);
+    prices[model] = {
+      inputPerMillion: field("inputPerMillion", true)!,
+      outputPerMillion: field("outputPerMillion", true)!,
+      ...(cacheRead === undefined ? {} : { cacheReadPerMillion: cacheRead }),
+      ...(cacheWrite === undefined ? {} : { cacheWritePerMillion: cacheWrite }),
+    };
+  }
+  return prices;
 }
 
 function integer(
@@ -126,12 +189,12 @@ function integer(
   return n;
 }
 
-async function readConfig(path: string): Promise<Record<string, unknown>> {
+async function readConfig(path: string, flag: string): Promise<Record<string, unknown>> {
   let text: string;
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    throw new UsageError(`--opencode-config: cannot read ${path}: ${(error as Error).message}`);
+    throw new UsageError(`${flag}: cannot read ${path}: ${(error as Error).message}`);
   }
   try {
     const config: unknown = JSON.parse(text);
@@ -140,8 +203,6 @@ async function readConfig(path: string): Promise<Record<string, unknown>> {
     }
     return config as Record<string, unknown>;
   } catch (error) {
-    throw new UsageError(
-      `--opencode-config: ${path} is not a JSON object: ${(error as Error).message}`,
-    );
+    throw new UsageError(`${flag}: ${path} is not a JSON object: ${(error as Error).message}`);
   }
 }

@@ -62,6 +62,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         (value: string, list: string[] = []) => [...list, value],
       )
       .option("--no-replan", "fail a sub-task instead of replanning it when its retries are spent")
+      .option("--max-cost <usd>", "money budget: start nothing new once the run has spent this")
+      .option(
+        "--prices <file>",
+        'JSON prices for private or new models: {"provider/model": {"inputPerMillion": 3, "outputPerMillion": 15}}',
+      )
+      .option("--otlp <url>", "export the run's OpenTelemetry spans to this OTLP/HTTP endpoint")
       .option("--json", "print the final report as JSON on stdout; progress goes to stderr");
 
   // The request as words, `-` for stdin, or a file: argv caps one argument at 128 KB.

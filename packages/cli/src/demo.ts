@@ -46,6 +46,9 @@ export async function setUpDemo(base: {
       dryRun: false,
       alternateAgentModels: [],
       replan: true,
+      maxCostUsd: undefined,
+      prices: undefined,
+      otlp: undefined,
     },
     async finish(write) {
       try {

@@ -1,3 +1,4 @@
+import type { PriceTable } from "@taskledger/core";
 import type { RawRunOptions, RunOptions } from "./cli-options.js";
 
 /** What the CLI logs with a run so `resume --store DIR` needs nothing else. Never a secret. */
@@ -7,6 +8,8 @@ export interface HostSettings {
   baseURL?: string;
   agentModel: string;
   opencodeConfig?: Record<string, unknown>;
+  /** `--prices`, so a resumed run prices its calls the same way. */
+  prices?: PriceTable;
 }
 
 // Keys whose values are credentials; `{env:NAME}` and `{file:PATH}` references are kept.
@@ -22,6 +25,7 @@ export function hostSettingsOf(options: RunOptions): HostSettings {
     ...(options.opencodeConfig
       ? { opencodeConfig: withoutSecrets(options.opencodeConfig) as Record<string, unknown> }
       : {}),
+    ...(options.prices ? { prices: options.prices } : {}),
   };
 }
 
@@ -53,6 +57,9 @@ export function readHostSettings(
     ...(typeof config === "object" && config !== null && !Array.isArray(config)
       ? { opencodeConfig: config as Record<string, unknown> }
       : {}),
+    ...(typeof host.prices === "object" && host.prices !== null && !Array.isArray(host.prices)
+      ? { prices: host.prices as PriceTable }
+      : {}),
   };
 }
 
@@ -69,4 +76,6 @@ export const loggedOptions = [
   ["maxSubTasks", "--max-sub-tasks"],
   ["alternateAgentModel", "--alternate-agent-model"],
   ["replan", "--no-replan"],
+  ["maxCost", "--max-cost"],
+  ["prices", "--prices"],
 ] as const satisfies readonly (readonly [keyof RawRunOptions, string])[];

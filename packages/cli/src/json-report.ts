@@ -20,6 +20,7 @@ export function toJsonReport(report: RunReport) {
       outputData: s.outputData,
       reason: s.reason,
       replacedBy: s.replacedBy,
+      ...(s.usage ? { usage: s.usage } : {}),
     })),
     usage: report.usage,
     startedAt: report.startedAt,

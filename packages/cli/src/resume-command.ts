@@ -49,6 +49,9 @@ export async function resumeCommand(
           ? { alternateAgentModels: options.alternateAgentModels }
           : {}),
         ...(given.has("replan") ? { replan: { enabled: options.replan } } : {}),
+        ...(given.has("maxCost") && options.maxCostUsd !== undefined
+          ? { budget: { maxCostUsd: options.maxCostUsd } }
+          : {}),
       },
     });
     return await session.follow(run, history);
@@ -85,6 +88,9 @@ async function resumeOptions(
           maxSubTasks: String(recovered.settings.maxSubTasks),
           alternateAgentModel: recovered.settings.alternateAgentModels,
           replan: recovered.settings.replan.enabled,
+          ...(recovered.settings.budget.maxCostUsd === undefined
+            ? {}
+            : { maxCost: String(recovered.settings.budget.maxCostUsd) }),
         }
       : {}),
   };
@@ -94,12 +100,13 @@ async function resumeOptions(
       notices.push(`${flag} given: it overrides what the run was started with`);
       continue;
     }
-    if (key === "opencodeConfig") delete merged.opencodeConfig;
+    if (key === "opencodeConfig" || key === "prices") delete merged[key];
     else if (logged[key] === undefined) delete merged[key];
     else Object.assign(merged, { [key]: logged[key] });
   }
   const options = await parseRunOptions(merged, cwd);
   if (!given.has("opencodeConfig") && host.opencodeConfig)
     options.opencodeConfig = host.opencodeConfig;
+  if (!given.has("prices") && host.prices) options.prices = host.prices;
   return { options, notices };
 }

@@ -1,6 +1,6 @@
 import { FileRunStore, type Manager, type ReviewPlan, type RunStore } from "@taskledger/core";
 import { createOpencodeExecutor, type OpencodeConfig } from "@taskledger/executor";
-import { createModel, type ModelWarning } from "@taskledger/llm";
+import { createModel, createPricing, type ModelWarning } from "@taskledger/llm";
 import type { RunOptions } from "./cli-options.js";
 import { createManager } from "./create-manager.js";
 import { maxRequestChars } from "./request-source.js";
@@ -22,16 +22,19 @@ export function createRuntime(
   reviewPlan?: ReviewPlan,
   onModelWarning?: (warning: ModelWarning) => void,
 ): Runtime {
+  const pricing = createPricing(options.prices ? { prices: options.prices } : {});
   const model = createModel({
     provider: options.provider,
     model: options.model,
     ...(options.baseURL ? { baseURL: options.baseURL } : {}),
     env,
+    pricing,
     ...(onModelWarning ? { onWarning: onModelWarning } : {}),
   });
   const executor = createOpencodeExecutor({
     model: options.agentModel,
     config: agentConfig(options),
+    pricing,
   });
   const store = options.store ? new FileRunStore(options.store) : undefined;
   const manager = createManager({
@@ -43,6 +46,7 @@ export function createRuntime(
     maxRequestChars,
     alternateAgentModels: options.alternateAgentModels,
     replan: { enabled: options.replan },
+    ...(options.maxCostUsd === undefined ? {} : { budget: { maxCostUsd: options.maxCostUsd } }),
     ...(reviewPlan ? { reviewPlan } : {}),
     cwd: options.cwd,
     ...(store ? { store } : {}),

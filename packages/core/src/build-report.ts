@@ -1,5 +1,5 @@
 import type { RunReport, RunStatus, SubTaskReport } from "./run-report.js";
-import type { RunState } from "./run-state.js";
+import type { RunState, SubTaskState } from "./run-state.js";
 import { addUsage } from "./usage.js";
 
 export interface ReportContext {
@@ -21,6 +21,7 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
     outputData: s.status === "completed" ? (s.entry?.outputData ?? "") : "",
     reason: s.status === "completed" ? null : s.reason,
     replacedBy: s.replacedBy,
+    usage: subTaskUsage(s),
   }));
   // A replaced sub-task's goal lives on in its replacements; only those count.
   const live = subTasks.filter((s) => s.status !== "replaced");
@@ -51,5 +52,16 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
     startedAt: context.startedAt.toISOString(),
     finishedAt: context.finishedAt.toISOString(),
     durationMs: context.finishedAt.getTime() - context.startedAt.getTime(),
+  };
+}
+
+function subTaskUsage(s: SubTaskState): NonNullable<SubTaskReport["usage"]> {
+  const attempts = [...s.attemptUsage].sort((a, b) => a.attempt - b.attempt);
+  const evaluation = addUsage(...attempts.map((a) => a.evaluation));
+  return {
+    agents: s.usage,
+    evaluation,
+    total: addUsage(s.usage, evaluation),
+    attempts: attempts.map((a) => ({ ...a })),
   };
 }

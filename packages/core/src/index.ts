@@ -55,6 +55,16 @@ export type {
 export type { PlanReview, PlanReviewDecision, ReviewPlan } from "./plan-review.js";
 export { type DecomposePolicy, type PlanResult, singleSubTaskLedger } from "./planner.js";
 export {
+  costOf,
+  type ModelPrice,
+  type PricedCall,
+  type PriceTable,
+  type Pricing,
+  priceCall,
+  priceIn,
+  withCost,
+} from "./price.js";
+export {
   type Evidence,
   evidenceSchema,
   type IncompleteReason,
@@ -91,6 +101,7 @@ export {
   resolveRunSettings,
 } from "./run-settings.js";
 export {
+  type AttemptUsage,
   createRunState,
   currentLedger,
   elapsedMs,
@@ -127,4 +138,11 @@ export { TaskRun } from "./task-run.js";
 export { clipMiddle, clipStart, oneLine } from "./text-clip.js";
 export { estimateTokens, truncateToTokens } from "./tokens.js";
 export { isTrivialRequest } from "./trivial-request.js";
-export { addUsage, emptyUsage, totalTokens, type Usage, usageSchema } from "./usage.js";
+export {
+  addUsage,
+  emptyUsage,
+  knownCost,
+  totalTokens,
+  type Usage,
+  usageSchema,
+} from "./usage.js";

@@ -17,7 +17,7 @@ interface EventBase {
 
 /** Why a budget stopped the run from starting new work. */
 export interface BudgetExhaustion {
-  kind: "tokens" | "time";
+  kind: "tokens" | "time" | "cost";
   limit: number;
   used: number;
 }

@@ -28,6 +28,17 @@ export const subTaskReportSchema = z.object({
   reason: z.string().nullable(),
   /** The sub-tasks a replan put in its place; `null` unless it was replaced. */
   replacedBy: z.array(z.string()).nullable(),
+  /** What it spent: its agents' sessions, their evaluations, and each attempt (absent in old logs). */
+  usage: z
+    .object({
+      agents: usageSchema,
+      evaluation: usageSchema,
+      total: usageSchema,
+      attempts: z.array(
+        z.object({ attempt: z.number().int(), agent: usageSchema, evaluation: usageSchema }),
+      ),
+    })
+    .optional(),
 });
 export type SubTaskReport = z.infer<typeof subTaskReportSchema>;
 

@@ -52,7 +52,7 @@ export class SubTaskRunner {
           attempt: current.attempt,
           entry,
         });
-        await stop.checkTokenBudget();
+        await stop.checkSpendBudgets();
       }
       if (entry.completed) {
         await recorder.record({
