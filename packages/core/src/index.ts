@@ -82,7 +82,13 @@ export {
   stuckEvidenceSource,
 } from "./progress-entry.js";
 export { buildSubTaskPrompt, type SubTaskPromptInput } from "./prompts.js";
-export type { BudgetExhaustion, RunEvent, RunEventOf, RunEventType } from "./run-events.js";
+export type {
+  BudgetExhaustion,
+  RunEvent,
+  RunEventOf,
+  RunEventType,
+  TraceRef,
+} from "./run-events.js";
 export { recoverRun, runLogVersion } from "./run-recovery.js";
 export {
   type RunReport,

@@ -15,6 +15,12 @@ interface EventBase {
   time: string;
 }
 
+/** A W3C trace context of one session of a run (its root span), so a resumed run links to it. */
+export interface TraceRef {
+  traceId: string;
+  spanId: string;
+}
+
 /** Why a budget stopped the run from starting new work. */
 export interface BudgetExhaustion {
   kind: "tokens" | "time" | "cost";
@@ -33,12 +39,16 @@ export type RunEvent = EventBase &
         settings?: RunSettings;
         /** A plan the host gave instead of a planning call. */
         plan?: TaskLedger;
+        /** The host's trace of this session (see `RunOptions.trace`); absent when not traced. */
+        trace?: TraceRef;
       }
     /** A stopped or crashed run continues from its log; `interrupted` attempts are run again. */
     | {
         type: "run-resumed";
         interrupted: { subTaskId: string; attempt: number }[];
         reclaimed: number;
+        /** The host's trace of this session; absent when not traced. */
+        trace?: TraceRef;
       }
     | {
         type: "plan-created";

@@ -1,1 +1,7 @@
-export {};
+export {
+  createTelemetry,
+  type ResumeTraceOptions,
+  type Telemetry,
+  type TelemetryOptions,
+  traceRefsOf,
+} from "./telemetry.js";
