@@ -189,7 +189,7 @@ async function runCommand(
     }
     // Planning inside the run puts it in the run's log first, so even a crash while planning
     // can be resumed; a person reviews the plan through the run's reviewPlan hook.
-    const run = runtime.manager.start(request, {
+    const run = await runtime.start(request, {
       abortSignal: io.signal,
       cwd: options.cwd,
       // Logged with the run, so `resume` needs only the store.

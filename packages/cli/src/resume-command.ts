@@ -38,7 +38,8 @@ export async function resumeCommand(
     );
     const planned = history.find((event) => event.type === "plan-created");
     if (planned?.type === "plan-created") printPlan(planned, human, c);
-    const run = runtime.manager.resume(runId, {
+    const run = await runtime.resume(runId, {
+      history,
       abortSignal: io.signal,
       ...(given.has("cwd") ? { cwd: options.cwd } : {}),
       settings: {

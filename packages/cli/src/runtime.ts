@@ -1,6 +1,16 @@
-import { FileRunStore, type Manager, type ReviewPlan, type RunStore } from "@taskledger/core";
+import {
+  type RunOptions as CoreRunOptions,
+  FileRunStore,
+  type Manager,
+  type ReviewPlan,
+  type RunEvent,
+  type RunStore,
+  type TaskRun,
+} from "@taskledger/core";
+import { createEvaluator } from "@taskledger/evaluator";
 import { createOpencodeExecutor, type OpencodeConfig } from "@taskledger/executor";
 import { createModel, createPricing, type ModelWarning } from "@taskledger/llm";
+import { createTelemetry, type Telemetry } from "@taskledger/telemetry";
 import type { RunOptions } from "./cli-options.js";
 import { createManager } from "./create-manager.js";
 import { maxRequestChars } from "./request-source.js";
@@ -10,6 +20,14 @@ export interface Runtime {
   manager: Manager;
   /** The run store when `--store` was given. */
   store: RunStore | undefined;
+  /** `manager.start`, traced with `--otlp`. */
+  start(request: string, options: CoreRunOptions): Promise<TaskRun>;
+  /** `manager.resume`, traced with `--otlp` (linked to the sessions in `history`). */
+  resume(
+    runId: string,
+    options: CoreRunOptions & { history: readonly RunEvent[] },
+  ): Promise<TaskRun>;
+  /** Flushes the spans, when traced. */
   close(): Promise<void>;
 }
 
@@ -23,7 +41,13 @@ export function createRuntime(
   onModelWarning?: (warning: ModelWarning) => void,
 ): Runtime {
   const pricing = createPricing(options.prices ? { prices: options.prices } : {});
-  const model = createModel({
+  // The global provider is read at the first span, after `tracing` below registers it.
+  const telemetry: Telemetry | undefined = options.otlp
+    ? createTelemetry({
+        captureContent: env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT === "true",
+      })
+    : undefined;
+  const baseModel = createModel({
     provider: options.provider,
     model: options.model,
     ...(options.baseURL ? { baseURL: options.baseURL } : {}),
@@ -31,6 +55,7 @@ export function createRuntime(
     pricing,
     ...(onModelWarning ? { onWarning: onModelWarning } : {}),
   });
+  const model = telemetry ? telemetry.model(baseModel) : baseModel;
   const executor = createOpencodeExecutor({
     model: options.agentModel,
     config: agentConfig(options),
@@ -39,6 +64,7 @@ export function createRuntime(
   const store = options.store ? new FileRunStore(options.store) : undefined;
   const manager = createManager({
     model,
+    ...(telemetry ? { evaluator: telemetry.evaluator(createEvaluator({ model })) } : {}),
     executor,
     concurrency: options.concurrency,
     maxRetries: options.maxRetries,
@@ -51,7 +77,32 @@ export function createRuntime(
     cwd: options.cwd,
     ...(store ? { store } : {}),
   });
-  return { manager, store, close: async () => {} };
+  const otlp = options.otlp;
+  let tracing: Promise<() => Promise<void>> | undefined;
+  const traced = async (): Promise<Telemetry | undefined> => {
+    if (!telemetry || !otlp) return undefined;
+    tracing ??= import("./otlp-tracing.js").then((m) => m.startOtlpTracing(otlp));
+    await tracing;
+    return telemetry;
+  };
+  return {
+    manager,
+    store,
+    async start(request, runOptions) {
+      const t = await traced();
+      return t ? t.start(manager, request, runOptions) : manager.start(request, runOptions);
+    },
+    async resume(runId, { history, ...runOptions }) {
+      const t = await traced();
+      return t
+        ? t.resume(manager, runId, { ...runOptions, history })
+        : manager.resume(runId, runOptions);
+    },
+    async close() {
+      const stop = await tracing;
+      await stop?.();
+    },
+  };
 }
 
 /** The host's opencode config, plus a provider entry when the agent talks to an OpenAI-compatible server. */

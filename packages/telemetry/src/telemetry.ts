@@ -49,11 +49,9 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
   const api = otelApi();
   if (!api) return untraced;
   const captureContent = options.captureContent === true;
-  let tracer: Tracer | undefined;
-  const getTracer = () => {
-    tracer ??= (options.tracerProvider ?? api.trace.getTracerProvider()).getTracer(scopeName);
-    return tracer;
-  };
+  // Read at each span, not kept: a provider registered later (by another copy of the API) counts.
+  const getTracer = (): Tracer =>
+    (options.tracerProvider ?? api.trace.getTracerProvider()).getTracer(scopeName);
   const byRoot = new WeakMap<object, RunTrace>();
   const byRunId = new Map<string, RunTrace>();
 
@@ -98,7 +96,7 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
   };
 
   return {
-    model: (model) => tracedModel(api, getTracer(), model, captureContent, chatParent),
+    model: (model) => tracedModel(api, getTracer, model, captureContent, chatParent),
     evaluator: (evaluator) => ({
       evaluate(input, evaluateOptions) {
         const context = byRunId.get(input.runId)?.attemptContext(input.subTask.id, input.attempt);

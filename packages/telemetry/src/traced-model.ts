@@ -18,7 +18,7 @@ export type ChatParent = (active: Context) => Context;
  */
 export function tracedModel(
   api: OtelApi,
-  tracer: Tracer,
+  tracer: () => Tracer,
   model: LanguageModel,
   captureContent: boolean,
   parentOf: ChatParent,
@@ -28,7 +28,7 @@ export function tracedModel(
     modelId: model.modelId,
     async generate<T>(request: GenerateRequest<T>): Promise<GenerateResult<T>> {
       const parent = parentOf(api.context.active());
-      const span = tracer.startSpan(
+      const span = tracer().startSpan(
         `chat ${model.modelId}`,
         {
           kind: api.SpanKind.CLIENT,
