@@ -8,6 +8,7 @@ import { benchMakespan } from "./makespan.ts";
 import { demoOverhead, scriptedOverhead } from "./manager-overhead.ts";
 import { benchSchedulerOverhead } from "./scheduler-overhead.ts";
 import { benchSessionStart } from "./session-start.ts";
+import { benchTracingOverhead } from "./tracing-overhead.ts";
 
 const rows: string[][] = [];
 const add = (benchmark: string, scenario: string, figure: string, note = "") => {
@@ -94,6 +95,15 @@ for (const r of await benchSessionStart()) {
     `${r.setup}, ${r.parallel} at once`,
     `${fixed(r.meanWallMs / 1000)} s per attempt`,
     `${fixed(r.attemptsPerMinute, 1)} attempts/minute over ${r.attempts}`,
+  );
+}
+
+for (const r of await benchTracingOverhead()) {
+  add(
+    "7. tracing overhead",
+    r.mode,
+    `${fixed(r.ratio)}× untraced`,
+    `${fixed(r.usPerAttempt, 0)} µs of manager time per attempt (${r.addedUsPerAttempt >= 0 ? "+" : ""}${fixed(r.addedUsPerAttempt, 0)} µs), ${fixed(r.spansPerAttempt, 1)} spans per attempt`,
   );
 }
 

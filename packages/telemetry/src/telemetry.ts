@@ -49,9 +49,10 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
   const api = otelApi();
   if (!api) return untraced;
   const captureContent = options.captureContent === true;
-  // Read at each span, not kept: a provider registered later (by another copy of the API) counts.
-  const getTracer = (): Tracer =>
-    (options.tracerProvider ?? api.trace.getTracerProvider()).getTracer(scopeName);
+  // Read at each run and call, not kept: a provider registered later (by another copy of the API)
+  // counts, and while none is, nothing is made at all.
+  const getTracer = (): Tracer | undefined =>
+    registeredProvider(api, options.tracerProvider)?.getTracer(scopeName);
   const byRoot = new WeakMap<object, RunTrace>();
   const byRunId = new Map<string, RunTrace>();
 
@@ -60,14 +61,9 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
     earlier: readonly TraceRef[],
     launch: (trace: TraceRef | undefined) => TaskRun,
   ): TaskRun => {
-    const trace = new RunTrace(
-      api,
-      getTracer(),
-      captureContent,
-      runId,
-      earlier,
-      api.context.active(),
-    );
+    const tracer = getTracer();
+    if (!tracer) return launch(undefined);
+    const trace = new RunTrace(api, tracer, captureContent, runId, earlier, api.context.active());
     if (!trace.recording) {
       trace.end();
       return launch(undefined);
@@ -113,6 +109,19 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
         manager.resume(runId, trace ? { ...runOptions, trace } : runOptions),
       ),
   };
+}
+
+/** The tracer provider to use, or `undefined` while the global one is the API's no-op. */
+function registeredProvider(
+  api: OtelApi,
+  given: TracerProvider | undefined,
+): TracerProvider | undefined {
+  if (given) return given;
+  const global = api.trace.getTracerProvider() as TracerProvider & {
+    getDelegate?: () => TracerProvider;
+  };
+  const delegate = global.getDelegate?.() ?? global;
+  return delegate.constructor.name === "NoopTracerProvider" ? undefined : global;
 }
 
 /** The trace contexts earlier sessions logged, oldest first. */

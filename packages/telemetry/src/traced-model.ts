@@ -18,7 +18,7 @@ export type ChatParent = (active: Context) => Context;
  */
 export function tracedModel(
   api: OtelApi,
-  tracer: () => Tracer,
+  tracer: () => Tracer | undefined,
   model: LanguageModel,
   captureContent: boolean,
   parentOf: ChatParent,
@@ -27,8 +27,10 @@ export function tracedModel(
     provider: model.provider,
     modelId: model.modelId,
     async generate<T>(request: GenerateRequest<T>): Promise<GenerateResult<T>> {
+      const current = tracer();
+      if (!current) return model.generate(request);
       const parent = parentOf(api.context.active());
-      const span = tracer().startSpan(
+      const span = current.startSpan(
         `chat ${model.modelId}`,
         {
           kind: api.SpanKind.CLIENT,
