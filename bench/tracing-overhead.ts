@@ -124,6 +124,7 @@ export async function benchTracingOverhead(
   });
   const modes: [string, () => Telemetry | undefined][] = [
     ["untraced", () => undefined],
+    // The same as the first: how far two identical modes differ on this machine, as a noise gauge.
     ["untraced (again)", () => undefined],
     ["telemetry, no provider registered", () => createTelemetry()],
     ["telemetry, SDK provider recording", () => createTelemetry({ tracerProvider: provider })],
