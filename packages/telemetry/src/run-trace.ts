@@ -23,7 +23,6 @@ export class RunTrace {
   private planning: Span | undefined;
   private readonly replans = new Map<string, Span>();
   private readonly attempts = new Map<string, Span>();
-  private planned = false;
   private ended = false;
 
   constructor(
@@ -33,6 +32,8 @@ export class RunTrace {
     runId: string | undefined,
     earlier: readonly TraceRef[],
     parent: Context,
+    /** Whether an earlier session already planned the run (a resume); planning is then not traced. */
+    private planned: boolean,
   ) {
     const { trace, SpanKind } = api;
     // A resumed run continues the first session's trace and links to every earlier session.
@@ -93,9 +94,10 @@ export class RunTrace {
       case "run-resumed":
         if (event.type === "run-resumed") this.root.setAttribute("taskledger.resumed", true);
         if (!this.planned) this.planning ??= this.child("planning", { "taskledger.step": "plan" });
+        // Set once the first record is seen: whatever comes next is this session's own.
+        this.planned = true;
         return;
       case "plan-created":
-        this.planned = true;
         if (!this.planning) return;
         this.planning.setAttributes({
           "taskledger.plan.sub_tasks": event.ledger.subTasks.length,

@@ -160,6 +160,9 @@ describe("telemetry of a real run (real opencode, scripted provider)", () => {
     expect(two.parentSpanContext?.spanId).toBe(one.spanContext().spanId);
     expect(two.links.map((l) => l.context.spanId)).toEqual([one.spanContext().spanId]);
     expect(two.attributes["taskledger.resumed"]).toBe(true);
+    // The plan was made in the first session: the second has no planning span of its own.
+    const planning = setup.spans().filter((s) => s.name === "planning");
+    expect(planning.map((s) => s.parentSpanContext?.spanId)).toEqual([one.spanContext().spanId]);
     const log = await store.read(first.runId);
     const resumedRecord = log.find((e) => e.type === "run-resumed");
     expect(resumedRecord?.type === "run-resumed" && resumedRecord.trace?.spanId).toBe(

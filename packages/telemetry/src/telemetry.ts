@@ -59,11 +59,13 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
   const follow = (
     runId: string | undefined,
     earlier: readonly TraceRef[],
+    planned: boolean,
     launch: (trace: TraceRef | undefined) => TaskRun,
   ): TaskRun => {
     const tracer = getTracer();
     if (!tracer) return launch(undefined);
-    const trace = new RunTrace(api, tracer, captureContent, runId, earlier, api.context.active());
+    const parent = api.context.active();
+    const trace = new RunTrace(api, tracer, captureContent, runId, earlier, parent, planned);
     if (!trace.recording) {
       trace.end();
       return launch(undefined);
@@ -101,11 +103,12 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
       },
     }),
     start: (manager, request, runOptions = {}) =>
-      follow(undefined, [], (trace) =>
+      follow(undefined, [], false, (trace) =>
         manager.start(request, trace ? { ...runOptions, trace } : runOptions),
       ),
     resume: (manager, runId, { history = [], ...runOptions } = {}) =>
-      follow(runId, traceRefsOf(history), (trace) =>
+      // Without the log, a resumed run is taken as planned: no planning span that never ends.
+      follow(runId, traceRefsOf(history), planned(history), (trace) =>
         manager.resume(runId, trace ? { ...runOptions, trace } : runOptions),
       ),
   };
@@ -122,6 +125,11 @@ function registeredProvider(
   };
   const delegate = global.getDelegate?.() ?? global;
   return delegate.constructor.name === "NoopTracerProvider" ? undefined : global;
+}
+
+/** True unless the log shows a run that had not recorded its plan yet. */
+function planned(history: readonly RunEvent[]): boolean {
+  return history.length === 0 || history.some((event) => event.type === "plan-created");
 }
 
 /** The trace contexts earlier sessions logged, oldest first. */
