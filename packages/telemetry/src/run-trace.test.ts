@@ -50,9 +50,9 @@ function traced(events: NewEvent[]) {
     api.context.active(),
     false,
   );
-  events.forEach((event, seq) =>
-    trace.onEvent({ ...event, runId: "run-1", seq, time: new Date().toISOString() } as RunEvent),
-  );
+  for (const [seq, event] of events.entries()) {
+    trace.onEvent({ ...event, runId: "run-1", seq, time: new Date().toISOString() } as RunEvent);
+  }
   trace.end();
   return exporter.getFinishedSpans();
 }
