@@ -100,4 +100,38 @@ describe("--otlp (real opencode, scripted provider, a local collector)", () => {
     );
     expect(wire).toContain('"service.name"');
   }, 120_000);
+
+  it("a collector that is down costs the run nothing: it completes and exits 0", async () => {
+    model = await createModelServer({
+      replies: scriptByRole({
+        plan: { text: JSON.stringify(plan) },
+        judge: {
+          text: JSON.stringify({ completed: true, summary: "ok", outputData: "ok", feedback: "" }),
+        },
+        agent: { text: "Done." },
+      }),
+    });
+    // A port that was just listening and is closed now: every export is refused.
+    const gone = await fakeCollector();
+    await new Promise((resolve) => gone.server.close(resolve));
+    const t = captureIo();
+    const code = await runCli(
+      [
+        "run",
+        "Write one.txt",
+        ...compatibleArgs(model.openaiBaseURL),
+        "--agent-model",
+        `${compatibleProviderId}/agent-x`,
+        "--yes",
+        "--otlp",
+        gone.url,
+      ],
+      t.io,
+    );
+    expect(code, t.err()).toBe(0);
+    expect(t.out()).toContain("Run completed");
+    expect(t.err()).toMatch(
+      /warning: could not send the spans to http:\/\/127\.0\.0\.1:\d+\/v1\/traces/,
+    );
+  }, 120_000);
 });

@@ -10,11 +10,16 @@ import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
  * context manager that carries a run's span into its model calls. Loaded only with the option.
  * Resolves with what flushes and unregisters them at the end of the command.
  */
-export function startOtlpTracing(url: string): () => Promise<void> {
+export function startOtlpTracing(
+  url: string,
+  warn: (message: string) => void,
+): () => Promise<void> {
   const { version } = createRequire(import.meta.url)("../package.json") as { version: string };
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ "service.name": "taskledger", "service.version": version }),
-    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url }) })],
+    spanProcessors: [
+      new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url, timeoutMillis: 5000 }) }),
+    ],
   });
   const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
@@ -22,10 +27,14 @@ export function startOtlpTracing(url: string): () => Promise<void> {
   return async () => {
     try {
       // Bounded: a collector that does not answer cannot hold the command open.
-      await Promise.race([
-        provider.shutdown(),
-        new Promise((resolve) => setTimeout(resolve, 10_000).unref()),
+      const gaveUp = await Promise.race([
+        provider.shutdown().then(() => false),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 10_000).unref()),
       ]);
+      if (gaveUp) warn(`the OTLP collector at ${url} did not take the spans within 10 s`);
+    } catch (error) {
+      // The run is done and its report stands: a collector that is down costs only its spans.
+      warn(`could not send the spans to ${url}: ${(error as Error).message}`);
     } finally {
       trace.disable();
       context.disable();

@@ -39,6 +39,8 @@ export function createRuntime(
   env: Readonly<Record<string, string | undefined>>,
   reviewPlan?: ReviewPlan,
   onModelWarning?: (warning: ModelWarning) => void,
+  /** Where a line about a failed span export goes (stderr). */
+  warn: (message: string) => void = () => {},
 ): Runtime {
   const pricing = createPricing(options.prices ? { prices: options.prices } : {});
   // The global provider is read at the first span, after `tracing` below registers it.
@@ -81,7 +83,7 @@ export function createRuntime(
   let tracing: Promise<() => Promise<void>> | undefined;
   const traced = async (): Promise<Telemetry | undefined> => {
     if (!telemetry || !otlp) return undefined;
-    tracing ??= import("./otlp-tracing.js").then((m) => m.startOtlpTracing(otlp));
+    tracing ??= import("./otlp-tracing.js").then((m) => m.startOtlpTracing(otlp, warn));
     await tracing;
     return telemetry;
   };
