@@ -8,6 +8,7 @@ import { benchMakespan } from "./makespan.ts";
 import { demoOverhead, scriptedOverhead } from "./manager-overhead.ts";
 import { benchSchedulerOverhead } from "./scheduler-overhead.ts";
 import { benchSessionStart } from "./session-start.ts";
+import { benchTracingOverhead } from "./tracing-overhead.ts";
 import { benchWorkspaceCost } from "./workspace-cost.ts";
 
 const rows: string[][] = [];
@@ -100,10 +101,19 @@ for (const r of await benchSessionStart()) {
 
 for (const r of await benchWorkspaceCost()) {
   add(
-    "7. worktree isolation",
+    "8. worktree isolation",
     `${r.files.toLocaleString("en")}-file repository`,
     `${r.msPerAttempt} ms per attempt`,
     `reset ${r.msWorktree} + commit ${r.msCommit} + merge ${r.msMerge} ms; a new worktree (once per attempt running at a time) ${r.msNewWorktree} ms; per run: base ${r.msBase} ms, branch + apply ${r.msFinish} ms`,
+  );
+}
+
+for (const r of await benchTracingOverhead()) {
+  add(
+    "7. tracing overhead",
+    r.mode,
+    `${fixed(r.ratio)}× untraced`,
+    `${fixed(r.usPerAttempt, 0)} µs of manager time per attempt (${r.addedUsPerAttempt >= 0 ? "+" : ""}${fixed(r.addedUsPerAttempt, 0)} µs), ${fixed(r.spansPerAttempt, 1)} spans per attempt`,
   );
 }
 

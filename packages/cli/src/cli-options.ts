@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { defaultRunSettings } from "@taskledger/core";
+import { defaultRunSettings, type ModelPrice, type PriceTable } from "@taskledger/core";
 import { defaultModels, type Provider } from "@taskledger/llm";
 
 export const providers: readonly Provider[] = [
@@ -36,6 +36,9 @@ export interface RawRunOptions {
   isolation?: string;
   apply?: boolean;
   executor?: string;
+  maxCost?: string;
+  prices?: string;
+  otlp?: string;
 }
 
 /** How attempts run: a fresh `opencode run` process each, or a session in a running `opencode serve`. */
@@ -66,6 +69,12 @@ export interface RunOptions {
   /** With worktrees, apply the run's change to the working tree at the end. */
   apply: boolean;
   executor: ExecutorKind;
+  /** Money budget of the run, in US dollars. */
+  maxCostUsd: number | undefined;
+  /** The host's prices for private or new models, over the bundled price table. */
+  prices: PriceTable | undefined;
+  /** OTLP/HTTP traces endpoint (`http://host:4318/v1/traces`) to export the run's spans to. */
+  otlp: string | undefined;
 }
 
 // Core takes more; a plan past this many steps is no longer one a person can review.
@@ -95,7 +104,7 @@ export async function parseRunOptions(raw: RawRunOptions, cwd: string): Promise<
     baseURL: raw.baseUrl,
     agentModel,
     opencodeConfig: raw.opencodeConfig
-      ? await readConfig(resolve(cwd, raw.opencodeConfig))
+      ? await readConfig(resolve(cwd, raw.opencodeConfig), "--opencode-config")
       : undefined,
     cwd: resolve(cwd, raw.cwd ?? "."),
     concurrency: integer("--concurrency", raw.concurrency, 3, 1, 64),
@@ -123,6 +132,9 @@ export async function parseRunOptions(raw: RawRunOptions, cwd: string): Promise<
     isolation: isolationOf(raw.isolation),
     apply: raw.apply !== false,
     executor: executorKind(raw.executor),
+    maxCostUsd: raw.maxCost === undefined ? undefined : dollars(raw.maxCost),
+    prices: raw.prices ? await readPrices(resolve(cwd, raw.prices)) : undefined,
+    otlp: raw.otlp === undefined ? undefined : otlpUrl(raw.otlp),
   };
 }
 
@@ -140,6 +152,57 @@ function executorKind(value: string | undefined): ExecutorKind {
   return value as ExecutorKind;
 }
 
+function dollars(value: string): number {
+  const n = Number(value.replace(/^\$/, ""));
+  if (!Number.isFinite(n) || n <= 0 || n > 1_000_000) {
+    throw new UsageError(`--max-cost must be US dollars above 0, such as 2.50; got "${value}"`);
+  }
+  return n;
+}
+
+function otlpUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`--otlp must be an http(s) URL; got "${value}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new UsageError(`--otlp must be an http(s) URL; got "${value}"`);
+  }
+  // A collector's base URL gets the standard traces path, as OTEL_EXPORTER_OTLP_ENDPOINT does.
+  if (url.pathname === "/" || url.pathname === "") url.pathname = "/v1/traces";
+  return url.toString();
+}
+
+/** `--prices FILE`: `{ "provider/model": { "inputPerMillion": 3, "outputPerMillion": 15 } }`. */
+async function readPrices(path: string): Promise<PriceTable> {
+  const table = await readConfig(path, "--prices");
+  const prices: Record<string, ModelPrice> = {};
+  for (const [model, value] of Object.entries(table)) {
+    const price = value as Record<string, unknown>;
+    const field = (name: string, required: boolean) => {
+      const n = price?.[name];
+      if (n === undefined && !required) return undefined;
+      if (typeof n !== "number" || !Number.isFinite(n) || n < 0) {
+        throw new UsageError(
+          `--prices: "${model}".${name} must be US dollars per million tokens (a number ≥ 0)`,
+        );
+      }
+      return n;
+    };
+    const cacheRead = field("cacheReadPerMillion", false);
+    const cacheWrite = field("cacheWritePerMillion", false);
+    prices[model] = {
+      inputPerMillion: field("inputPerMillion", true)!,
+      outputPerMillion: field("outputPerMillion", true)!,
+      ...(cacheRead === undefined ? {} : { cacheReadPerMillion: cacheRead }),
+      ...(cacheWrite === undefined ? {} : { cacheWritePerMillion: cacheWrite }),
+    };
+  }
+  return prices;
+}
+
 function integer(
   flag: string,
   value: string | undefined,
@@ -155,12 +218,12 @@ function integer(
   return n;
 }
 
-async function readConfig(path: string): Promise<Record<string, unknown>> {
+async function readConfig(path: string, flag: string): Promise<Record<string, unknown>> {
   let text: string;
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    throw new UsageError(`--opencode-config: cannot read ${path}: ${(error as Error).message}`);
+    throw new UsageError(`${flag}: cannot read ${path}: ${(error as Error).message}`);
   }
   try {
     const config: unknown = JSON.parse(text);
@@ -169,8 +232,6 @@ async function readConfig(path: string): Promise<Record<string, unknown>> {
     }
     return config as Record<string, unknown>;
   } catch (error) {
-    throw new UsageError(
-      `--opencode-config: ${path} is not a JSON object: ${(error as Error).message}`,
-    );
+    throw new UsageError(`${flag}: ${path} is not a JSON object: ${(error as Error).message}`);
   }
 }

@@ -68,6 +68,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         "--executor <kind>",
         "cli: a new opencode process per attempt (default); server: sessions in running opencode servers",
       )
+      .option("--max-cost <usd>", "money budget: start nothing new once the run has spent this")
+      .option(
+        "--prices <file>",
+        'JSON prices for private or new models: {"provider/model": {"inputPerMillion": 3, "outputPerMillion": 15}}',
+      )
+      .option("--otlp <url>", "export the run's OpenTelemetry spans to this OTLP/HTTP endpoint")
       .option("--json", "print the final report as JSON on stdout; progress goes to stderr");
 
   // The request as words, `-` for stdin, or a file: argv caps one argument at 128 KB.
@@ -206,7 +212,7 @@ async function runCommand(
     }
     // Planning inside the run puts it in the run's log first, so even a crash while planning
     // can be resumed; a person reviews the plan through the run's reviewPlan hook.
-    const run = runtime.manager.start(request, {
+    const run = await runtime.start(request, {
       abortSignal: io.signal,
       cwd: options.cwd,
       // Logged with the run, so `resume` needs only the store.

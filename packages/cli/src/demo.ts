@@ -56,6 +56,9 @@ export async function setUpDemo(base: {
       isolation: isolated ? "worktree" : "shared",
       apply: true,
       executor: "cli",
+      maxCostUsd: undefined,
+      prices: undefined,
+      otlp: undefined,
     },
     async finish(write) {
       try {

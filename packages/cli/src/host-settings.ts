@@ -1,3 +1,4 @@
+import type { PriceTable } from "@taskledger/core";
 import {
   type ExecutorKind,
   executorKinds,
@@ -14,6 +15,8 @@ export interface HostSettings {
   opencodeConfig?: Record<string, unknown>;
   /** Absent in logs of runs from before `--executor`: those ran on the CLI executor. */
   executor?: ExecutorKind;
+  /** `--prices`, so a resumed run prices its calls the same way. */
+  prices?: PriceTable;
 }
 
 // Keys whose values are credentials; `{env:NAME}` and `{file:PATH}` references are kept.
@@ -30,6 +33,7 @@ export function hostSettingsOf(options: RunOptions): HostSettings {
       ? { opencodeConfig: withoutSecrets(options.opencodeConfig) as Record<string, unknown> }
       : {}),
     executor: options.executor,
+    ...(options.prices ? { prices: options.prices } : {}),
   };
 }
 
@@ -64,6 +68,9 @@ export function readHostSettings(
     ...(executorKinds.includes(host.executor as ExecutorKind)
       ? { executor: host.executor as ExecutorKind }
       : {}),
+    ...(typeof host.prices === "object" && host.prices !== null && !Array.isArray(host.prices)
+      ? { prices: host.prices as PriceTable }
+      : {}),
   };
 }
 
@@ -81,4 +88,6 @@ export const loggedOptions = [
   ["alternateAgentModel", "--alternate-agent-model"],
   ["replan", "--no-replan"],
   ["executor", "--executor"],
+  ["maxCost", "--max-cost"],
+  ["prices", "--prices"],
 ] as const satisfies readonly (readonly [keyof RawRunOptions, string])[];

@@ -1,5 +1,5 @@
 // `taskledger` is the one package a host needs: core's API, the providers, the opencode executor,
-// the evaluator, and the command line.
+// the evaluator, telemetry, and the command line.
 export * from "@taskledger/core";
 export {
   allOf,
@@ -19,11 +19,19 @@ export {
 export {
   type CreateModelOptions,
   createModel,
+  createPricing,
   type DefaultModels,
   defaultModels,
   type ModelWarning,
+  type PricingOptions,
   type Provider,
 } from "@taskledger/llm";
+export {
+  createTelemetry,
+  type ResumeTraceOptions,
+  type Telemetry,
+  type TelemetryOptions,
+} from "@taskledger/telemetry";
 export { runCli } from "./cli.js";
 export { type CliIo, exitCodes } from "./cli-io.js";
 export { createManager } from "./create-manager.js";

@@ -21,6 +21,7 @@ export function toJsonReport(report: RunReport) {
       reason: s.reason,
       replacedBy: s.replacedBy,
       ...(s.commit ? { commit: s.commit, filesChanged: s.filesChanged ?? [] } : {}),
+      ...(s.usage ? { usage: s.usage } : {}),
     })),
     usage: report.usage,
     workspace: report.workspace ?? null,

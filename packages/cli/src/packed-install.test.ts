@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, "../../..");
-const packages = ["core", "testing", "llm", "executor", "evaluator", "ui", "cli"];
+const packages = ["core", "testing", "llm", "executor", "evaluator", "telemetry", "ui", "cli"];
 let project: string;
 
 // Packs every package as npm would publish it and installs the tarballs into an empty project:

@@ -38,7 +38,8 @@ export async function resumeCommand(
     );
     const planned = history.find((event) => event.type === "plan-created");
     if (planned?.type === "plan-created") printPlan(planned, human, c);
-    const run = runtime.manager.resume(runId, {
+    const run = await runtime.resume(runId, {
+      history,
       abortSignal: io.signal,
       ...(given.has("cwd") ? { cwd: options.cwd } : {}),
       settings: {
@@ -49,6 +50,9 @@ export async function resumeCommand(
           ? { alternateAgentModels: options.alternateAgentModels }
           : {}),
         ...(given.has("replan") ? { replan: { enabled: options.replan } } : {}),
+        ...(given.has("maxCost") && options.maxCostUsd !== undefined
+          ? { budget: { maxCostUsd: options.maxCostUsd } }
+          : {}),
       },
     });
     return await session.follow(run, history);
@@ -86,6 +90,9 @@ async function resumeOptions(
           maxSubTasks: String(recovered.settings.maxSubTasks),
           alternateAgentModel: recovered.settings.alternateAgentModels,
           replan: recovered.settings.replan.enabled,
+          ...(recovered.settings.budget.maxCostUsd === undefined
+            ? {}
+            : { maxCost: String(recovered.settings.budget.maxCostUsd) }),
         }
       : {}),
   };
@@ -95,12 +102,13 @@ async function resumeOptions(
       notices.push(`${flag} given: it overrides what the run was started with`);
       continue;
     }
-    if (key === "opencodeConfig") delete merged.opencodeConfig;
+    if (key === "opencodeConfig" || key === "prices") delete merged[key];
     else if (logged[key] === undefined) delete merged[key];
     else Object.assign(merged, { [key]: logged[key] });
   }
   const options = await parseRunOptions(merged, cwd);
   if (!given.has("opencodeConfig") && host.opencodeConfig)
     options.opencodeConfig = host.opencodeConfig;
+  if (!given.has("prices") && host.prices) options.prices = host.prices;
   return { options, notices };
 }

@@ -1,16 +1,21 @@
 import {
+  type RunOptions as CoreRunOptions,
   type Executor,
   FileRunStore,
   type Manager,
   type ReviewPlan,
+  type RunEvent,
   type RunStore,
+  type TaskRun,
 } from "@taskledger/core";
+import { createEvaluator } from "@taskledger/evaluator";
 import {
   createOpencodeExecutor,
   createOpencodeServerExecutor,
   type OpencodeConfig,
 } from "@taskledger/executor";
-import { createModel, type ModelWarning } from "@taskledger/llm";
+import { createModel, createPricing, type ModelWarning } from "@taskledger/llm";
+import { createTelemetry, type Telemetry } from "@taskledger/telemetry";
 import type { RunOptions } from "./cli-options.js";
 import { createManager } from "./create-manager.js";
 import { maxRequestChars } from "./request-source.js";
@@ -20,6 +25,14 @@ export interface Runtime {
   manager: Manager;
   /** The run store when `--store` was given. */
   store: RunStore | undefined;
+  /** `manager.start`, traced with `--otlp`. */
+  start(request: string, options: CoreRunOptions): Promise<TaskRun>;
+  /** `manager.resume`, traced with `--otlp` (linked to the sessions in `history`). */
+  resume(
+    runId: string,
+    options: CoreRunOptions & { history: readonly RunEvent[] },
+  ): Promise<TaskRun>;
+  /** Flushes the spans, when traced. */
   close(): Promise<void>;
 }
 
@@ -31,15 +44,26 @@ export function createRuntime(
   env: Readonly<Record<string, string | undefined>>,
   reviewPlan?: ReviewPlan,
   onModelWarning?: (warning: ModelWarning) => void,
+  /** Where a line about a failed span export goes (stderr). */
+  warn: (message: string) => void = () => {},
 ): Runtime {
-  const model = createModel({
+  const pricing = createPricing(options.prices ? { prices: options.prices } : {});
+  // The global provider is read at the first span, after `tracing` below registers it.
+  const telemetry: Telemetry | undefined = options.otlp
+    ? createTelemetry({
+        captureContent: env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT === "true",
+      })
+    : undefined;
+  const baseModel = createModel({
     provider: options.provider,
     model: options.model,
     ...(options.baseURL ? { baseURL: options.baseURL } : {}),
     env,
+    pricing,
     ...(onModelWarning ? { onWarning: onModelWarning } : {}),
   });
-  const settings = { model: options.agentModel, config: agentConfig(options) };
+  const model = telemetry ? telemetry.model(baseModel) : baseModel;
+  const settings = { model: options.agentModel, config: agentConfig(options), pricing };
   const executor: Executor =
     options.executor === "server"
       ? // One server per sub-task that can run at once: no attempt waits for a server.
@@ -48,6 +72,7 @@ export function createRuntime(
   const store = options.store ? new FileRunStore(options.store) : undefined;
   const manager = createManager({
     model,
+    ...(telemetry ? { evaluator: telemetry.evaluator(createEvaluator({ model })) } : {}),
     executor,
     concurrency: options.concurrency,
     maxRetries: options.maxRetries,
@@ -55,13 +80,40 @@ export function createRuntime(
     maxRequestChars,
     alternateAgentModels: options.alternateAgentModels,
     replan: { enabled: options.replan },
+    ...(options.maxCostUsd === undefined ? {} : { budget: { maxCostUsd: options.maxCostUsd } }),
     ...(reviewPlan ? { reviewPlan } : {}),
     cwd: options.cwd,
     isolation: options.isolation,
     apply: options.apply,
     ...(store ? { store } : {}),
   });
-  return { manager, store, close: () => executor.close?.() ?? Promise.resolve() };
+  const otlp = options.otlp;
+  let tracing: Promise<() => Promise<void>> | undefined;
+  const traced = async (): Promise<Telemetry | undefined> => {
+    if (!telemetry || !otlp) return undefined;
+    tracing ??= import("./otlp-tracing.js").then((m) => m.startOtlpTracing(otlp, warn));
+    await tracing;
+    return telemetry;
+  };
+  return {
+    manager,
+    store,
+    async start(request, runOptions) {
+      const t = await traced();
+      return t ? t.start(manager, request, runOptions) : manager.start(request, runOptions);
+    },
+    async resume(runId, { history, ...runOptions }) {
+      const t = await traced();
+      return t
+        ? t.resume(manager, runId, { ...runOptions, history })
+        : manager.resume(runId, runOptions);
+    },
+    async close() {
+      await executor.close?.();
+      const stop = await tracing;
+      await stop?.();
+    },
+  };
 }
 
 /** The host's opencode config, plus a provider entry when the agent talks to an OpenAI-compatible server. */

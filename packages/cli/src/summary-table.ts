@@ -13,7 +13,14 @@ const statusColor = (status: string, c: Colors) =>
         ? c.yellow
         : c.dim;
 
-const cost = (usage: Usage) => (usage.costUsd === undefined ? "–" : `$${usage.costUsd.toFixed(4)}`);
+/** Dollars when known; `unknown` (or a lower bound `≥$…`) when some tokens have no price. */
+export function costText(usage: Usage): string {
+  const priced = usage.costUsd === undefined ? undefined : `$${usage.costUsd.toFixed(4)}`;
+  if (usage.unpricedModels?.length) return priced && usage.costUsd! > 0 ? `≥${priced}` : "unknown";
+  if (priced !== undefined) return priced;
+  return totalTokens(usage) === 0 ? "–" : "unknown";
+}
+const cost = costText;
 
 /** The final table: one row a sub-task, then manager, agents and total usage. */
 export function summaryTable(
@@ -22,7 +29,7 @@ export function summaryTable(
   c: Colors,
 ): string {
   const rows = report.subTasks.map((s) => {
-    const usage = perSubTask.get(s.id);
+    const usage = s.usage?.total ?? perSubTask.get(s.id);
     return [
       terminalText(s.id),
       s.status,
@@ -49,5 +56,12 @@ export function summaryTable(
     ...rows.map((r) => line(r, statusColor(r[1]!, c))),
     "",
     `tokens: manager ${totalTokens(manager)} (${cost(manager)}), agents ${totalTokens(agents)} (${cost(agents)}), total ${totalTokens(total)} (${cost(total)})`,
+    ...(total.unpricedModels?.length
+      ? [
+          c.dim(
+            `cost unknown: no price for ${total.unpricedModels.map((m) => terminalText(m)).join(", ")} (give one with --prices FILE)`,
+          ),
+        ]
+      : []),
   ].join("\n");
 }

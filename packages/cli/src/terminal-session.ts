@@ -19,6 +19,7 @@ import { applyEvent, createProgressState } from "./progress-state.js";
 import { createLineReporter, createTtyReporter, type Reporter } from "./reporter.js";
 import { createRuntime, type Runtime } from "./runtime.js";
 import { summaryTable } from "./summary-table.js";
+import { terminalText } from "./terminal-text.js";
 
 /** What `run` and `resume` share on the terminal: where people read, its colours, the runtime. */
 export interface TerminalSession {
@@ -67,7 +68,14 @@ export function openSession(
   const warnings = createModelWarningPrinter(io.stderr, colorsFor(io.stderr, io.env), (write) =>
     reporter ? reporter.aside(write) : write(),
   );
-  const runtime = createRuntime(options, io.env, page ? page(reviewer) : reviewer, warnings);
+  const stderrColors = colorsFor(io.stderr, io.env);
+  const runtime = createRuntime(
+    options,
+    io.env,
+    page ? page(reviewer) : reviewer,
+    warnings,
+    (message) => io.stderr.write(`${stderrColors.yellow("warning:")} ${terminalText(message)}\n`),
+  );
 
   const follow = async (run: TaskRun, history: readonly RunEvent[] = []): Promise<number> => {
     const live = human.isTTY === true && io.env.CI === undefined;

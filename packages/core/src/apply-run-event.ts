@@ -82,6 +82,7 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       const s = subTask(state, event.subTaskId);
       if (!s) break;
       s.usage = addUsage(s.usage, event.result.usage);
+      attemptUsageOf(s, event.attempt).agent = addUsage(event.result.usage);
       s.lastDurationMs = event.result.durationMs;
       if (event.commit) s.workFrom = event.commit;
       // A cancelled attempt did not finish its work: it stays in flight, to run again on resume.
@@ -95,6 +96,7 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       state.usage.manager = addUsage(state.usage.manager, entry.usage);
       const s = subTask(state, event.subTaskId);
       if (!s) break;
+      attemptUsageOf(s, event.attempt).evaluation = addUsage(entry.usage);
       s.entry = entry;
       if (s.finished?.attempt === event.attempt) s.finished.entry = entry;
       if (event.commit) s.workFrom = event.commit;
@@ -250,6 +252,7 @@ function addSubTask(state: RunState, subTask: SubTask, replans: number): void {
     startedAt: undefined,
     lastDurationMs: undefined,
     usage: emptyUsage(),
+    attemptUsage: [],
     activity: "",
     workFrom: undefined,
     merged: undefined,
@@ -288,4 +291,14 @@ function revisePlan(
     if (fresh.has(definition.id) && !state.subTasks.has(definition.id))
       addSubTask(state, definition, lineage + 1);
   }
+}
+
+/** The usage record of one attempt, made on first use. */
+function attemptUsageOf(s: SubTaskState, attempt: number) {
+  let found = s.attemptUsage.find((a) => a.attempt === attempt);
+  if (!found) {
+    found = { attempt, agent: emptyUsage(), evaluation: emptyUsage() };
+    s.attemptUsage.push(found);
+  }
+  return found;
 }

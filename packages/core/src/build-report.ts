@@ -1,5 +1,5 @@
 import type { RunReport, RunStatus, SubTaskReport } from "./run-report.js";
-import type { RunState } from "./run-state.js";
+import type { RunState, SubTaskState } from "./run-state.js";
 import { addUsage } from "./usage.js";
 
 export interface ReportContext {
@@ -24,6 +24,7 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
     ...(s.merged && s.status === "completed"
       ? { commit: s.merged.commit, filesChanged: s.merged.filesChanged }
       : {}),
+    usage: subTaskUsage(s),
   }));
   // A replaced sub-task's goal lives on in its replacements; only those count.
   const live = subTasks.filter((s) => s.status !== "replaced");
@@ -76,5 +77,16 @@ function workspaceReport(state: RunState): RunReport["workspace"] {
     ...(state.tip ? { commit: state.tip } : {}),
     applied: outcome?.applied ?? false,
     ...(outcome ? { note: outcome.note } : {}),
+  };
+}
+
+function subTaskUsage(s: SubTaskState): NonNullable<SubTaskReport["usage"]> {
+  const attempts = [...s.attemptUsage].sort((a, b) => a.attempt - b.attempt);
+  const evaluation = addUsage(...attempts.map((a) => a.evaluation));
+  return {
+    agents: s.usage,
+    evaluation,
+    total: addUsage(s.usage, evaluation),
+    attempts: attempts.map((a) => ({ ...a })),
   };
 }

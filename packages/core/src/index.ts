@@ -60,6 +60,16 @@ export { type OpenWorkspaceInput, openWorkspace } from "./open-workspace.js";
 export type { PlanReview, PlanReviewDecision, ReviewPlan } from "./plan-review.js";
 export { type DecomposePolicy, type PlanResult, singleSubTaskLedger } from "./planner.js";
 export {
+  costOf,
+  type ModelPrice,
+  type PricedCall,
+  type PriceTable,
+  type Pricing,
+  priceCall,
+  priceIn,
+  withCost,
+} from "./price.js";
+export {
   type Evidence,
   evidenceSchema,
   type IncompleteReason,
@@ -83,6 +93,7 @@ export type {
   RunEventOf,
   RunEventType,
   SubTaskMerge,
+  TraceRef,
 } from "./run-events.js";
 export { recoverRun, runLogVersion } from "./run-recovery.js";
 export {
@@ -102,6 +113,7 @@ export {
   resolveRunSettings,
 } from "./run-settings.js";
 export {
+  type AttemptUsage,
   createRunState,
   currentLedger,
   elapsedMs,
@@ -138,7 +150,14 @@ export { TaskRun } from "./task-run.js";
 export { clipMiddle, clipStart, oneLine } from "./text-clip.js";
 export { estimateTokens, truncateToTokens } from "./tokens.js";
 export { isTrivialRequest } from "./trivial-request.js";
-export { addUsage, emptyUsage, totalTokens, type Usage, usageSchema } from "./usage.js";
+export {
+  addUsage,
+  emptyUsage,
+  knownCost,
+  totalTokens,
+  type Usage,
+  usageSchema,
+} from "./usage.js";
 export {
   type AttemptCapture,
   type AttemptSpace,

@@ -440,6 +440,29 @@ describe("cancellation and budgets", () => {
     expect(report.usage.agents.inputTokens).toBe(1200);
   });
 
+  it("stops starting new work when the money budget is reached, and says why", async () => {
+    const plan = { subTasks: [task("a"), task("b", ["a"]), task("c", ["b"])] };
+    const executor = createFakeExecutor({
+      fallback: { type: "success", usage: { inputTokens: 600, outputTokens: 100, costUsd: 0.75 } },
+    });
+    const events: RunEvent[] = [];
+    const report = await createManager({ executor, budget: { maxCostUsd: 1 } }).run("x", {
+      plan,
+      onEvent: (e) => events.push(e),
+    });
+    // a spends $0.75, b brings it to $1.50 >= $1: c never starts.
+    expect(executor.calls.map((c) => c.subTaskId)).toEqual(["a", "b"]);
+    expect(report.status).toBe("partial");
+    expect(report.reason).toBe("Stopped: the cost budget of $1 was reached ($1.5000 spent).");
+    expect(events.filter((e) => e.type === "budget-exhausted")).toEqual([
+      expect.objectContaining({ kind: "cost", limit: 1, used: 1.5 }),
+    ]);
+    expect(report.usage.agents.costUsd).toBe(1.5);
+    expect(report.subTasks.find((s) => s.id === "a")?.usage?.attempts).toEqual([
+      expect.objectContaining({ attempt: 1, agent: expect.objectContaining({ costUsd: 0.75 }) }),
+    ]);
+  });
+
   it("the time budget stops running attempts and reports why", async () => {
     const executor = createFakeExecutor({
       script: { a: [{ type: "success" }], b: [{ type: "hang" }] },

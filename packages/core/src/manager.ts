@@ -7,7 +7,7 @@ import {
 } from "./manager-options.js";
 import type { ReviewPlan } from "./plan-review.js";
 import { type PlanResult, planRequest } from "./planner.js";
-import type { RunEvent } from "./run-events.js";
+import type { RunEvent, TraceRef } from "./run-events.js";
 import { executeRun, type LiveState } from "./run-execution.js";
 import { recoverRun } from "./run-recovery.js";
 import type { RunReport } from "./run-report.js";
@@ -34,6 +34,11 @@ export interface RunOptions {
    * the host's own settings to log with them (`host`: JSON, never a secret).
    */
   settings?: RunSettingsInput;
+  /**
+   * This session's trace context (`@taskledger/telemetry` sets it), logged in its `run-started`
+   * or `run-resumed` record so a later session can link to it.
+   */
+  trace?: TraceRef;
 }
 
 /** Turns requests into Task Ledgers and runs them. Holds no per-run state; runs are independent. */
@@ -159,6 +164,9 @@ function runInputs(options: RunOptions) {
     ...(options.planUsage ? { planUsage: options.planUsage } : {}),
     ...(options.reviewPlan ? { reviewPlan: options.reviewPlan } : {}),
     ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
+    ...(options.trace
+      ? { trace: { traceId: options.trace.traceId, spanId: options.trace.spanId } }
+      : {}),
   };
 }
 

@@ -40,7 +40,7 @@ export async function planRun(ctx: RunContext): Promise<void> {
       usage: result.usage,
     });
   }
-  await ctx.stop.checkTokenBudget();
+  await ctx.stop.checkSpendBudgets();
   await reviewPlan(ctx, "plan", currentLedger(state));
 }
 
@@ -149,7 +149,7 @@ export async function replanStep(
     reason: `Replanned after ${failed.attempts} attempt(s) of ${subTaskId}: ${reason}`,
     usage,
   });
-  await ctx.stop.checkTokenBudget();
+  await ctx.stop.checkSpendBudgets();
   ctx.schedule(added.filter((id) => state.subTasks.get(id)?.waitingOn === 0));
   return { failed: undefined, usage: emptyUsage() };
 }

@@ -1,5 +1,6 @@
 import type { ResolvedManagerOptions } from "./manager-options.js";
 import type { ReviewPlan } from "./plan-review.js";
+import type { TraceRef } from "./run-events.js";
 import type { RunRecorder } from "./run-recorder.js";
 import type { RunSettings } from "./run-settings.js";
 import type { RunState } from "./run-state.js";
@@ -20,6 +21,8 @@ export interface RunInput {
   /** This run's plan review, instead of the manager's. */
   reviewPlan?: ReviewPlan;
   abortSignal?: AbortSignal;
+  /** This session's trace context, logged with its first record. */
+  trace?: TraceRef;
   /** The run's state folded from its log: the run continues it. */
   recovered?: RunState;
 }

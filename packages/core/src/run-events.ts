@@ -16,9 +16,15 @@ interface EventBase {
   time: string;
 }
 
+/** A W3C trace context of one session of a run (its root span), so a resumed run links to it. */
+export interface TraceRef {
+  traceId: string;
+  spanId: string;
+}
+
 /** Why a budget stopped the run from starting new work. */
 export interface BudgetExhaustion {
-  kind: "tokens" | "time";
+  kind: "tokens" | "time" | "cost";
   limit: number;
   used: number;
 }
@@ -44,12 +50,16 @@ export type RunEvent = EventBase &
         plan?: TaskLedger;
         /** Where attempts work: shared, or git worktrees from this base (absent in older logs). */
         workspace?: WorkspaceRecord;
+        /** The host's trace of this session (see `RunOptions.trace`); absent when not traced. */
+        trace?: TraceRef;
       }
     /** A stopped or crashed run continues from its log; `interrupted` attempts are run again. */
     | {
         type: "run-resumed";
         interrupted: { subTaskId: string; attempt: number }[];
         reclaimed: number;
+        /** The host's trace of this session; absent when not traced. */
+        trace?: TraceRef;
       }
     | {
         type: "plan-created";

@@ -103,6 +103,7 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
         settings: input.settings,
         ...hostPlanRecord(input),
         workspace: base.workspace.record,
+        ...(input.trace ? { trace: input.trace } : {}),
       });
     }
     if (!state.planned) await planRun(ctx);
@@ -143,6 +144,7 @@ async function resumeFrom(ctx: RunContext, runner: SubTaskRunner): Promise<void>
       attempt: s.inFlight!.attempt,
     })),
     reclaimed: processes.length,
+    ...(ctx.input.trace ? { trace: ctx.input.trace } : {}),
   });
   // A crash between a failure and the skips it implies leaves dependents to skip now.
   for (const s of [...state.subTasks.values()]) {

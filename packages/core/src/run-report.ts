@@ -32,6 +32,17 @@ export const subTaskReportSchema = z.object({
   commit: z.string().nullable().optional(),
   /** With worktrees: the files its merge changed, from git. */
   filesChanged: z.array(z.string()).optional(),
+  /** What it spent: its agents' sessions, their evaluations, and each attempt (absent in old logs). */
+  usage: z
+    .object({
+      agents: usageSchema,
+      evaluation: usageSchema,
+      total: usageSchema,
+      attempts: z.array(
+        z.object({ attempt: z.number().int(), agent: usageSchema, evaluation: usageSchema }),
+      ),
+    })
+    .optional(),
 });
 export type SubTaskReport = z.infer<typeof subTaskReportSchema>;
 

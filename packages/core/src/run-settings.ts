@@ -23,6 +23,11 @@ export interface RunBudget {
   maxTokens?: number;
   /** Wall time of the whole run; when it passes, running attempts are stopped. */
   maxDurationMs?: number;
+  /**
+   * US dollars (manager and agents) after which nothing new starts. Only priced calls count:
+   * tokens of a model with no known price are in the report's `unpricedModels`, not here.
+   */
+  maxCostUsd?: number;
 }
 
 /** Settings a host may give one run (or a resume), over the manager's or the logged ones. */
@@ -55,6 +60,9 @@ export function resolveRunSettings(base: RunSettings, input: RunSettingsInput = 
         : {
             maxDurationMs: integer("budget.maxDurationMs", budget.maxDurationMs, 0, 1, 2 ** 31 - 1),
           }),
+      ...(budget.maxCostUsd === undefined
+        ? {}
+        : { maxCostUsd: dollars("budget.maxCostUsd", budget.maxCostUsd) }),
     },
     decompose: base.decompose,
     alternateAgentModels: [...(input.alternateAgentModels ?? base.alternateAgentModels)],
@@ -90,6 +98,15 @@ function integer(
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new InvalidConfigError(
       `\`${name}\` must be an integer from ${min} to ${max}; got ${value}.`,
+    );
+  }
+  return value;
+}
+
+function dollars(name: string, value: number): number {
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0 || value > 1_000_000) {
+    throw new InvalidConfigError(
+      `\`${name}\` must be a number of US dollars above 0 and at most 1000000; got ${value}.`,
     );
   }
   return value;

@@ -131,6 +131,27 @@ describe("logs written by earlier versions", () => {
     });
   }
 
+  it("v2-cost-budget-traced.jsonl (a money budget, a trace context) resumes to the same stop", async () => {
+    const records = readLog("v2-cost-budget-traced.jsonl");
+    const state = recoverRun(records, "v2-run");
+    expect(state.budgetStop).toEqual({ kind: "cost", limit: 1, used: 1.5 });
+    expect(state.usage.agents.costUsd).toBe(1.5);
+    const first = records[0];
+    expect(first?.type === "run-started" && first.trace?.spanId).toBe("b7ad6b7169203331");
+    const store = new MemoryRunStore();
+    for (const record of records) await store.append("v2-run", record);
+    const executor = createFakeExecutor();
+    const report = await createManager({ executor, store }).resume("v2-run", { cwd: fixtures })
+      .result;
+    expect(executor.calls).toEqual([]);
+    expect(report.reason).toBe("Stopped: the cost budget of $1 was reached ($1.5000 spent).");
+    expect(report.subTasks.map((s) => [s.id, s.status])).toEqual([
+      ["a", "completed"],
+      ["b", "completed"],
+      ["c", "skipped"],
+    ]);
+  });
+
   it("a log of an unknown future version is a typed error naming it", async () => {
     const records = readLog("v1-finished-run.jsonl").map((r, i) => (i === 3 ? { ...r, v: 99 } : r));
     expect(() => recoverRun(records, "v1-run")).toThrow(UnsupportedLogVersionError);

@@ -9,6 +9,13 @@ import type { TaskLedger } from "./task-ledger.js";
 import { emptyUsage, type Usage } from "./usage.js";
 import type { WorkspaceOutcome, WorkspaceRecord } from "./workspace.js";
 
+/** What one attempt spent: the agent's session and the evaluation of it. */
+export interface AttemptUsage {
+  attempt: number;
+  agent: Usage;
+  evaluation: Usage;
+}
+
 /** Where one sub-task of a run stands, as its records tell it. */
 export interface SubTaskState {
   subTask: SubTask;
@@ -42,6 +49,8 @@ export interface SubTaskState {
   lastDurationMs: number | undefined;
   /** The agents' tokens over every attempt of this sub-task. */
   usage: Usage;
+  /** Each attempt's agent usage and its evaluation's, in attempt order. */
+  attemptUsage: AttemptUsage[];
   /** The agent's latest tool or text, from the live event stream only (never stored). */
   activity: string;
   /** With worktrees: the commit the next attempt continues from (its last attempt's work). */

@@ -57,12 +57,18 @@ export class StopConditions {
     this.controller.abort();
   }
 
-  async checkTokenBudget(): Promise<void> {
-    const { maxTokens } = this.budget;
-    if (maxTokens === undefined) return;
+  /** Records the first spend budget (tokens, then money) that the run's usage has reached. */
+  async checkSpendBudgets(): Promise<void> {
+    const { maxTokens, maxCostUsd } = this.budget;
+    if (maxTokens === undefined && maxCostUsd === undefined) return;
     const { manager, agents } = this.recorder.state.usage;
-    const used = totalTokens(addUsage(manager, agents));
-    if (used >= maxTokens) await this.exhaust({ kind: "tokens", limit: maxTokens, used });
+    const spent = addUsage(manager, agents);
+    const used = totalTokens(spent);
+    if (maxTokens !== undefined && used >= maxTokens)
+      await this.exhaust({ kind: "tokens", limit: maxTokens, used });
+    const cost = spent.costUsd ?? 0;
+    if (maxCostUsd !== undefined && cost >= maxCostUsd)
+      await this.exhaust({ kind: "cost", limit: maxCostUsd, used: cost });
   }
 
   private async exhaust(exhaustion: BudgetExhaustion): Promise<void> {
@@ -89,6 +95,8 @@ export class StopConditions {
     if (budgetStop?.kind === "tokens")
       return `the token budget of ${budgetStop.limit} was reached (${budgetStop.used} used)`;
     if (budgetStop?.kind === "time") return `the time budget of ${budgetStop.limit} ms was reached`;
+    if (budgetStop?.kind === "cost")
+      return `the cost budget of $${budgetStop.limit} was reached ($${budgetStop.used.toFixed(4)} spent)`;
     return "the run stopped";
   }
 }

@@ -59,7 +59,7 @@ export class SubTaskRunner {
       let entry = current.entry;
       if (!entry) {
         entry = await this.evaluate(s, current);
-        await stop.checkTokenBudget();
+        await stop.checkSpendBudgets();
       }
       if (entry.completed) {
         const conflict = await integrate(this.ctx, s, current.attempt, entry);

@@ -6,8 +6,13 @@ export const usageSchema = z.object({
   outputTokens: z.number().int().nonnegative(),
   cacheReadTokens: z.number().int().nonnegative().default(0),
   cacheWriteTokens: z.number().int().nonnegative().default(0),
-  /** US dollars; absent when no price is known for the model. */
+  /**
+   * US dollars of the calls whose price is known; absent when none was priced. The whole cost
+   * only when `unpricedModels` is absent.
+   */
   costUsd: z.number().nonnegative().optional(),
+  /** Models (`provider/model`) that spent tokens here at no known price: the cost is unknown. */
+  unpricedModels: z.array(z.string()).optional(),
 });
 export type Usage = z.infer<typeof usageSchema>;
 
@@ -15,10 +20,11 @@ export function emptyUsage(): Usage {
   return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
 }
 
-/** Sums usages; the cost is known only when at least one part knows it. */
+/** Sums usages: the costs that are known, and every model whose price is not. */
 export function addUsage(...parts: readonly (Partial<Usage> | undefined)[]): Usage {
   const sum = emptyUsage();
   let cost: number | undefined;
+  const unpriced = new Set<string>();
   for (const part of parts) {
     if (!part) continue;
     sum.inputTokens += part.inputTokens ?? 0;
@@ -26,11 +32,23 @@ export function addUsage(...parts: readonly (Partial<Usage> | undefined)[]): Usa
     sum.cacheReadTokens += part.cacheReadTokens ?? 0;
     sum.cacheWriteTokens += part.cacheWriteTokens ?? 0;
     if (part.costUsd !== undefined) cost = (cost ?? 0) + part.costUsd;
+    for (const model of part.unpricedModels ?? []) unpriced.add(model);
   }
-  return cost === undefined ? sum : { ...sum, costUsd: cost };
+  return {
+    ...sum,
+    ...(cost === undefined ? {} : { costUsd: cost }),
+    ...(unpriced.size > 0 ? { unpricedModels: [...unpriced].sort() } : {}),
+  };
 }
 
 /** Tokens counted against a run's token budget: everything sent and received. */
 export function totalTokens(usage: Usage): number {
   return usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
+}
+
+/** The whole cost in US dollars, or `undefined` when some tokens have no known price. */
+export function knownCost(usage: Usage): number | undefined {
+  if (usage.unpricedModels?.length) return undefined;
+  if (usage.costUsd !== undefined) return usage.costUsd;
+  return totalTokens(usage) === 0 ? 0 : undefined;
 }

@@ -7,6 +7,7 @@ import {
   type ExecuteOptions,
   type Executor,
   HeadTailBuffer,
+  type Pricing,
   type SubTask,
 } from "@taskledger/core";
 import type { ProcessEnd } from "./attempt-outcome.js";
@@ -28,6 +29,7 @@ import {
 } from "./hermetic-config.js";
 import { resolveOpencodeBinary } from "./opencode-binary.js";
 import { type OpencodeEvent, parseOpencodeEvents } from "./opencode-events.js";
+import { priceStep } from "./price-step.js";
 import { spawnGroup } from "./process-group.js";
 import { ProcessGuard } from "./process-guard.js";
 import { signalTracked, startTimeOf, type TrackedProcess } from "./process-tree.js";
@@ -71,6 +73,11 @@ export interface OpencodeExecutorOptions extends AttemptLimitOptions {
   keepAttemptDirs?: boolean;
   /** Session title; giving one saves opencode's title-generation model call. */
   title?: (subTask: SubTask, attempt: number) => string;
+  /**
+   * Prices each agent step (`@taskledger/llm`'s `createPricing`). Without it, or for a model it
+   * does not know, the cost opencode reports is used when above 0; otherwise it is unknown.
+   */
+  pricing?: Pricing;
 }
 
 /** Runs each attempt of a sub-task as a fresh `opencode run --format json` session. */
@@ -261,7 +268,9 @@ export class OpencodeExecutor implements Executor {
     };
     try {
       if (child.stdout) {
-        for await (const event of parseOpencodeEvents(child.stdout, settings.parseLimits)) {
+        const model = options.agentModel ?? this.options.model;
+        for await (const parsed of parseOpencodeEvents(child.stdout, settings.parseLimits)) {
+          const event = priceStep(parsed, model, this.options.pricing);
           transcript.add(event);
           emit(event);
           if (transcript.stepCount > settings.maxSteps) stop("step-limit");

@@ -127,6 +127,7 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
         transcript,
         settings,
         model,
+        pricing: this.options.pricing,
         title:
           this.options.title?.(options.subTask, options.attempt) ??
           `taskledger ${options.subTask.id} attempt ${options.attempt}`,

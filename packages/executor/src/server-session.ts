@@ -1,9 +1,10 @@
-import type { ExecuteOptions } from "@taskledger/core";
+import type { ExecuteOptions, Pricing } from "@taskledger/core";
 import type { ProcessEnd } from "./attempt-outcome.js";
 import type { AttemptSettings } from "./attempt-settings.js";
 import { clip } from "./clip.js";
 import { eventFromJson, type OpencodeEvent } from "./opencode-events.js";
 import type { OpencodeServer } from "./opencode-server.js";
+import { priceStep } from "./price-step.js";
 import { listDescendants, signalTracked, type TrackedProcess } from "./process-tree.js";
 import { readServerEvent } from "./server-events.js";
 import type { Transcript } from "./transcript.js";
@@ -15,6 +16,8 @@ export interface SessionInput {
   transcript: Transcript;
   settings: AttemptSettings;
   model: string;
+  /** Prices each step, as the CLI executor does. */
+  pricing: Pricing | undefined;
   title: string;
   /** No event at all (opencode's stream beats every 10 s) for this long means the server hangs. */
   hangMs: number;
@@ -161,7 +164,7 @@ export async function runServerSession(input: SessionInput): Promise<ProcessEnd>
           const meaning = readServerEvent(next.value, sessionId as string, sessions);
           if (meaning.kind === "run-event") {
             const parsed = eventFromJson(meaning.value, settings.parseLimits);
-            if (parsed !== undefined) emit(parsed);
+            if (parsed !== undefined) emit(priceStep(parsed, input.model, input.pricing));
           } else if (meaning.kind === "child-session") sessions.add(meaning.sessionId);
           else if (meaning.kind === "permission") {
             void client.permission

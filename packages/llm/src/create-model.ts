@@ -2,7 +2,7 @@ import { InvalidConfigError, type LanguageModel } from "@taskledger/core";
 import { createAnthropicCall } from "./anthropic-call.js";
 import { createGoogleCall } from "./google-call.js";
 import { createOpenAICall } from "./openai-call.js";
-import type { PriceTable } from "./price.js";
+import { createPricing, type PriceTable, type Pricing } from "./price.js";
 import type { JsonMode, ProviderCall } from "./provider-call.js";
 import { type Backoff, ProviderModel } from "./provider-model.js";
 import { emitModelWarning, type ModelWarning, routeSdkWarnings } from "./sdk-warnings.js";
@@ -26,8 +26,13 @@ export interface CreateModelOptions {
   jsonMode?: JsonMode;
   /** When a request gives none. Default 8,192. */
   maxOutputTokens?: number;
-  /** Prices by model id, so results carry `costUsd`; a model not in it reports tokens only. */
+  /** The host's prices by `provider/model` or model id, over the bundled price table. */
   prices?: PriceTable;
+  /**
+   * Prices each call's usage; default `createPricing({ prices })`. A model it cannot price is
+   * named in the usage's `unpricedModels` instead of getting a cost.
+   */
+  pricing?: Pricing;
   /** Read instead of `process.env` for default keys (tests, multi-tenant hosts). */
   env?: Readonly<Record<string, string | undefined>>;
   /**
@@ -138,7 +143,7 @@ export function createModel(options: CreateModelOptions): LanguageModel {
     backoff,
     jsonMode,
     maxOutputTokens,
-    price: options.prices?.[model],
+    pricing: options.pricing ?? createPricing(options.prices ? { prices: options.prices } : {}),
   });
 }
 

@@ -1,7 +1,14 @@
 export { type CreateModelOptions, createModel, type Provider } from "./create-model.js";
 export { type DefaultModels, defaultModels } from "./default-models.js";
 export { type ProviderJsonSchema, toProviderJsonSchema } from "./json-schema.js";
-export { costOf, type ModelPrice, type PriceTable } from "./price.js";
+export {
+  costOf,
+  createPricing,
+  type ModelPrice,
+  type PriceTable,
+  type Pricing,
+  type PricingOptions,
+} from "./price.js";
 export type { JsonMode } from "./provider-call.js";
 export { redactSecrets } from "./provider-error.js";
 export type { Backoff } from "./provider-model.js";

@@ -1,28 +1,48 @@
-import type { Usage } from "@taskledger/core";
+import { calcPrice } from "@pydantic/genai-prices";
+import { costOf, type PriceTable, type Pricing, priceIn } from "@taskledger/core";
 
-/** US dollars per million tokens. Cache prices default to the input price when left out. */
-export interface ModelPrice {
-  inputPerMillion: number;
-  outputPerMillion: number;
-  cacheReadPerMillion?: number;
-  cacheWritePerMillion?: number;
+export { costOf, type ModelPrice, type PriceTable, type Pricing } from "@taskledger/core";
+
+export interface PricingOptions {
+  /** The host's prices (private or new models), by `provider/model` or model id; they win. */
+  prices?: PriceTable;
+  /** Look models up in the bundled `@pydantic/genai-prices` table too. Default true. */
+  table?: boolean;
+  /** The time prices are read at (tables are dated). Default: the call's own time. */
+  now?: () => Date;
 }
 
-/** Prices by model id; a model missing from it reports tokens only. */
-export type PriceTable = Readonly<Record<string, ModelPrice>>;
+// Our provider ids as the price table spells them; an OpenAI-compatible server has no list price.
+const tableProvider: Record<string, string | undefined> = {
+  anthropic: "anthropic",
+  openai: "openai",
+  google: "google",
+  xai: "x-ai",
+};
 
-/** The cost of `usage` at `price`, in US dollars. */
-export function costOf(usage: Usage, price: ModelPrice): number {
-  const perToken = (perMillion: number) => perMillion / 1_000_000;
-  return (
-    usage.inputTokens * perToken(price.inputPerMillion) +
-    usage.outputTokens * perToken(price.outputPerMillion) +
-    usage.cacheReadTokens * perToken(price.cacheReadPerMillion ?? price.inputPerMillion) +
-    usage.cacheWriteTokens * perToken(price.cacheWritePerMillion ?? price.inputPerMillion)
-  );
-}
-
-/** `usage` with `costUsd` when the table knows the model, unchanged otherwise. */
-export function withCost(usage: Usage, price: ModelPrice | undefined): Usage {
-  return price ? { ...usage, costUsd: costOf(usage, price) } : usage;
+/**
+ * Prices calls from the host's `prices` first, then from `@pydantic/genai-prices` (a maintained,
+ * dated table with cache and long-context prices, read offline from the package). A model in
+ * neither is `undefined`: unknown, never free.
+ */
+export function createPricing(options: PricingOptions = {}): Pricing {
+  const { prices = {}, table = true, now = () => new Date() } = options;
+  return ({ provider, model, usage }) => {
+    const own = priceIn(prices, provider, model);
+    if (own) return costOf(usage, own);
+    const providerId = tableProvider[provider];
+    if (!table || providerId === undefined) return undefined;
+    // The table counts cache reads and writes inside the input tokens; ours keeps them apart.
+    const result = calcPrice(
+      {
+        input_tokens: usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens,
+        output_tokens: usage.outputTokens,
+        cache_read_tokens: usage.cacheReadTokens,
+        cache_write_tokens: usage.cacheWriteTokens,
+      },
+      model,
+      { providerId, timestamp: now() },
+    );
+    return result?.total_price;
+  };
 }

@@ -122,6 +122,8 @@ describe.each(cases)("$provider through its SDK", (spec) => {
     expect(result).toMatchObject({ text: "plain answer", object: undefined, finishReason: "stop" });
     expect(result.usage).toMatchObject({ inputTokens: 120, outputTokens: 30, cacheReadTokens: 10 });
     expect(result.usage.costUsd).toBeUndefined();
+    // Unknown is said with the model's name, never as a cost of 0.
+    expect(result.usage.unpricedModels).toEqual([`${spec.provider}/scripted-model`]);
   });
 
   it("prices usage from the price table when the model is in it", async () => {

@@ -4,13 +4,14 @@ import {
   type GenerateRequest,
   type GenerateResult,
   type LanguageModel,
+  type Pricing,
   parseStructuredOutput,
+  priceCall,
   StructuredOutputError,
 } from "@taskledger/core";
 import type { z } from "zod";
 import { structuredSystemPrompt } from "./json-prompt.js";
 import { toProviderJsonSchema } from "./json-schema.js";
-import { type ModelPrice, withCost } from "./price.js";
 import type { JsonMode, ProviderCall, ProviderRequest, ProviderResponse } from "./provider-call.js";
 import { retryAfterMs, toModelError } from "./provider-error.js";
 
@@ -32,7 +33,7 @@ export interface ProviderModelConfig {
   backoff: Required<Backoff>;
   jsonMode: JsonMode;
   maxOutputTokens: number;
-  price: ModelPrice | undefined;
+  pricing: Pricing | undefined;
 }
 
 /**
@@ -63,7 +64,7 @@ export class ProviderModel implements LanguageModel {
       return {
         text: answer.text,
         object: undefined,
-        usage: withCost(answer.usage, config.price),
+        usage: this.#priced(answer.usage),
         finishReason: answer.finishReason,
       };
     }
@@ -88,7 +89,7 @@ export class ProviderModel implements LanguageModel {
       { ...base, messages: request.messages },
       request.abortSignal,
     );
-    const usage = withCost(answer.usage, config.price);
+    const usage = this.#priced(answer.usage);
     const parsed = parseAnswer(answer, output.schema, this.provider);
     if (!parsed.ok) {
       throw new StructuredOutputError(parsed.error.message, {
@@ -99,6 +100,11 @@ export class ProviderModel implements LanguageModel {
       });
     }
     return { text: answer.text, object: parsed.value, usage, finishReason: answer.finishReason };
+  }
+
+  #priced(usage: ProviderResponse["usage"]) {
+    const { provider, modelId, pricing } = this.#config;
+    return priceCall(pricing, { provider, model: modelId, usage });
   }
 
   async #callWithRetries(

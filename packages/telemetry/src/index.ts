@@ -1,0 +1,7 @@
+export {
+  createTelemetry,
+  type ResumeTraceOptions,
+  type Telemetry,
+  type TelemetryOptions,
+  traceRefsOf,
+} from "./telemetry.js";

@@ -1,0 +1,127 @@
+import {
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  TracerProvider,
+} from "@opentelemetry/sdk-trace";
+import { emptyUsage, type RunEvent } from "@taskledger/core";
+import { describe, expect, it } from "vitest";
+import { otelApi } from "./otel-api.js";
+import { RunTrace } from "./run-trace.js";
+
+type NewEvent = RunEvent extends infer E
+  ? E extends RunEvent
+    ? Omit<E, "runId" | "seq" | "time">
+    : never
+  : never;
+
+const ledger = {
+  subTasks: [
+    { id: "a", title: "a", description: "a", successCriteria: ["a"], dependsOn: [], checks: [] },
+  ],
+};
+const result = {
+  outcome: "finished" as const,
+  finalText: "",
+  toolCalls: [],
+  stepFinishReasons: ["stop"],
+  filesChanged: [],
+  usage: emptyUsage(),
+  durationMs: 1,
+};
+const incomplete = {
+  completed: false,
+  summary: "no",
+  outputData: "",
+  feedback: "again",
+  evidence: [{ source: "llm-judge", passed: false, detail: "no" }],
+  usage: emptyUsage(),
+};
+
+function traced(events: NewEvent[]) {
+  const api = otelApi()!;
+  const exporter = new InMemorySpanExporter();
+  const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+  const trace = new RunTrace(
+    api,
+    provider.getTracer("test"),
+    false,
+    "run-1",
+    [],
+    api.context.active(),
+    false,
+  );
+  for (const [seq, event] of events.entries()) {
+    trace.onEvent({ ...event, runId: "run-1", seq, time: new Date().toISOString() } as RunEvent);
+  }
+  trace.end();
+  return exporter.getFinishedSpans();
+}
+
+describe("RunTrace", () => {
+  it("records the ladder: an alternate model, then a replan span that ends with the revision", () => {
+    const spans = traced([
+      { type: "run-started", request: "r", cwd: "/" },
+      { type: "plan-created", ledger, decomposed: true, repaired: false, usage: emptyUsage() },
+      { type: "sub-task-started", subTaskId: "a", attempt: 1, promptTokens: 10 },
+      { type: "attempt-finished", subTaskId: "a", attempt: 1, result },
+      { type: "sub-task-evaluated", subTaskId: "a", attempt: 1, entry: incomplete },
+      {
+        type: "sub-task-escalated",
+        subTaskId: "a",
+        step: "alternate-model",
+        reason: "retries spent",
+        agentModel: "p/other",
+      },
+      { type: "sub-task-retrying", subTaskId: "a", attempt: 2, feedback: "again" },
+      {
+        type: "sub-task-started",
+        subTaskId: "a",
+        attempt: 2,
+        promptTokens: 10,
+        agentModel: "p/other",
+      },
+      { type: "attempt-finished", subTaskId: "a", attempt: 2, result },
+      { type: "sub-task-evaluated", subTaskId: "a", attempt: 2, entry: incomplete },
+      { type: "sub-task-escalated", subTaskId: "a", step: "replan", reason: "still failing" },
+      {
+        type: "plan-revised",
+        ledger,
+        replaced: ["a"],
+        added: ["a2"],
+        reason: "replanned",
+        usage: emptyUsage(),
+      },
+    ]);
+    const attempts = spans.filter((s) => s.name === "invoke_agent a");
+    expect(attempts.map((s) => s.attributes["taskledger.decision"])).toEqual([
+      "alternate-model",
+      "replan",
+    ]);
+    expect(attempts[1]?.attributes["gen_ai.request.model"]).toBe("other");
+    expect(attempts[0]?.attributes["taskledger.verdict.incomplete_reason"]).toBe(
+      "judged-incomplete",
+    );
+    const replan = spans.find((s) => s.name === "replanning a");
+    expect(replan?.attributes).toMatchObject({
+      "taskledger.replan.replaced": ["a"],
+      "taskledger.replan.added": ["a2"],
+    });
+    // It ended with the revision, before the run's span did.
+    const root = spans.find((s) => s.name === "invoke_workflow taskledger")!;
+    expect(spans.indexOf(replan!)).toBeLessThan(spans.indexOf(root));
+  });
+
+  it("marks a failed run and its budget stop on the run's span", () => {
+    const spans = traced([
+      { type: "run-started", request: "r", cwd: "/" },
+      { type: "budget-exhausted", kind: "cost", limit: 1, used: 1.5 },
+      { type: "run-failed", error: { code: "invalid-plan", message: "bad plan" } },
+    ]);
+    const root = spans.find((s) => s.name === "invoke_workflow taskledger")!;
+    expect(root.status.code).toBe(2);
+    expect(root.attributes["error.type"]).toBe("invalid-plan");
+    expect(root.events.map((e) => e.name)).toContain("taskledger.budget_exhausted");
+    // The planning span a failed planning left open is ended with the run.
+    expect(spans.map((s) => s.name)).toContain("planning");
+  });
+});

@@ -1,0 +1,359 @@
+import type { Context, Link, Span, Tracer } from "@opentelemetry/api";
+import {
+  type AttemptResult,
+  incompleteReasonOf,
+  type RunEvent,
+  type RunEventOf,
+  type TraceRef,
+} from "@taskledger/core";
+import { splitModel, usageAttributes } from "./attributes.js";
+import type { OtelApi } from "./otel-api.js";
+
+type AgentEvent = RunEventOf<"agent-event">["event"];
+
+/**
+ * The spans of one session of one run, made from its events as they are recorded: the run is
+ * `invoke_workflow`, planning and each replan a child, each attempt `invoke_agent` with its tool
+ * calls as `execute_tool` children. The evaluator's verdict and the ladder's decision are
+ * `taskledger.*` attributes and events of the attempt's span.
+ */
+export class RunTrace {
+  readonly root: Span;
+  readonly rootContext: Context;
+  private planning: Span | undefined;
+  private readonly replans = new Map<string, Span>();
+  private readonly attempts = new Map<string, Span>();
+  private ended = false;
+
+  constructor(
+    private readonly api: OtelApi,
+    private readonly tracer: Tracer,
+    private readonly captureContent: boolean,
+    runId: string | undefined,
+    earlier: readonly TraceRef[],
+    parent: Context,
+    /** Whether an earlier session already planned the run (a resume); planning is then not traced. */
+    private planned: boolean,
+  ) {
+    const { trace, SpanKind } = api;
+    // A resumed run continues the first session's trace and links to every earlier session.
+    const first = earlier[0];
+    const base = first
+      ? trace.setSpanContext(parent, { ...first, traceFlags: 1, isRemote: true })
+      : parent;
+    const links: Link[] = earlier.map((ref) => ({
+      context: { ...ref, traceFlags: 1, isRemote: true },
+      attributes: { "taskledger.link": "earlier-session" },
+    }));
+    this.root = tracer.startSpan(
+      "invoke_workflow taskledger",
+      {
+        kind: SpanKind.INTERNAL,
+        links,
+        attributes: {
+          "gen_ai.operation.name": "invoke_workflow",
+          "gen_ai.workflow.name": "taskledger",
+          ...(runId ? { "taskledger.run.id": runId } : {}),
+          ...(earlier.length > 0 ? { "taskledger.resumed": true } : {}),
+        },
+      },
+      base,
+    );
+    this.rootContext = trace.setSpan(parent, this.root);
+  }
+
+  /** True when a provider records the spans; otherwise the run is not followed at all. */
+  get recording(): boolean {
+    return this.root.isRecording();
+  }
+
+  /** This session's trace context, for the run's log. */
+  get ref(): TraceRef {
+    const { traceId, spanId } = this.root.spanContext();
+    return { traceId, spanId };
+  }
+
+  /** Where a manager model call made in the run's own context belongs: a replan, planning, or the run. */
+  chatParent(): Context {
+    const replan = [...this.replans.values()].at(-1);
+    const span = replan ?? this.planning;
+    return span ? this.api.trace.setSpan(this.rootContext, span) : this.rootContext;
+  }
+
+  /** The context of an attempt's span, for the evaluation of that attempt. */
+  attemptContext(subTaskId: string, attempt: number): Context | undefined {
+    const span = this.attempts.get(key(subTaskId, attempt));
+    return span ? this.api.trace.setSpan(this.rootContext, span) : undefined;
+  }
+
+  /** Applies one recorded event; a throw here would only lose a span, never hurt the run. */
+  onEvent(event: RunEvent): void {
+    if (this.ended) return;
+    switch (event.type) {
+      case "run-started":
+      case "run-resumed":
+        if (event.type === "run-resumed") this.root.setAttribute("taskledger.resumed", true);
+        if (!this.planned) this.planning ??= this.child("planning", { "taskledger.step": "plan" });
+        // Set once the first record is seen: whatever comes next is this session's own.
+        this.planned = true;
+        return;
+      case "plan-created":
+        if (!this.planning) return;
+        this.planning.setAttributes({
+          "taskledger.plan.sub_tasks": event.ledger.subTasks.length,
+          "taskledger.plan.decomposed": event.decomposed,
+          "taskledger.plan.repaired": event.repaired,
+        });
+        this.planning.end();
+        this.planning = undefined;
+        return;
+      case "plan-reviewed":
+        this.root.addEvent("taskledger.plan_review", {
+          "taskledger.plan_review.kind": event.kind,
+          "taskledger.plan_review.action": event.action,
+        });
+        return;
+      case "sub-task-started":
+        this.startAttempt(event);
+        return;
+      case "agent-event":
+        this.onAgentEvent(event.subTaskId, event.attempt, event.event);
+        return;
+      case "attempt-finished":
+        this.finishAttempt(event.subTaskId, event.attempt, event.result);
+        return;
+      case "sub-task-evaluated": {
+        const span = this.attempts.get(key(event.subTaskId, event.attempt));
+        const { entry } = event;
+        const reason = incompleteReasonOf(entry);
+        span?.setAttributes({
+          "taskledger.verdict.completed": entry.completed,
+          ...(reason ? { "taskledger.verdict.incomplete_reason": reason } : {}),
+        });
+        span?.addEvent("taskledger.verdict", {
+          "taskledger.verdict.completed": entry.completed,
+          ...(reason ? { "taskledger.verdict.incomplete_reason": reason } : {}),
+          "taskledger.verdict.evidence_failed": entry.evidence
+            .filter((item) => !item.passed)
+            .map((item) => item.source),
+          ...(this.captureContent ? { "taskledger.verdict.summary": entry.summary } : {}),
+        });
+        return;
+      }
+      case "sub-task-retrying":
+        this.decide(event.subTaskId, "retry");
+        return;
+      case "sub-task-escalated":
+        this.decide(event.subTaskId, event.step, event.reason, event.agentModel);
+        if (event.step === "replan") {
+          this.replans.get(event.subTaskId)?.end();
+          this.replans.set(
+            event.subTaskId,
+            this.child(`replanning ${event.subTaskId}`, {
+              "taskledger.step": "replan",
+              "taskledger.sub_task.id": event.subTaskId,
+            }),
+          );
+        }
+        return;
+      case "plan-revised": {
+        for (const id of event.replaced) {
+          const span = this.replans.get(id);
+          if (!span) continue;
+          span.setAttributes({
+            "taskledger.replan.replaced": event.replaced,
+            "taskledger.replan.added": event.added,
+          });
+          span.end();
+          this.replans.delete(id);
+        }
+        return;
+      }
+      case "sub-task-completed":
+        this.decide(event.subTaskId, "complete");
+        return;
+      case "sub-task-failed":
+        this.decide(event.subTaskId, "fail", event.reason);
+        this.endReplan(event.subTaskId, event.reason);
+        return;
+      case "sub-task-cancelled":
+        this.decide(event.subTaskId, "cancel", event.reason);
+        this.endReplan(event.subTaskId, event.reason);
+        return;
+      case "sub-task-skipped":
+        this.root.addEvent("taskledger.sub_task_skipped", {
+          "taskledger.sub_task.id": event.subTaskId,
+          "taskledger.sub_task.blocked_by": event.blockedBy,
+        });
+        return;
+      case "budget-exhausted":
+        this.root.addEvent("taskledger.budget_exhausted", {
+          "taskledger.budget.kind": event.kind,
+          "taskledger.budget.limit": event.limit,
+          "taskledger.budget.used": event.used,
+        });
+        return;
+      case "run-finished": {
+        const { report } = event;
+        this.root.setAttributes({
+          "taskledger.run.status": report.status,
+          ...usageAttributes(report.usage.total),
+          ...prefixed("taskledger.usage.manager.", report.usage.manager),
+          ...prefixed("taskledger.usage.agents.", report.usage.agents),
+        });
+        if (report.status === "failed") {
+          this.root.setStatus({
+            code: this.api.SpanStatusCode.ERROR,
+            message: report.reason ?? "failed",
+          });
+        }
+        this.end();
+        return;
+      }
+      case "run-failed":
+        this.fail(event.error.code, event.error.message);
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** Ends the run's span with an error (the run's promise rejected). */
+  fail(code: string, message: string): void {
+    if (this.ended) return;
+    this.root.setAttribute("error.type", code);
+    this.root.setStatus({ code: this.api.SpanStatusCode.ERROR, message });
+    this.end();
+  }
+
+  /** Ends every span still open, the run's last. */
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.planning?.end();
+    for (const span of this.replans.values()) span.end();
+    for (const span of this.attempts.values()) span.end();
+    this.root.end();
+  }
+
+  private child(name: string, attributes: Record<string, string | number | boolean>): Span {
+    return this.tracer.startSpan(name, { attributes }, this.rootContext);
+  }
+
+  private startAttempt(event: RunEventOf<"sub-task-started">): void {
+    const id = key(event.subTaskId, event.attempt);
+    this.attempts.get(id)?.end();
+    const attributes: Record<string, string | number> = {
+      "gen_ai.operation.name": "invoke_agent",
+      "gen_ai.agent.name": event.subTaskId,
+      "taskledger.sub_task.id": event.subTaskId,
+      "taskledger.attempt": event.attempt,
+      "taskledger.prompt_tokens": event.promptTokens,
+    };
+    if (event.agentModel) {
+      const { provider, model } = splitModel(event.agentModel);
+      attributes["gen_ai.provider.name"] = provider;
+      attributes["gen_ai.request.model"] = model;
+    }
+    const span = this.tracer.startSpan(
+      `invoke_agent ${event.subTaskId}`,
+      { kind: this.api.SpanKind.CLIENT, attributes },
+      this.rootContext,
+    );
+    this.attempts.set(id, span);
+  }
+
+  private onAgentEvent(subTaskId: string, attempt: number, event: AgentEvent): void {
+    const span = this.attempts.get(key(subTaskId, attempt));
+    if (!span) return;
+    if (event.type === "step-finish") {
+      span.addEvent("taskledger.step", {
+        "taskledger.step.finish_reason": event.reason,
+        ...(event.usage ? usageAttributes(event.usage) : {}),
+      });
+      return;
+    }
+    if (event.type !== "tool-use") return;
+    const failed = event.status === "error";
+    const tool = this.tracer.startSpan(
+      `execute_tool ${event.tool}`,
+      {
+        kind: this.api.SpanKind.INTERNAL,
+        attributes: {
+          "gen_ai.operation.name": "execute_tool",
+          "gen_ai.tool.name": event.tool,
+          "taskledger.tool.status": event.status,
+          ...(failed ? { "error.type": "tool_error" } : {}),
+          ...(this.captureContent
+            ? { "gen_ai.tool.call.arguments": event.input, "gen_ai.tool.call.result": event.output }
+            : {}),
+        },
+      },
+      this.api.trace.setSpan(this.rootContext, span),
+    );
+    if (failed) tool.setStatus({ code: this.api.SpanStatusCode.ERROR });
+    tool.end();
+  }
+
+  private finishAttempt(subTaskId: string, attempt: number, result: AttemptResult): void {
+    const span = this.attempts.get(key(subTaskId, attempt));
+    if (!span) return;
+    const details = result.details ?? {};
+    const attributes: Record<string, string | number | boolean | string[]> = {
+      ...(usageAttributes(result.usage) as Record<string, number | string[]>),
+      "taskledger.outcome": result.outcome,
+      "taskledger.duration_ms": Math.round(result.durationMs),
+      "taskledger.tool_calls": result.toolCalls.length,
+    };
+    if (typeof details.model === "string") {
+      const { provider, model } = splitModel(details.model);
+      attributes["gen_ai.provider.name"] = provider;
+      attributes["gen_ai.request.model"] = model;
+    }
+    if (typeof details.sessionId === "string")
+      attributes["gen_ai.conversation.id"] = details.sessionId;
+    if (typeof details.executor === "string") attributes["taskledger.executor"] = details.executor;
+    span.setAttributes(attributes);
+    if (result.outcome === "error" || result.outcome === "timeout") {
+      span.setAttribute("error.type", result.outcome);
+      span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: result.error ?? "" });
+    }
+  }
+
+  /** The ladder's decision on a sub-task's latest attempt; it closes that attempt's span. */
+  private decide(subTaskId: string, decision: string, reason?: string, model?: string): void {
+    const open = [...this.attempts.entries()].filter(([id]) => id.startsWith(`${subTaskId}\u0000`));
+    for (const [id, span] of open) {
+      span.setAttribute("taskledger.decision", decision);
+      span.addEvent("taskledger.decision", {
+        "taskledger.decision": decision,
+        ...(reason ? { "taskledger.decision.reason": reason } : {}),
+        ...(model ? { "taskledger.decision.agent_model": model } : {}),
+      });
+      span.end();
+      this.attempts.delete(id);
+    }
+  }
+
+  private endReplan(subTaskId: string, reason: string): void {
+    const span = this.replans.get(subTaskId);
+    if (!span) return;
+    span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: reason });
+    span.end();
+    this.replans.delete(subTaskId);
+  }
+}
+
+function key(subTaskId: string, attempt: number): string {
+  return `${subTaskId}\u0000${attempt}`;
+}
+
+function prefixed(prefix: string, usage: RunEventOf<"plan-created">["usage"]) {
+  return {
+    [`${prefix}input_tokens`]: usage.inputTokens,
+    [`${prefix}output_tokens`]: usage.outputTokens,
+    [`${prefix}cache_read_tokens`]: usage.cacheReadTokens,
+    [`${prefix}cache_write_tokens`]: usage.cacheWriteTokens,
+    ...(usage.costUsd !== undefined ? { [`${prefix}cost_usd`]: usage.costUsd } : {}),
+  };
+}

@@ -1,0 +1,151 @@
+// Helpers the telemetry tests and the bench share: a real run (real opencode, scripted provider)
+// with an in-memory span exporter. Not part of the package: tsconfig.build.json leaves it out.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { context, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import {
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+  TracerProvider,
+} from "@opentelemetry/sdk-trace";
+import { createManager, type Manager, type RunStore } from "@taskledger/core";
+import { createEvaluator } from "@taskledger/evaluator";
+import { createOpencodeExecutor } from "@taskledger/executor";
+import { createModel, createPricing } from "@taskledger/llm";
+import {
+  afterToolResult,
+  createModelServer,
+  type ModelServer,
+  roleOf,
+  scriptedOpencodeProvider,
+  subTaskOf,
+} from "@taskledger/testing";
+import { createTelemetry, type Telemetry } from "../index.js";
+
+/** A key the tests plant to check that it never reaches a span. */
+export const plantedKey = "sk-planted-telemetry-key-4711";
+
+export const plan = {
+  subTasks: [
+    {
+      id: "one",
+      title: "Write one.txt",
+      description: "Write one.txt",
+      successCriteria: ["one.txt exists"],
+      dependsOn: [],
+    },
+    {
+      id: "two",
+      title: "Write two.txt",
+      description: "Write two.txt",
+      successCriteria: ["two.txt exists"],
+      dependsOn: ["one"],
+    },
+  ],
+};
+
+/** Sub-task `one` is judged incomplete once, so it has two attempts; `two` has one. */
+export async function scriptedServer(): Promise<ModelServer> {
+  let judged = 0;
+  return createModelServer({
+    replies: (request) => {
+      const role = roleOf(request);
+      if (role === "plan")
+        return { text: JSON.stringify(plan), usage: { inputTokens: 900, outputTokens: 150 } };
+      if (role === "judge") {
+        judged++;
+        const completed = judged !== 1;
+        return {
+          text: JSON.stringify({
+            completed,
+            summary: completed ? "done" : "not yet",
+            outputData: completed ? "done" : "",
+            feedback: completed ? "" : "Write the file again.",
+          }),
+          usage: { inputTokens: 400, outputTokens: 40 },
+        };
+      }
+      const id = subTaskOf(request) ?? "x";
+      if (afterToolResult(request))
+        return { text: `Wrote ${id}.txt.`, usage: { inputTokens: 2000, outputTokens: 20 } };
+      return {
+        toolCalls: [{ name: "write", arguments: { filePath: `${id}.txt`, content: id } }],
+        usage: { inputTokens: 1500, outputTokens: 30, cacheReadTokens: 500 },
+      };
+    },
+  });
+}
+
+export interface TracedSetup {
+  provider: TracerProvider;
+  exporter: InMemorySpanExporter;
+  telemetry: Telemetry;
+  manager: Manager;
+  cwd: string;
+  spans(): ReadableSpan[];
+  close(): Promise<void>;
+}
+
+/**
+ * A manager on the scripted server (manager and judge through the OpenAI SDK with a planted key,
+ * agents through real opencode), traced into an in-memory exporter when `traced`.
+ */
+export async function tracedSetup(
+  server: ModelServer,
+  options: { traced: boolean; captureContent?: boolean; store?: RunStore; cwd?: string },
+): Promise<TracedSetup> {
+  const exporter = new InMemorySpanExporter();
+  const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+  const contextManager = new AsyncLocalStorageContextManager().enable();
+  context.setGlobalContextManager(contextManager);
+  const telemetry = options.traced
+    ? createTelemetry({ tracerProvider: provider, captureContent: options.captureContent ?? false })
+    : createTelemetry({ tracerProvider: trace.getTracerProvider() });
+  const pricing = createPricing({
+    prices: {
+      "openai/manager-m": { inputPerMillion: 5, outputPerMillion: 25 },
+      "scripted/test-model": { inputPerMillion: 1, outputPerMillion: 4, cacheReadPerMillion: 0.1 },
+    },
+  });
+  const model = telemetry.model(
+    createModel({
+      provider: "openai",
+      model: "manager-m",
+      apiKey: plantedKey,
+      baseURL: server.openaiBaseURL,
+      pricing,
+    }),
+  );
+  const cwd = options.cwd ?? (await mkdtemp(join(tmpdir(), "taskledger-telemetry-")));
+  const manager = createManager({
+    model,
+    evaluator: telemetry.evaluator(createEvaluator({ model })),
+    executor: createOpencodeExecutor({
+      model: "scripted/test-model",
+      config: { provider: scriptedOpencodeProvider(server) },
+      env: { OPENAI_API_KEY: plantedKey },
+      pricing,
+    }),
+    concurrency: 1,
+    maxRetries: 1,
+    cwd,
+    ...(options.store ? { store: options.store } : {}),
+  });
+  return {
+    provider,
+    exporter,
+    telemetry,
+    manager,
+    cwd,
+    spans: () => exporter.getFinishedSpans(),
+    async close() {
+      await provider.shutdown();
+      contextManager.disable();
+      context.disable();
+      if (!options.cwd) await rm(cwd, { recursive: true, force: true });
+    },
+  };
+}
