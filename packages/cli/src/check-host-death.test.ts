@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { pollUntil, processesUnder } from "@taskledger/testing";
+import { killProcessesUnder, pollUntil, processesUnder } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 
 const host = resolve(import.meta.dirname, "test-support/check-host.ts");
@@ -47,7 +47,7 @@ describe.runIf(process.platform === "linux")(
         expect(alive(checkPid)).toBe(false);
       } finally {
         child.kill("SIGKILL");
-        for (const pid of await processesUnder(root)) process.kill(pid, "SIGKILL");
+        await killProcessesUnder(root);
         await rm(root, { recursive: true, force: true });
       }
     }, 60_000);

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { createDemoReplies, demoRequest } from "./demo-scenario.js";
 import type { JsonReport } from "./json-report.js";
 import { compatibleProviderId } from "./runtime.js";
-import { compatibleArgs, processesUnder } from "./test-support/cli-harness.js";
+import { compatibleArgs, killProcessesUnder, processesUnder } from "./test-support/cli-harness.js";
 
 /** When `pid` started (Linux), or undefined once no such process runs. */
 function startTimeOf(pid: number): string | undefined {
@@ -129,7 +129,7 @@ async function killAndResume(point: KillPoint, extraArgs: string[] = []) {
   } finally {
     if (victim?.pid && !killed) victim.kill("SIGKILL");
     await server.close();
-    for (const pid of await processesUnder(root)) process.kill(pid, "SIGKILL");
+    await killProcessesUnder(root);
     await rm(root, { recursive: true, force: true });
   }
 }

@@ -14,7 +14,7 @@ import { describe, expect, it } from "vitest";
 import { createDemoReplies, demoRequest } from "./demo-scenario.js";
 import type { JsonReport } from "./json-report.js";
 import { compatibleProviderId } from "./runtime.js";
-import { processesUnder } from "./test-support/cli-harness.js";
+import { killProcessesUnder, processesUnder } from "./test-support/cli-harness.js";
 
 const bin = resolve(import.meta.dirname, "../dist/bin.js");
 
@@ -121,7 +121,7 @@ async function signalMidAttempt(signals: NodeJS.Signals[], json: boolean) {
     };
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    for (const pid of await processesUnder(root)) process.kill(pid, "SIGKILL");
+    await killProcessesUnder(root);
     await server.close();
     await rm(root, { recursive: true, force: true });
   }

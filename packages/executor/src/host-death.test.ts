@@ -7,6 +7,7 @@ import type { AttemptProcess } from "@taskledger/core";
 import {
   commandLineOf,
   createModelServer,
+  killProcessesUnder,
   pollUntil,
   processesUnder,
   scriptedOpencodeProvider,
@@ -83,7 +84,7 @@ describe.runIf(process.platform === "linux")("a library host killed with kill -9
       expect(left.map((pid) => `${pid} ${commandLineOf(pid)}`)).toEqual([]);
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      for (const pid of await processesUnder(root)) process.kill(pid, "SIGKILL");
+      await killProcessesUnder(root);
       await server.close();
       await rm(root, { recursive: true, force: true });
     }
@@ -134,7 +135,7 @@ describe.runIf(process.platform === "linux")("a library host killed with kill -9
     } finally {
       clearInterval(spotting);
       child.kill("SIGKILL");
-      for (const pid of await processesUnder(root)) process.kill(pid, "SIGKILL");
+      await killProcessesUnder(root);
       await server.close();
       await rm(root, { recursive: true, force: true });
     }
@@ -188,7 +189,7 @@ describe.runIf(process.platform === "linux")("a library host killed with kill -9
       expect(left.map((pid) => `${pid} ${commandLineOf(pid)}`)).toEqual([]);
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      for (const pid of await processesUnder(root)) process.kill(pid, "SIGKILL");
+      await killProcessesUnder(root);
       await server.close();
       await rm(root, { recursive: true, force: true });
     }

@@ -22,7 +22,12 @@ export {
   type ScriptedUsage,
 } from "./model-server.js";
 export { scriptedOpencodeProvider } from "./opencode-provider.js";
-export { commandLineOf, pollUntil, processesUnder } from "./processes-under.js";
+export {
+  commandLineOf,
+  killProcessesUnder,
+  pollUntil,
+  processesUnder,
+} from "./processes-under.js";
 export {
   afterToolResult,
   type ModelRole,

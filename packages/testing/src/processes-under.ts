@@ -18,6 +18,17 @@ export async function processesUnder(root: string): Promise<number[]> {
   return found;
 }
 
+/** SIGKILLs what a test left under `root`; one that ended since it was listed is no error. */
+export async function killProcessesUnder(root: string): Promise<void> {
+  for (const pid of await processesUnder(root)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+    }
+  }
+}
+
 /** A process's command line (arguments joined by NUL), or "" once it is gone. */
 export function commandLineOf(pid: number): string {
   try {

@@ -2,7 +2,7 @@
 import { PassThrough } from "node:stream";
 import type { CliIo } from "../cli-io.js";
 
-export { processesUnder } from "@taskledger/testing";
+export { killProcessesUnder, processesUnder } from "@taskledger/testing";
 
 /** The CLI's streams as strings: what a person would have seen on stdout and stderr. */
 export function captureIo(overrides: Partial<CliIo> = {}) {
