@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 
 // The one place that lists the test projects: one per package. Workspace packages resolve to
 // their sources, so tests never need a build.
-const packages = ["core", "testing", "llm", "executor", "evaluator", "cli"] as const;
+const packages = ["core", "testing", "llm", "executor", "evaluator", "queue", "cli"] as const;
 
 const setupFiles = [
   fileURLToPath(new URL("./test-support/outside-repository.ts", import.meta.url)),

@@ -54,6 +54,8 @@ export interface AttemptProcess {
 export interface ExecuteOptions {
   /** The sub-task being attempted (for executors that configure per sub-task). */
   subTask: SubTask;
+  /** The run the attempt belongs to (an executor that sends attempts elsewhere names them by it). */
+  runId?: string;
   /** 1 for the first attempt, then 2, 3, … */
   attempt: number;
   /** The directory the agent works in. */

@@ -209,6 +209,7 @@ export class SubTaskRunner {
     try {
       return await options.executor.run(prompt, {
         subTask: s.subTask,
+        runId: this.ctx.input.runId,
         attempt,
         cwd,
         ...(s.agentModel ? { agentModel: s.agentModel } : {}),

@@ -24,6 +24,13 @@ export {
 export { scriptedOpencodeProvider } from "./opencode-provider.js";
 export { commandLineOf, pollUntil, processesUnder } from "./processes-under.js";
 export {
+  hasRedisServer,
+  type RedisServer,
+  redisMissingNote,
+  redisTestsEnabled,
+  startRedisServer,
+} from "./redis-server.js";
+export {
   afterToolResult,
   type ModelRole,
   type RoleReplies,
