@@ -35,6 +35,8 @@ export interface RawRunOptions {
   requestFile?: string;
   isolation?: string;
   apply?: boolean;
+  redis?: string;
+  remote?: string;
 }
 
 export interface RunOptions {
@@ -60,6 +62,8 @@ export interface RunOptions {
   isolation: "auto" | "worktree" | "shared";
   /** With worktrees, apply the run's change to the working tree at the end. */
   apply: boolean;
+  /** Attempts go to `taskledger worker`s through Redis, their work through the git remote. */
+  queue: { redis: string; remote: string } | undefined;
 }
 
 // Core takes more; a plan past this many steps is no longer one a person can review.
@@ -114,9 +118,24 @@ export async function parseRunOptions(raw: RawRunOptions, cwd: string): Promise<
       return model;
     }),
     replan: raw.replan !== false,
-    isolation: isolationOf(raw.isolation),
+    ...queueOf(raw),
     apply: raw.apply !== false,
   };
+}
+
+/** `--redis` and `--remote` go together, and attempts on workers need worktrees. */
+function queueOf(raw: RawRunOptions): Pick<RunOptions, "queue" | "isolation"> {
+  const isolation = isolationOf(raw.isolation);
+  if (raw.redis === undefined && raw.remote === undefined) return { queue: undefined, isolation };
+  if (raw.redis === undefined || raw.remote === undefined)
+    throw new UsageError(
+      "--redis and --remote go together: the queue and the git remote workers fetch from",
+    );
+  if (!/^rediss?:\/\//.test(raw.redis))
+    throw new UsageError("--redis must be a redis:// or rediss:// URL");
+  if (isolation === "shared")
+    throw new UsageError("--redis needs worktree isolation: attempts travel as git commits");
+  return { queue: { redis: raw.redis, remote: raw.remote }, isolation: "worktree" };
 }
 
 function isolationOf(value: string | undefined): RunOptions["isolation"] {

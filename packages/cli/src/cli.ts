@@ -19,6 +19,7 @@ import { readRequest } from "./request-source.js";
 import { resumeCommand } from "./resume-command.js";
 import { colorsFor, openSession, printPlan } from "./terminal-session.js";
 import { terminalText } from "./terminal-text.js";
+import { addWorkerCommand } from "./worker-command.js";
 
 /** Runs the `taskledger` command line and resolves with its exit code; never calls `process.exit`. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
@@ -62,6 +63,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         (value: string, list: string[] = []) => [...list, value],
       )
       .option("--no-replan", "fail a sub-task instead of replanning it when its retries are spent")
+      .option("--redis <url>", "send attempts to `taskledger worker`s through this Redis")
+      .option("--remote <url>", "with --redis: the git remote workers fetch from and push to")
       .option("--json", "print the final report as JSON on stdout; progress goes to stderr");
 
   // The request as words, `-` for stdin, or a file: argv caps one argument at 128 KB.
@@ -136,6 +139,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       }
     });
 
+  addWorkerCommand(program, io, (code) => {
+    exitCode = code;
+  });
+
   try {
     await program.parseAsync([...argv], { from: "user" });
     return exitCode;
@@ -180,6 +187,7 @@ async function runCommand(
   const session = openSession(options, io, !stdinUsed);
   const { human, c, runtime } = session;
   try {
+    await runtime.ready(io.signal);
     human.write(c.dim(`Planning with ${options.provider}/${options.model}…\n`));
     if (options.dryRun) {
       const plan = await runtime.manager.plan(request, { abortSignal: io.signal });

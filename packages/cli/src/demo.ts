@@ -55,6 +55,7 @@ export async function setUpDemo(base: {
       replan: true,
       isolation: isolated ? "worktree" : "shared",
       apply: true,
+      queue: undefined,
     },
     async finish(write) {
       try {

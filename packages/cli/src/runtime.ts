@@ -1,6 +1,7 @@
 import { FileRunStore, type Manager, type ReviewPlan, type RunStore } from "@taskledger/core";
 import { createOpencodeExecutor, type OpencodeConfig } from "@taskledger/executor";
 import { createModel, type ModelWarning } from "@taskledger/llm";
+import { createQueueExecutor } from "@taskledger/queue";
 import type { RunOptions } from "./cli-options.js";
 import { createManager } from "./create-manager.js";
 import { maxRequestChars } from "./request-source.js";
@@ -10,6 +11,8 @@ export interface Runtime {
   manager: Manager;
   /** The run store when `--store` was given. */
   store: RunStore | undefined;
+  /** Resolves when what the run needs is reachable (Redis with `--redis`); a typed error if not. */
+  ready(abortSignal: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -29,10 +32,15 @@ export function createRuntime(
     env,
     ...(onModelWarning ? { onWarning: onModelWarning } : {}),
   });
-  const executor = createOpencodeExecutor({
-    model: options.agentModel,
-    config: agentConfig(options),
-  });
+  const queue = options.queue
+    ? createQueueExecutor({ ...options.queue, agentModel: options.agentModel })
+    : undefined;
+  const executor =
+    queue ??
+    createOpencodeExecutor({
+      model: options.agentModel,
+      config: agentConfig(options),
+    });
   const store = options.store ? new FileRunStore(options.store) : undefined;
   const manager = createManager({
     model,
@@ -49,11 +57,18 @@ export function createRuntime(
     apply: options.apply,
     ...(store ? { store } : {}),
   });
-  return { manager, store, close: async () => {} };
+  return {
+    manager,
+    store,
+    ready: async (abortSignal) => queue?.ready(abortSignal),
+    close: async () => queue?.close(),
+  };
 }
 
 /** The host's opencode config, plus a provider entry when the agent talks to an OpenAI-compatible server. */
-function agentConfig(options: RunOptions): OpencodeConfig {
+export function agentConfig(
+  options: Pick<RunOptions, "opencodeConfig" | "agentModel" | "provider" | "baseURL">,
+): OpencodeConfig {
   const config: OpencodeConfig = { ...(options.opencodeConfig ?? {}) };
   const [providerId, ...rest] = options.agentModel.split("/");
   if (

@@ -1,0 +1,161 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { RunEvent } from "@taskledger/core";
+import {
+  afterToolResult,
+  createModelServer,
+  type ModelServer,
+  pollUntil,
+  type RedisServer,
+  redisTestsEnabled,
+  scriptByRole,
+  startRedisServer,
+  subTaskOf,
+} from "@taskledger/testing";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "./cli.js";
+import type { JsonReport } from "./json-report.js";
+import { compatibleProviderId } from "./runtime.js";
+import { captureIo, compatibleArgs, processesUnder } from "./test-support/cli-harness.js";
+import { startWorker, type WorkerProcess } from "./test-support/queue-workers.js";
+
+const enabled = redisTestsEnabled();
+const bin = resolve(import.meta.dirname, "../dist/bin.js");
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
+
+const step = (id: string) => ({
+  id,
+  title: `Write ${id}.txt`,
+  description: `Write ${id}.txt`,
+  successCriteria: [`${id}.txt exists`],
+  dependsOn: [],
+  checks: [{ type: "file-exists", path: `${id}.txt` }],
+});
+
+/** A repository with one commit, a bare repository as the shared remote, a store. */
+function setUp(ids: string[]) {
+  const root = mkdtempSync(join(tmpdir(), "taskledger-queue-run-"));
+  const repo = join(root, "repo");
+  const remote = join(root, "remote.git");
+  execFileSync("git", ["init", "-q", "-b", "main", repo]);
+  execFileSync("git", ["init", "-q", "--bare", remote]);
+  writeFileSync(join(repo, "README.md"), "hello\n");
+  git(repo, "add", "-A");
+  git(repo, "-c", "user.name=U", "-c", "user.email=u@example.test", "commit", "-qm", "init");
+  const plan = { subTasks: ids.map(step) };
+  return { root, repo, remote, store: join(root, "store"), plan };
+}
+
+/** The planner answers `plan`, the judge says done, an agent writes `<id>.txt` (or `hold` says otherwise). */
+function replies(
+  plan: unknown,
+  hold?: (id: string, request: Parameters<typeof subTaskOf>[0]) => boolean,
+) {
+  return scriptByRole({
+    plan: { text: JSON.stringify(plan) },
+    judge: (request) => ({
+      text: JSON.stringify({
+        completed: true,
+        summary: `Did ${subTaskOf(request)}.`,
+        outputData: "",
+        feedback: "",
+      }),
+    }),
+    agent: (request) => {
+      const id = subTaskOf(request) ?? "";
+      if (afterToolResult(request)) return { text: `Done with ${id}.` };
+      if (hold?.(id, request)) return { hang: true };
+      return {
+        toolCalls: [{ name: "write", arguments: { filePath: `${id}.txt`, content: `${id}\n` } }],
+      };
+    },
+  });
+}
+
+function logOf(store: string): RunEvent[] {
+  const [file] = readdirSync(store);
+  return readFileSync(join(store, file!), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as RunEvent);
+}
+
+describe.runIf(enabled && process.platform === "linux")(
+  "taskledger run --redis with `taskledger worker`s (real Redis, real opencode, real git)",
+  () => {
+    let redis: RedisServer;
+    let server: ModelServer | undefined;
+    const workers: WorkerProcess[] = [];
+    beforeAll(async () => {
+      redis = await startRedisServer();
+    });
+    afterAll(async () => {
+      await redis?.stop();
+    });
+    afterEach(async () => {
+      await Promise.all(workers.splice(0).map((worker) => worker.stop()));
+      await server?.close();
+      server = undefined;
+    });
+
+    const run = async (setup: ReturnType<typeof setUp>, signal = new AbortController().signal) => {
+      const t = captureIo({ signal });
+      const code = await runCli(
+        [
+          "run",
+          "Write the files",
+          "--yes",
+          "--json",
+          ...compatibleArgs(server!.openaiBaseURL),
+          "--agent-model",
+          `${compatibleProviderId}/agent`,
+          "--cwd",
+          setup.repo,
+          "--store",
+          setup.store,
+          "--concurrency",
+          "4",
+          "--redis",
+          redis.url,
+          "--remote",
+          setup.remote,
+        ],
+        t.io,
+      );
+      return { code, t };
+    };
+
+    it("a 4-sub-task run on 2 workers ends with the tree a local run makes, every attempt run by a worker", async () => {
+      expect(existsSync(bin), "run `npm run build` first").toBe(true);
+      const ids = ["a", "b", "c", "d"];
+      const setup = setUp(ids);
+      server = await createModelServer({ replies: replies(setup.plan) });
+      for (const name of ["w1", "w2"])
+        workers.push(await startWorker(redis.url, server.openaiBaseURL, join(setup.root, name)));
+      const { code, t } = await run(setup);
+      expect(code, t.err()).toBe(0);
+      const report = JSON.parse(t.out()) as JsonReport;
+      expect(report.status).toBe("completed");
+      for (const id of ids)
+        expect(readFileSync(join(setup.repo, `${id}.txt`), "utf8")).toBe(`${id}\n`);
+      expect(git(setup.repo, "status", "--porcelain", "-uall")).toBe(
+        "?? a.txt\n?? b.txt\n?? c.txt\n?? d.txt",
+      );
+      // Each attempt names the worker process that ran it; both workers took some.
+      const ranBy = logOf(setup.store).flatMap((event) =>
+        event.type === "attempt-finished"
+          ? [(event.result.details?.worker as { pid: number } | undefined)?.pid]
+          : [],
+      );
+      expect(ranBy).toHaveLength(4);
+      const pids = workers.map((worker) => worker.pid);
+      for (const pid of ranBy) expect(pids).toContain(pid);
+      expect(new Set(ranBy).size).toBe(2);
+      for (const worker of workers) expect(await processesUnder(worker.workDir)).toEqual([]);
+    }, 180_000);
+  },
+);
