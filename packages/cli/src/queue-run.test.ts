@@ -157,5 +157,68 @@ describe.runIf(enabled && process.platform === "linux")(
       expect(new Set(ranBy).size).toBe(2);
       for (const worker of workers) expect(await processesUnder(worker.workDir)).toEqual([]);
     }, 180_000);
+
+    it("kill -9 of a worker mid-attempt: the attempt counts as interrupted and the next one runs on the other worker, once", async () => {
+      const setup = setUp(["a"]);
+      let held: () => void = () => {};
+      const holding = new Promise<void>((done) => {
+        held = done;
+      });
+      let first = true;
+      server = await createModelServer({
+        replies: replies(setup.plan, () => {
+          if (!first) return false;
+          first = false;
+          held();
+          return true;
+        }),
+      });
+      for (const name of ["w1", "w2"])
+        workers.push(
+          await startWorker(redis.url, server.openaiBaseURL, join(setup.root, name), [
+            "--lock-duration",
+            "2000",
+          ]),
+        );
+      const running = run(setup);
+      await holding;
+      const victim = workers.find((worker) => worker.log().includes("started "))!;
+      const survivor = workers.find((worker) => worker !== victim)!;
+      process.kill(victim.pid, "SIGKILL");
+      const { code, t } = await running;
+      expect(code, t.err()).toBe(0);
+      const finished = logOf(setup.store).flatMap((event) =>
+        event.type === "attempt-finished" ? [event] : [],
+      );
+      expect(finished.map((event) => [event.attempt, event.result.outcome])).toEqual([
+        [1, "error"],
+        [2, "finished"],
+      ]);
+      expect(finished[0]!.result.error).toContain("interrupted on its worker");
+      expect((finished[1]!.result.details?.worker as { pid: number }).pid).toBe(survivor.pid);
+      expect(survivor.log()).not.toMatch(/\.a\.1\b/);
+      expect(survivor.log().match(/^started /gm)).toHaveLength(1);
+      expect(readFileSync(join(setup.repo, "a.txt"), "utf8")).toBe("a\n");
+      // The dead worker's agent is stopped by its own watchdog.
+      expect(await pollUntil(() => processesUnder(victim.workDir), (left) => left.length === 0)).toEqual([]);
+    }, 180_000);
+
+    it("cancelling the run reaches the worker: the attempt's processes there are killed, the worker goes on", async () => {
+      const setup = setUp(["a"]);
+      const controller = new AbortController();
+      server = await createModelServer({
+        replies: replies(setup.plan, () => {
+          controller.abort();
+          return true;
+        }),
+      });
+      const worker = await startWorker(redis.url, server.openaiBaseURL, join(setup.root, "w1"));
+      workers.push(worker);
+      const { code, t } = await run(setup, controller.signal);
+      expect(code, t.err()).toBe(130);
+      expect(worker.log()).toMatch(/finished \S+\.a\.1: cancelled/);
+      expect(await processesUnder(worker.workDir)).toEqual([]);
+      expect(worker.child.exitCode).toBeNull();
+    }, 120_000);
   },
 );
