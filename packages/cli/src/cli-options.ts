@@ -37,6 +37,7 @@ export interface RawRunOptions {
   apply?: boolean;
   redis?: string;
   remote?: string;
+  redisTimeout?: string;
 }
 
 export interface RunOptions {
@@ -63,7 +64,7 @@ export interface RunOptions {
   /** With worktrees, apply the run's change to the working tree at the end. */
   apply: boolean;
   /** Attempts go to `taskledger worker`s through Redis, their work through the git remote. */
-  queue: { redis: string; remote: string } | undefined;
+  queue: { redis: string; remote: string; unreachableAfterMs: number } | undefined;
 }
 
 // Core takes more; a plan past this many steps is no longer one a person can review.
@@ -135,7 +136,8 @@ function queueOf(raw: RawRunOptions): Pick<RunOptions, "queue" | "isolation"> {
     throw new UsageError("--redis must be a redis:// or rediss:// URL");
   if (isolation === "shared")
     throw new UsageError("--redis needs worktree isolation: attempts travel as git commits");
-  return { queue: { redis: raw.redis, remote: raw.remote }, isolation: "worktree" };
+  const unreachableAfterMs = integer("--redis-timeout", raw.redisTimeout, 30_000, 100, 3_600_000);
+  return { queue: { redis: raw.redis, remote: raw.remote, unreachableAfterMs }, isolation: "worktree" };
 }
 
 function isolationOf(value: string | undefined): RunOptions["isolation"] {

@@ -1,4 +1,5 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -220,5 +221,39 @@ describe.runIf(enabled && process.platform === "linux")(
       expect(await processesUnder(worker.workDir)).toEqual([]);
       expect(worker.child.exitCode).toBeNull();
     }, 120_000);
+
+    it("an unreachable Redis ends the run with a queue error after --redis-timeout, and the process exits", async () => {
+      const setup = setUp(["a"]);
+      server = await createModelServer({ replies: replies(setup.plan) });
+      const closed = await startRedisServer();
+      await closed.stop({ hard: true });
+      const child = spawn(
+        process.execPath,
+        [
+          bin,
+          "run",
+          "Write the files",
+          "--yes",
+          ...compatibleArgs(server.openaiBaseURL),
+          "--cwd",
+          setup.repo,
+          "--redis",
+          closed.url,
+          "--remote",
+          setup.remote,
+          "--redis-timeout",
+          "1000",
+        ],
+        { env: { ...process.env, CI: "true" }, stdio: ["ignore", "ignore", "pipe"] },
+      );
+      let stderr = "";
+      child.stderr.on("data", (chunk) => {
+        stderr += chunk;
+      });
+      const [code] = (await once(child, "exit")) as [number | null];
+      expect(code, stderr).toBe(1);
+      expect(stderr).toContain(`Redis at ${closed.url} was unreachable for 1 s. [queue-error]`);
+      expect(server.requests).toHaveLength(0);
+    }, 60_000);
   },
 );

@@ -68,25 +68,38 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
       }
     | undefined;
 
-  const open = async (abortSignal?: AbortSignal) => {
-    if (!opened) {
-      const publisher = new Redis({ ...connection, lazyConnect: true });
-      const health = new RedisHealth(publisher, boundMs, where);
-      // Connections of our own, so they can be dropped even when Redis never answered.
-      const own = [new Redis(connection), new Redis(connection)] as const;
-      for (const client of own) client.on("error", () => {});
-      const queue = new Queue(queueName, { connection: own[0] });
-      const events = new QueueEvents(queueName, { connection: own[1] });
-      queue.on("error", () => {});
-      events.on("error", () => {});
-      events.on("progress", ({ jobId, data }) => {
-        const event = (data as Partial<AttemptJobProgress> | undefined)?.event;
-        if (event) listeners.get(jobId)?.(event);
-      });
-      opened = { queue, events, publisher, health, own };
-      publisher.connect().catch(() => {});
+  let opening: Promise<NonNullable<typeof opened>> | undefined;
+  const open = (abortSignal?: AbortSignal) => {
+    opening ??= connect(abortSignal).catch((error: unknown) => {
+      opening = undefined;
+      throw error;
+    });
+    return opening;
+  };
+  // BullMQ's clients are made only once Redis answered: ones that never connected do not close.
+  const connect = async (abortSignal?: AbortSignal) => {
+    const publisher = new Redis({ ...connection, lazyConnect: true });
+    const health = new RedisHealth(publisher, boundMs, where);
+    publisher.connect().catch(() => {});
+    try {
+      await health.ping(abortSignal);
+    } catch (error) {
+      health.close();
+      publisher.disconnect();
+      throw error;
     }
-    await opened.health.ping(abortSignal);
+    // Connections of our own, so they can be dropped when Redis stops answering later.
+    const own = [new Redis(connection), new Redis(connection)] as const;
+    for (const client of own) client.on("error", () => {});
+    const queue = new Queue(queueName, { connection: own[0] });
+    const events = new QueueEvents(queueName, { connection: own[1] });
+    queue.on("error", () => {});
+    events.on("error", () => {});
+    events.on("progress", ({ jobId, data }) => {
+      const event = (data as Partial<AttemptJobProgress> | undefined)?.event;
+      if (event) listeners.get(jobId)?.(event);
+    });
+    opened = { queue, events, publisher, health, own };
     return opened;
   };
 
@@ -202,6 +215,8 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
     },
 
     async close() {
+      await opening?.catch(() => {});
+      opening = undefined;
       if (!opened) return;
       const { queue, events, publisher, health, own } = opened;
       opened = undefined;
