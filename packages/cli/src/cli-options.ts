@@ -137,7 +137,10 @@ function queueOf(raw: RawRunOptions): Pick<RunOptions, "queue" | "isolation"> {
   if (isolation === "shared")
     throw new UsageError("--redis needs worktree isolation: attempts travel as git commits");
   const unreachableAfterMs = integer("--redis-timeout", raw.redisTimeout, 30_000, 100, 3_600_000);
-  return { queue: { redis: raw.redis, remote: raw.remote, unreachableAfterMs }, isolation: "worktree" };
+  return {
+    queue: { redis: raw.redis, remote: raw.remote, unreachableAfterMs },
+    isolation: "worktree",
+  };
 }
 
 function isolationOf(value: string | undefined): RunOptions["isolation"] {

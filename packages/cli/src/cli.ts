@@ -65,7 +65,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       .option("--no-replan", "fail a sub-task instead of replanning it when its retries are spent")
       .option("--redis <url>", "send attempts to `taskledger worker`s through this Redis")
       .option("--remote <url>", "with --redis: the git remote workers fetch from and push to")
-      .option("--redis-timeout <ms>", "with --redis: fail once Redis is unreachable this long", "30000")
+      .option(
+        "--redis-timeout <ms>",
+        "with --redis: fail once Redis is unreachable this long",
+        "30000",
+      )
       .option("--json", "print the final report as JSON on stdout; progress goes to stderr");
 
   // The request as words, `-` for stdin, or a file: argv caps one argument at 128 KB.

@@ -201,7 +201,12 @@ describe.runIf(enabled && process.platform === "linux")(
       expect(survivor.log().match(/^started /gm)).toHaveLength(1);
       expect(readFileSync(join(setup.repo, "a.txt"), "utf8")).toBe("a\n");
       // The dead worker's agent is stopped by its own watchdog.
-      expect(await pollUntil(() => processesUnder(victim.workDir), (left) => left.length === 0)).toEqual([]);
+      expect(
+        await pollUntil(
+          () => processesUnder(victim.workDir),
+          (left) => left.length === 0,
+        ),
+      ).toEqual([]);
     }, 180_000);
 
     it("cancelling the run reaches the worker: the attempt's processes there are killed, the worker goes on", async () => {

@@ -154,6 +154,34 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
     expect(fake.calls[0]?.abortSignal.aborted).toBe(true);
     if (!AbortedError.isInstance(ended)) expect((ended as AttemptResult).outcome).toBe("cancelled");
   });
+
+  // Last: it restarts the shared server.
+  it("a Redis restart that loses a running job ends its attempt as interrupted, not a hang", async () => {
+    const { remote, worktree } = repository();
+    const fake = writingExecutor(true);
+    worker = await startAttemptWorker({
+      redis: redis.url,
+      executor: fake.executor,
+      queueName: "q3",
+    });
+    executor = createQueueExecutor({ redis: redis.url, remote, queueName: "q3" });
+    let started: () => void = () => {};
+    const running = executor.run("prompt", {
+      runId: "run-3",
+      subTask: subTask("c"),
+      attempt: 1,
+      cwd: worktree("attempt"),
+      abortSignal: new AbortController().signal,
+      onEvent: () => started(),
+    });
+    await new Promise<void>((done) => {
+      started = done;
+    });
+    await redis.restart();
+    const ended = await running;
+    expect(ended).toMatchObject({ outcome: "error", details: { interrupted: true } });
+    expect(ended.error).toContain("Redis restarted and lost the job");
+  });
 });
 
 describe("the queue executor without Redis", () => {

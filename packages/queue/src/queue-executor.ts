@@ -123,6 +123,7 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
         throw new ExecutorError("The queue executor needs the run id.", { isRetryable: false });
       const started = performance.now();
       const { queue, events, health } = await open(abortSignal);
+      await health.ping(abortSignal);
       const start = await gitIn(cwd, ["rev-parse", "--verify", "HEAD"], abortSignal).catch(
         (cause) => {
           throw new QueueError(
@@ -157,17 +158,36 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
       listeners.set(jobId, execute.onEvent);
       let stopWatching = () => {};
       try {
+        let onReconnect = () => {};
+        // Redis gone past the bound ends every wait below with a QueueError instead of a hang.
+        const lost = new Promise<never>((_, reject) => {
+          stopWatching = health.watch(reject, () => onReconnect());
+        });
+        lost.catch(() => {});
         // The same id again (a resumed coordinator) finds the job there and waits for it.
-        const job =
-          (await queue.getJob(jobId)) ??
-          (await queue.add("attempt", data, {
-            jobId,
-            attempts: 1,
-            removeOnComplete: { age: keepSeconds },
-            removeOnFail: { age: keepSeconds },
-          }));
+        const job = await Promise.race([
+          (async () =>
+            (await queue.getJob(jobId)) ??
+            (await queue.add("attempt", data, {
+              jobId,
+              attempts: 1,
+              removeOnComplete: { age: keepSeconds },
+              removeOnFail: { age: keepSeconds },
+            })))(),
+          lost,
+        ]);
         const finished = await new Promise<Finished>((resolve, reject) => {
-          stopWatching = health.watch(reject);
+          lost.catch(reject);
+          onReconnect = () => {
+            // Redis restarted without the job (no persistence): it will never finish.
+            queue.getJobState(jobId).then(
+              (state) => {
+                if (state === "unknown")
+                  resolve({ ok: false, error: new Error("Redis restarted and lost the job") });
+              },
+              () => {},
+            );
+          };
           const onAbort = () => {
             cancel(job, options.cancelGraceMs ?? 20_000).then(
               (value) =>

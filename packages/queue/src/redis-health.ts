@@ -9,6 +9,7 @@ export class RedisHealth {
   private downSince: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly waiters = new Set<(error: QueueError) => void>();
+  private readonly reconnects = new Set<() => void>();
 
   constructor(
     private readonly client: Redis,
@@ -23,9 +24,17 @@ export class RedisHealth {
   }
 
   /** Calls `onLost` if Redis stays unreachable past the bound; returns what stops watching. */
-  watch(onLost: (error: QueueError) => void): () => void {
+  watch(onLost: (error: QueueError) => void, onReconnect?: () => void): () => void {
+    if (this.downSince !== undefined && Date.now() - this.downSince >= this.boundMs) {
+      onLost(this.lost());
+      return () => {};
+    }
     this.waiters.add(onLost);
-    return () => this.waiters.delete(onLost);
+    if (onReconnect) this.reconnects.add(onReconnect);
+    return () => {
+      this.waiters.delete(onLost);
+      if (onReconnect) this.reconnects.delete(onReconnect);
+    };
   }
 
   /** Resolves once Redis answers PING, or fails with a `QueueError` after the bound. */
@@ -55,9 +64,12 @@ export class RedisHealth {
   }
 
   private up(): void {
+    const wasDown = this.downSince !== undefined;
     this.downSince = undefined;
     clearTimeout(this.timer);
     this.timer = undefined;
+    // A restarted Redis may have lost jobs: whoever waits on one looks again.
+    if (wasDown) for (const reconnect of [...this.reconnects]) reconnect();
   }
 
   private down(): void {
@@ -73,5 +85,6 @@ export class RedisHealth {
   close(): void {
     clearTimeout(this.timer);
     this.waiters.clear();
+    this.reconnects.clear();
   }
 }
