@@ -196,7 +196,7 @@ describe.runIf(enabled && process.platform === "linux")(
         [2, "finished"],
       ]);
       expect(finished[0]!.result.error).toContain("interrupted on its worker");
-      expect((finished[1]!.result.details?.worker as { pid: number }).pid).toBe(survivor.pid);
+      expect(finished[1]!.result.details?.worker).toMatchObject({ pid: survivor.pid });
       expect(survivor.log()).not.toMatch(/\.a\.1\b/);
       expect(survivor.log().match(/^started /gm)).toHaveLength(1);
       expect(readFileSync(join(setup.repo, "a.txt"), "utf8")).toBe("a\n");
