@@ -257,7 +257,8 @@ export async function benchQueueOpencode(workerCounts = [1, 2, 4], subTasks = 16
         run.on("attempt-finished", (event) => durations.push(event.result.durationMs));
         const report = await run.result;
         const makespanMs = performance.now() - t0;
-        if (report.status !== "completed") throw new Error(`opencode queue bench: ${report.status}`);
+        if (report.status !== "completed")
+          throw new Error(`opencode queue bench: ${report.status}`);
         rows.push({
           workers,
           subTasks,

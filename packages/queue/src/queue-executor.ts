@@ -94,6 +94,8 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
     const queue = new Queue(queueName, { connection: own[0] });
     const events = new QueueEvents(queueName, { connection: own[1] });
     queue.on("error", () => {});
+    // Each attempt waiting on its job listens for the queue's closing: as many as run at once.
+    queue.setMaxListeners(0);
     events.on("error", () => {});
     events.on("progress", ({ jobId, data }) => {
       const event = (data as Partial<AttemptJobProgress> | undefined)?.event;
