@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,6 +11,7 @@ import {
   pollUntil,
   type RedisServer,
   redisTestsEnabled,
+  roleOf,
   scriptByRole,
   startRedisServer,
   subTaskOf,
@@ -260,5 +261,79 @@ describe.runIf(enabled && process.platform === "linux")(
       expect(stderr).toContain(`Redis at ${closed.url} was unreachable for 1 s. [queue-error]`);
       expect(server.requests).toHaveLength(0);
     }, 60_000);
+
+    it("kill -9 of the coordinator mid-attempt, then resume: the resumed run takes the attempt's result from its worker, run once", async () => {
+      const setup = setUp(["a"]);
+      let coordinator: ChildProcess | undefined;
+      let agentCalls = 0;
+      server = await createModelServer({
+        replies: (request) => {
+          if (roleOf(request) === "agent" && !afterToolResult(request)) {
+            agentCalls++;
+            // The coordinator dies while the worker's agent waits on this answer.
+            setImmediate(() => coordinator?.kill("SIGKILL"));
+            return {
+              toolCalls: [{ name: "write", arguments: { filePath: "a.txt", content: "a\n" } }],
+              delayMs: 2000,
+            };
+          }
+          return replies(setup.plan)(request);
+        },
+      });
+      const worker = await startWorker(redis.url, server.openaiBaseURL, join(setup.root, "w1"));
+      workers.push(worker);
+      const cli = (argv: string[]) => {
+        const child = spawn(process.execPath, [bin, ...argv], {
+          env: { ...process.env, CI: "true" },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (d) => {
+          stdout += d;
+        });
+        child.stderr.on("data", (d) => {
+          stderr += d;
+        });
+        const exit = once(child, "exit").then(([code, signal]) => ({
+          code: code as number | null,
+          signal: signal as NodeJS.Signals | null,
+          stdout,
+          stderr,
+        }));
+        return { child, exit };
+      };
+      const queueArgs = ["--redis", redis.url, "--remote", setup.remote, "--store", setup.store];
+      const first = cli([
+        "run",
+        "Write the files",
+        "--yes",
+        "--json",
+        ...compatibleArgs(server.openaiBaseURL),
+        "--agent-model",
+        `${compatibleProviderId}/agent`,
+        "--cwd",
+        setup.repo,
+        ...queueArgs,
+      ]);
+      coordinator = first.child;
+      expect((await first.exit).signal).toBe("SIGKILL");
+      const runId = readdirSync(setup.store)[0]!.replace(/\.jsonl$/, "");
+      const second = await cli(["resume", runId, "--json", ...queueArgs]).exit;
+      expect(second.code, second.stderr).toBe(0);
+      expect((JSON.parse(second.stdout) as JsonReport).status).toBe("completed");
+      const log = logOf(setup.store);
+      const started = log.filter((event) => event.type === "sub-task-started");
+      const finished = log.flatMap((event) => (event.type === "attempt-finished" ? [event] : []));
+      expect(started.map((event) => event.attempt)).toEqual([1]);
+      expect(finished.map((event) => [event.attempt, event.result.outcome])).toEqual([
+        [1, "finished"],
+      ]);
+      expect(finished[0]!.result.details?.worker).toMatchObject({ pid: worker.pid });
+      expect(worker.log().match(/^started /gm)).toHaveLength(1);
+      expect(agentCalls).toBe(1);
+      expect(readFileSync(join(setup.repo, "a.txt"), "utf8")).toBe("a\n");
+      expect(await processesUnder(worker.workDir)).toEqual([]);
+    }, 180_000);
   },
 );

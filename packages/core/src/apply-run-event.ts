@@ -58,7 +58,11 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       s.attempts = Math.max(s.attempts, event.attempt);
       s.stepAttempts++;
       s.finished = undefined;
-      s.inFlight = { attempt: event.attempt, processes: [] };
+      s.inFlight = {
+        attempt: event.attempt,
+        processes: [],
+        ...(event.from ? { from: event.from } : {}),
+      };
       s.startedAt = event.time;
       s.activity = "";
       break;

@@ -77,6 +77,12 @@ export interface Executor {
    * once the process has ended.
    */
   guard?(process: AttemptProcess): () => void;
+  /**
+   * True when an attempt a dead manager process left running can be asked for again under the
+   * same number and still finishes once (attempts run elsewhere, as jobs): a resumed run then
+   * takes its result instead of starting the next attempt.
+   */
+  readonly resumesAttempts?: boolean;
   /** Stops processes of attempts a dead manager process left running; called on resume. */
   reclaim?(processes: readonly AttemptProcess[]): Promise<void>;
 }

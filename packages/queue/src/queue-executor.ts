@@ -115,6 +115,8 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
   };
 
   return {
+    // A job outlives the coordinator that sent it: a resumed run asks for the same one.
+    resumesAttempts: true,
     ready: async (abortSignal) => {
       await open(abortSignal);
     },
