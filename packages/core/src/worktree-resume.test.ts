@@ -91,3 +91,30 @@ describe("worktree runs resume after a crash at any point", () => {
     });
   }
 });
+
+describe("an executor whose attempts outlive the manager process (resumesAttempts)", () => {
+  it("is asked for the interrupted attempt again, under the same number, logged once", async () => {
+    const repo = makeRepo({ "README.md": "hello\n" });
+    const store = new DyingStore((r) => r.type === "attempt-finished" && r.subTaskId === "a");
+    const first = createManager({ executor: work(), cwd: repo, store, createRunId: () => "run-1" });
+    await expect(first.run("x", { plan })).rejects.toMatchObject({ code: "store-error" });
+    store.dieAt = () => false;
+    store.dead = false;
+    const inner = work();
+    const resumed = createManager({
+      executor: { resumesAttempts: true, run: (prompt, options) => inner.run(prompt, options) },
+      cwd: repo,
+      store,
+    });
+    const report = await resumed.resume("run-1").result;
+    expect(report.status).toBe("completed");
+    expect(read(repo, "use.txt")).toBe("uses lib\n");
+    expect(inner.calls.map((c) => [c.subTaskId, c.attempt])).toEqual([
+      ["a", 1],
+      ["b", 1],
+    ]);
+    const records = await store.read("run-1");
+    const aStarts = records.filter((r) => r.type === "sub-task-started" && r.subTaskId === "a");
+    expect(aStarts).toHaveLength(1);
+  });
+});
