@@ -1,5 +1,5 @@
 // `taskledger` is the one package a host needs: core's API, the providers, the opencode executor,
-// the evaluator, and the command line.
+// the evaluator, the queue of attempts for workers, and the command line.
 export * from "@taskledger/core";
 export {
   allOf,
@@ -19,6 +19,14 @@ export {
   type ModelWarning,
   type Provider,
 } from "@taskledger/llm";
+export {
+  type AttemptWorker,
+  type AttemptWorkerOptions,
+  createQueueExecutor,
+  type QueueExecutor,
+  type QueueExecutorOptions,
+  startAttemptWorker,
+} from "@taskledger/queue";
 export { runCli } from "./cli.js";
 export { type CliIo, exitCodes } from "./cli-io.js";
 export { createManager } from "./create-manager.js";
