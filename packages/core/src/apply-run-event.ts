@@ -88,8 +88,12 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       s.usage = addUsage(s.usage, event.result.usage);
       s.lastDurationMs = event.result.durationMs;
       if (event.commit) s.workFrom = event.commit;
-      // A cancelled attempt did not finish its work: it stays in flight, to run again on resume.
-      if (event.result.outcome === "cancelled") break;
+      // A cancelled attempt did not finish its work: it stays in flight, to run again on resume
+      // (under a new number: its result is known and there is nothing to take over).
+      if (event.result.outcome === "cancelled") {
+        if (s.inFlight) s.inFlight.ended = true;
+        break;
+      }
       s.inFlight = undefined;
       s.finished = { attempt: event.attempt, result: event.result };
       break;

@@ -39,7 +39,11 @@ export class SubTaskRunner {
     const isolated = this.ctx.workspace.record.kind === "worktree";
     // An executor whose attempts outlive this process (jobs on workers) is asked for the same one.
     let adopt =
-      s.inFlight && isolated && this.ctx.options.executor.resumesAttempts && s.inFlight.from
+      s.inFlight &&
+      !s.inFlight.ended &&
+      isolated &&
+      this.ctx.options.executor.resumesAttempts &&
+      s.inFlight.from
         ? { attempt: s.inFlight.attempt, from: s.inFlight.from }
         : undefined;
     let previous =
