@@ -47,6 +47,7 @@ describe("parseRunOptions: --redis and --remote", () => {
       redis: "rediss://u:pw@queue:6380/2",
       remote: "/srv/repo.git",
       unreachableAfterMs: 5000,
+      stalledCheckMs: 30_000,
     });
     expect(options.isolation).toBe("worktree");
     expect((await parseRunOptions({}, "/")).queue).toBeUndefined();

@@ -38,6 +38,7 @@ export interface RawRunOptions {
   redis?: string;
   remote?: string;
   redisTimeout?: string;
+  stalledCheck?: string;
 }
 
 export interface RunOptions {
@@ -64,7 +65,9 @@ export interface RunOptions {
   /** With worktrees, apply the run's change to the working tree at the end. */
   apply: boolean;
   /** Attempts go to `taskledger worker`s through Redis, their work through the git remote. */
-  queue: { redis: string; remote: string; unreachableAfterMs: number } | undefined;
+  queue:
+    | { redis: string; remote: string; unreachableAfterMs: number; stalledCheckMs: number }
+    | undefined;
 }
 
 // Core takes more; a plan past this many steps is no longer one a person can review.
@@ -137,8 +140,9 @@ function queueOf(raw: RawRunOptions): Pick<RunOptions, "queue" | "isolation"> {
   if (isolation === "shared")
     throw new UsageError("--redis needs worktree isolation: attempts travel as git commits");
   const unreachableAfterMs = integer("--redis-timeout", raw.redisTimeout, 30_000, 100, 3_600_000);
+  const stalledCheckMs = integer("--stalled-check", raw.stalledCheck, 30_000, 100, 3_600_000);
   return {
-    queue: { redis: raw.redis, remote: raw.remote, unreachableAfterMs },
+    queue: { redis: raw.redis, remote: raw.remote, unreachableAfterMs, stalledCheckMs },
     isolation: "worktree",
   };
 }

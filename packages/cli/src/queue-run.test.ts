@@ -104,7 +104,11 @@ describe.runIf(enabled && process.platform === "linux")(
       server = undefined;
     });
 
-    const run = async (setup: ReturnType<typeof setUp>, signal = new AbortController().signal) => {
+    const run = async (
+      setup: ReturnType<typeof setUp>,
+      signal = new AbortController().signal,
+      extra: string[] = [],
+    ) => {
       const t = captureIo({ signal });
       const code = await runCli(
         [
@@ -125,6 +129,7 @@ describe.runIf(enabled && process.platform === "linux")(
           redis.url,
           "--remote",
           setup.remote,
+          ...extra,
         ],
         t.io,
       );
@@ -160,7 +165,7 @@ describe.runIf(enabled && process.platform === "linux")(
       for (const worker of workers) expect(await processesUnder(worker.workDir)).toEqual([]);
     }, 180_000);
 
-    it("kill -9 of a worker mid-attempt: the attempt counts as interrupted and the next one runs on the other worker, once", async () => {
+    it("kill -9 of the only worker mid-attempt: the coordinator's stalled check counts the attempt interrupted, and the next one runs on a worker started later, once", async () => {
       const setup = setUp(["a"]);
       let held: () => void = () => {};
       const holding = new Promise<void>((done) => {
@@ -175,18 +180,32 @@ describe.runIf(enabled && process.platform === "linux")(
           return true;
         }),
       });
-      for (const name of ["w1", "w2"])
-        workers.push(
-          await startWorker(redis.url, server.openaiBaseURL, join(setup.root, name), [
-            "--lock-duration",
-            "2000",
-          ]),
-        );
-      const running = run(setup);
-      await holding;
-      const victim = workers.find((worker) => worker.log().includes("started "))!;
-      const survivor = workers.find((worker) => worker !== victim)!;
+      const lock = ["--lock-duration", "2000"];
+      const victim = await startWorker(
+        redis.url,
+        server.openaiBaseURL,
+        join(setup.root, "w1"),
+        lock,
+      );
+      workers.push(victim);
+      const running = run(setup, undefined, ["--stalled-check", "1000"]);
+      const early = await Promise.race([holding.then(() => undefined), running]);
+      expect(early?.t.err()).toBeUndefined();
       process.kill(victim.pid, "SIGKILL");
+      // No worker is alive: only the coordinator can notice the dead one.
+      const interrupted = await pollUntil(
+        async () => (existsSync(setup.store) ? logOf(setup.store) : []),
+        (log) => log.some((event) => event.type === "attempt-finished"),
+        1200,
+      );
+      expect(interrupted.some((event) => event.type === "attempt-finished")).toBe(true);
+      const survivor = await startWorker(
+        redis.url,
+        server.openaiBaseURL,
+        join(setup.root, "w2"),
+        lock,
+      );
+      workers.push(survivor);
       const { code, t } = await running;
       expect(code, t.err()).toBe(0);
       const finished = logOf(setup.store).flatMap((event) =>

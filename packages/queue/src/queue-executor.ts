@@ -8,7 +8,7 @@ import {
   git,
   QueueError,
 } from "@taskledger/core";
-import { type Job, Queue, QueueEvents } from "bullmq";
+import { type Job, Queue, QueueEvents, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import {
   type AttemptJobData,
@@ -35,6 +35,11 @@ export interface QueueExecutorOptions {
   unreachableAfterMs?: number;
   /** How long a cancelled attempt's worker has to stop its processes and answer; default 20 s. */
   cancelGraceMs?: number;
+  /**
+   * How often the coordinator looks for attempts whose worker died (BullMQ's stalled check, which
+   * live workers run too), so one is noticed even when no worker is left; default 30 s.
+   */
+  stalledCheckMs?: number;
   /** How long finished jobs stay in Redis (a resumed coordinator takes their result); default 1 day. */
   keepJobsMs?: number;
 }
@@ -58,10 +63,12 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
   const where = redactRedisUrl(options.redis);
   const keepSeconds = Math.round((options.keepJobsMs ?? 86_400_000) / 1000);
   const listeners = new Map<string, ExecuteOptions["onEvent"]>();
+  const onStalled = new Map<string, () => void>();
   let opened:
     | {
         queue: Queue;
         events: QueueEvents;
+        checker: Worker;
         publisher: Redis;
         health: RedisHealth;
         own: readonly Redis[];
@@ -89,19 +96,31 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
       throw error;
     }
     // Connections of our own, so they can be dropped when Redis stops answering later.
-    const own = [new Redis(connection), new Redis(connection)] as const;
+    const own = [new Redis(connection), new Redis(connection), new Redis(connection)] as const;
     for (const client of own) client.on("error", () => {});
     const queue = new Queue(queueName, { connection: own[0] });
     const events = new QueueEvents(queueName, { connection: own[1] });
+    // Takes no job: it only fails jobs whose worker died, as the workers' own checks do.
+    const checker = new Worker(queueName, null, {
+      connection: own[2],
+      autorun: false,
+      maxStalledCount: 0,
+      stalledInterval: options.stalledCheckMs ?? 30_000,
+    });
+    checker.on("error", () => {});
+    void checker.startStalledCheckTimer().catch(() => {});
     queue.on("error", () => {});
     // Each attempt waiting on its job listens for the queue's closing: as many as run at once.
     queue.setMaxListeners(0);
     events.on("error", () => {});
+    // BullMQ moves a stalled job back to wait, to be failed by the next worker that takes it: the
+    // coordinator counts it interrupted at once, without waiting for a worker.
+    events.on("stalled", ({ jobId }) => onStalled.get(jobId)?.());
     events.on("progress", ({ jobId, data }) => {
       const event = (data as Partial<AttemptJobProgress> | undefined)?.event;
       if (event) listeners.get(jobId)?.(event);
     });
-    opened = { queue, events, publisher, health, own };
+    opened = { queue, events, checker, publisher, health, own };
     return opened;
   };
 
@@ -201,6 +220,11 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
               reject,
             );
           };
+          onStalled.set(jobId, () => {
+            resolve({ ok: false, error: new Error("its worker stopped (the job's lock expired)") });
+            // Waiting with a failure mark, it would only be failed when a worker takes it.
+            job.remove().catch(() => {});
+          });
           if (abortSignal.aborted) onAbort();
           else abortSignal.addEventListener("abort", onAbort, { once: true });
           job.waitUntilFinished(events).then(
@@ -235,6 +259,7 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
       } finally {
         stopWatching();
         listeners.delete(jobId);
+        onStalled.delete(jobId);
       }
     },
 
@@ -242,12 +267,12 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
       await opening?.catch(() => {});
       opening = undefined;
       if (!opened) return;
-      const { queue, events, publisher, health, own } = opened;
+      const { queue, events, checker, publisher, health, own } = opened;
       opened = undefined;
       health.close();
       publisher.disconnect();
       // A graceful close waits for Redis; without it, connections are dropped after a moment.
-      await closeWithin([queue, events], own, closeBoundMs);
+      await closeWithin([checker, queue, events], own, closeBoundMs);
     },
   };
 }
