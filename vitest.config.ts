@@ -10,6 +10,7 @@ const packages = [
   "executor",
   "evaluator",
   "telemetry",
+  "queue",
   "ui",
   "cli",
 ] as const;

@@ -6,6 +6,7 @@ import { promisify } from "node:util";
 import { benchDigest } from "./digest.ts";
 import { benchMakespan } from "./makespan.ts";
 import { demoOverhead, scriptedOverhead } from "./manager-overhead.ts";
+import { benchQueue, benchQueueOpencode } from "./queue-makespan.ts";
 import { benchSchedulerOverhead } from "./scheduler-overhead.ts";
 import { benchSessionStart } from "./session-start.ts";
 import { benchTracingOverhead } from "./tracing-overhead.ts";
@@ -114,6 +115,31 @@ for (const r of await benchTracingOverhead()) {
     r.mode,
     `${fixed(r.ratio)}× untraced`,
     `${fixed(r.usPerAttempt, 0)} µs of manager time per attempt (${r.addedUsPerAttempt >= 0 ? "+" : ""}${fixed(r.addedUsPerAttempt, 0)} µs), ${fixed(r.spansPerAttempt, 1)} spans per attempt`,
+  );
+}
+
+const queue = await benchQueue();
+for (const r of queue.makespan) {
+  add(
+    "9. queue (fake agent)",
+    `${r.subTasks} independent sub-tasks of ${r.attemptMs} ms, ${r.workers} worker(s)`,
+    `${fixed(r.makespanMs / 1000)} s`,
+    `${fixed(r.makespanMs / r.boundMs)}× the bound of ${fixed(r.boundMs / 1000, 0)} s (critical path ${fixed(r.attemptMs / 1000, 0)} s); a sleeping agent: what separate machines would give`,
+  );
+}
+const o = queue.overhead;
+add(
+  "9. queue overhead",
+  `one attempt at a time, ${o.attempts} attempts`,
+  `${o.enqueueToStartMs + o.finishToResultMs} ms per attempt`,
+  `enqueue to start ${o.enqueueToStartMs} ms, finish to result ${o.finishToResultMs} ms (git push, Redis, fetch, worktree); ${fixed(((o.enqueueToStartMs + o.finishToResultMs) / o.attemptMs) * 100, 0)}% of a ${o.attemptMs} ms attempt`,
+);
+for (const r of await benchQueueOpencode()) {
+  add(
+    "9. queue (real opencode)",
+    `${r.subTasks} independent sub-tasks, ${r.workers} worker process(es) on this machine`,
+    `${fixed(r.makespanMs / 1000, 1)} s`,
+    `critical path (longest attempt) ${fixed(r.criticalPathMs / 1000, 1)} s, mean attempt ${fixed(r.meanAttemptMs / 1000, 1)} s: more workers on the same 2 cores make each attempt slower`,
   );
 }
 

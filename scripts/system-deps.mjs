@@ -2,7 +2,10 @@
 // anywhere else one line says how to install it (the tests that need it then skip, or fail under CI).
 import { spawnSync } from "node:child_process";
 
-const needed = [{ name: "chromium", binary: "chromium", for: "the browser tests of the page" }];
+const needed = [
+  { name: "chromium", binary: "chromium", for: "the browser tests of the page" },
+  { name: "redis-server", binary: "redis-server", for: "the queue and worker tests" },
+];
 
 const onPath = (binary) => spawnSync("sh", ["-c", `command -v ${binary}`]).status === 0;
 const missing = needed.filter((dep) => !onPath(dep.binary));

@@ -52,3 +52,29 @@ describe("docs/cli.md", () => {
     }
   });
 });
+
+describe("parseRunOptions: --redis and --remote", () => {
+  it("send attempts to workers with worktrees, and go together", async () => {
+    const options = await parseRunOptions(
+      { redis: "rediss://u:pw@queue:6380/2", remote: "/srv/repo.git", redisTimeout: "5000" },
+      "/",
+    );
+    expect(options.queue).toEqual({
+      redis: "rediss://u:pw@queue:6380/2",
+      remote: "/srv/repo.git",
+      unreachableAfterMs: 5000,
+      stalledCheckMs: 30_000,
+    });
+    expect(options.isolation).toBe("worktree");
+    expect((await parseRunOptions({}, "/")).queue).toBeUndefined();
+    await expect(parseRunOptions({ redis: "redis://q" }, "/")).rejects.toThrow(
+      "--redis and --remote go together",
+    );
+    await expect(parseRunOptions({ redis: "http://q", remote: "r" }, "/")).rejects.toThrow(
+      "redis:// or rediss://",
+    );
+    await expect(
+      parseRunOptions({ redis: "redis://q", remote: "r", isolation: "shared" }, "/"),
+    ).rejects.toThrow("--redis needs worktree isolation");
+  });
+});

@@ -39,6 +39,10 @@ export interface RawRunOptions {
   maxCost?: string;
   prices?: string;
   otlp?: string;
+  redis?: string;
+  remote?: string;
+  redisTimeout?: string;
+  stalledCheck?: string;
 }
 
 /** How attempts run: a fresh `opencode run` process each, or a session in a running `opencode serve`. */
@@ -75,6 +79,10 @@ export interface RunOptions {
   prices: PriceTable | undefined;
   /** OTLP/HTTP traces endpoint (`http://host:4318/v1/traces`) to export the run's spans to. */
   otlp: string | undefined;
+  /** Attempts go to `taskledger worker`s through Redis, their work through the git remote. */
+  queue:
+    | { redis: string; remote: string; unreachableAfterMs: number; stalledCheckMs: number }
+    | undefined;
 }
 
 // Core takes more; a plan past this many steps is no longer one a person can review.
@@ -129,12 +137,32 @@ export async function parseRunOptions(raw: RawRunOptions, cwd: string): Promise<
       return model;
     }),
     replan: raw.replan !== false,
-    isolation: isolationOf(raw.isolation),
+    ...queueOf(raw),
     apply: raw.apply !== false,
     executor: executorKind(raw.executor),
     maxCostUsd: raw.maxCost === undefined ? undefined : dollars(raw.maxCost),
     prices: raw.prices ? await readPrices(resolve(cwd, raw.prices)) : undefined,
     otlp: raw.otlp === undefined ? undefined : otlpUrl(raw.otlp),
+  };
+}
+
+/** `--redis` and `--remote` go together, and attempts on workers need worktrees. */
+function queueOf(raw: RawRunOptions): Pick<RunOptions, "queue" | "isolation"> {
+  const isolation = isolationOf(raw.isolation);
+  if (raw.redis === undefined && raw.remote === undefined) return { queue: undefined, isolation };
+  if (raw.redis === undefined || raw.remote === undefined)
+    throw new UsageError(
+      "--redis and --remote go together: the queue and the git remote workers fetch from",
+    );
+  if (!/^rediss?:\/\//.test(raw.redis))
+    throw new UsageError("--redis must be a redis:// or rediss:// URL");
+  if (isolation === "shared")
+    throw new UsageError("--redis needs worktree isolation: attempts travel as git commits");
+  const unreachableAfterMs = integer("--redis-timeout", raw.redisTimeout, 30_000, 100, 3_600_000);
+  const stalledCheckMs = integer("--stalled-check", raw.stalledCheck, 30_000, 100, 3_600_000);
+  return {
+    queue: { redis: raw.redis, remote: raw.remote, unreachableAfterMs, stalledCheckMs },
+    isolation: "worktree",
   };
 }
 

@@ -21,6 +21,7 @@ import { resumeCommand } from "./resume-command.js";
 import { colorsFor, openSession, printPlan } from "./terminal-session.js";
 import { terminalText } from "./terminal-text.js";
 import { addUiCommand, openRunPage, type UiFlags, withUiOptions } from "./ui-command.js";
+import { addWorkerCommand } from "./worker-command.js";
 
 /** Runs the `taskledger` command line and resolves with its exit code; never calls `process.exit`. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
@@ -74,6 +75,18 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         'JSON prices for private or new models: {"provider/model": {"inputPerMillion": 3, "outputPerMillion": 15}}',
       )
       .option("--otlp <url>", "export the run's OpenTelemetry spans to this OTLP/HTTP endpoint")
+      .option("--redis <url>", "send attempts to `taskledger worker`s through this Redis")
+      .option("--remote <url>", "with --redis: the git remote workers fetch from and push to")
+      .option(
+        "--redis-timeout <ms>",
+        "with --redis: fail once Redis is unreachable this long",
+        "30000",
+      )
+      .option(
+        "--stalled-check <ms>",
+        "with --redis: how often to look for attempts whose worker died",
+        "30000",
+      )
       .option("--json", "print the final report as JSON on stdout; progress goes to stderr");
 
   // The request as words, `-` for stdin, or a file: argv caps one argument at 128 KB.
@@ -151,6 +164,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   addUiCommand(program, io, (code) => {
     exitCode = code;
   });
+  addWorkerCommand(program, io, (code) => {
+    exitCode = code;
+  });
 
   try {
     await program.parseAsync([...argv], { from: "user" });
@@ -203,6 +219,7 @@ async function runCommand(
   const { human, c, runtime } = session;
   try {
     await page?.listen();
+    await runtime.ready(io.signal);
     human.write(c.dim(`Planning with ${options.provider}/${options.model}…\n`));
     if (options.dryRun) {
       const plan = await runtime.manager.plan(request, { abortSignal: io.signal });

@@ -59,6 +59,7 @@ export async function setUpDemo(base: {
       maxCostUsd: undefined,
       prices: undefined,
       otlp: undefined,
+      queue: undefined,
     },
     async finish(write) {
       try {

@@ -1,5 +1,5 @@
 // `taskledger` is the one package a host needs: core's API, the providers, the opencode executor,
-// the evaluator, telemetry, and the command line.
+// the evaluator, telemetry, the queue of attempts for workers, and the command line.
 export * from "@taskledger/core";
 export {
   allOf,
@@ -26,6 +26,14 @@ export {
   type PricingOptions,
   type Provider,
 } from "@taskledger/llm";
+export {
+  type AttemptWorker,
+  type AttemptWorkerOptions,
+  createQueueExecutor,
+  type QueueExecutor,
+  type QueueExecutorOptions,
+  startAttemptWorker,
+} from "@taskledger/queue";
 export {
   createTelemetry,
   type ResumeTraceOptions,

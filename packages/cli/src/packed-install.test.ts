@@ -8,7 +8,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, "../../..");
-const packages = ["core", "testing", "llm", "executor", "evaluator", "telemetry", "ui", "cli"];
+const packages = [
+  "core",
+  "testing",
+  "llm",
+  "executor",
+  "evaluator",
+  "telemetry",
+  "queue",
+  "ui",
+  "cli",
+];
 let project: string;
 
 // Packs every package as npm would publish it and installs the tarballs into an empty project:
@@ -66,8 +76,9 @@ describe("the packed packages", () => {
       import { createModel } from "@taskledger/llm";
       import { createOpencodeExecutor } from "@taskledger/executor";
       import { createEvaluator } from "@taskledger/evaluator";
+      import { createQueueExecutor } from "@taskledger/queue";
       import { runCli } from "taskledger";
-      for (const f of [createModel, createOpencodeExecutor, createEvaluator, runCli]) if (typeof f !== "function") throw new Error("missing export");
+      for (const f of [createModel, createOpencodeExecutor, createEvaluator, createQueueExecutor, runCli]) if (typeof f !== "function") throw new Error("missing export");
       const manager = createManager({ executor: createFakeExecutor({ fallback: { type: "success" } }) });
       const report = await manager.run("Fix the typo", {});
       console.log(report.status, typeof TaskLedgerError.isInstance);

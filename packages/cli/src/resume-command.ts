@@ -30,6 +30,7 @@ export async function resumeCommand(
   const { human, c, runtime } = session;
   for (const notice of notices) human.write(c.dim(`note: ${notice}\n`));
   try {
+    await runtime.ready(io.signal);
     const done = [...recovered.subTasks.values()].filter((s) => s.status === "completed").length;
     human.write(
       isFinal(recovered)

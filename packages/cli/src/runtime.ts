@@ -15,6 +15,7 @@ import {
   type OpencodeConfig,
 } from "@taskledger/executor";
 import { createModel, createPricing, type ModelWarning } from "@taskledger/llm";
+import { createQueueExecutor } from "@taskledger/queue";
 import { createTelemetry, type Telemetry } from "@taskledger/telemetry";
 import type { RunOptions } from "./cli-options.js";
 import { createManager } from "./create-manager.js";
@@ -33,6 +34,8 @@ export interface Runtime {
     options: CoreRunOptions & { history: readonly RunEvent[] },
   ): Promise<TaskRun>;
   /** Flushes the spans, when traced. */
+  /** Resolves when what the run needs is reachable (Redis with `--redis`); a typed error if not. */
+  ready(abortSignal: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -64,11 +67,15 @@ export function createRuntime(
   });
   const model = telemetry ? telemetry.model(baseModel) : baseModel;
   const settings = { model: options.agentModel, config: agentConfig(options), pricing };
+  const queue = options.queue
+    ? createQueueExecutor({ ...options.queue, agentModel: options.agentModel })
+    : undefined;
   const executor: Executor =
-    options.executor === "server"
+    queue ??
+    (options.executor === "server"
       ? // One server per sub-task that can run at once: no attempt waits for a server.
         createOpencodeServerExecutor({ ...settings, poolSize: options.concurrency })
-      : createOpencodeExecutor(settings);
+      : createOpencodeExecutor(settings));
   const store = options.store ? new FileRunStore(options.store) : undefined;
   const manager = createManager({
     model,
@@ -108,6 +115,7 @@ export function createRuntime(
         ? t.resume(manager, runId, { ...runOptions, history })
         : manager.resume(runId, runOptions);
     },
+    ready: async (abortSignal) => queue?.ready(abortSignal),
     async close() {
       await executor.close?.();
       const stop = await tracing;
@@ -117,7 +125,9 @@ export function createRuntime(
 }
 
 /** The host's opencode config, plus a provider entry when the agent talks to an OpenAI-compatible server. */
-function agentConfig(options: RunOptions): OpencodeConfig {
+export function agentConfig(
+  options: Pick<RunOptions, "opencodeConfig" | "agentModel" | "provider" | "baseURL">,
+): OpencodeConfig {
   const config: OpencodeConfig = { ...(options.opencodeConfig ?? {}) };
   const [providerId, ...rest] = options.agentModel.split("/");
   if (

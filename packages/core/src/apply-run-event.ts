@@ -58,7 +58,11 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       s.attempts = Math.max(s.attempts, event.attempt);
       s.stepAttempts++;
       s.finished = undefined;
-      s.inFlight = { attempt: event.attempt, processes: [] };
+      s.inFlight = {
+        attempt: event.attempt,
+        processes: [],
+        ...(event.from ? { from: event.from } : {}),
+      };
       s.startedAt = event.time;
       s.activity = "";
       break;
@@ -85,8 +89,12 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       attemptUsageOf(s, event.attempt).agent = addUsage(event.result.usage);
       s.lastDurationMs = event.result.durationMs;
       if (event.commit) s.workFrom = event.commit;
-      // A cancelled attempt did not finish its work: it stays in flight, to run again on resume.
-      if (event.result.outcome === "cancelled") break;
+      // A cancelled attempt did not finish its work: it stays in flight, to run again on resume
+      // (under a new number: its result is known and there is nothing to take over).
+      if (event.result.outcome === "cancelled") {
+        if (s.inFlight) s.inFlight.ended = true;
+        break;
+      }
       s.inFlight = undefined;
       s.finished = { attempt: event.attempt, result: event.result };
       break;

@@ -15,6 +15,7 @@ export type TaskLedgerErrorCode =
   | "executor-error"
   | "store-error"
   | "workspace-error"
+  | "queue-error"
   | "run-not-found"
   | "unsupported-log-version"
   | "unexpected-call"
@@ -208,6 +209,27 @@ export class WorkspaceError extends TaskLedgerError {
   }
   static override isInstance(error: unknown): error is WorkspaceError {
     return TaskLedgerError.isInstance(error) && error.code === "workspace-error";
+  }
+}
+
+/** Why attempts could not go through the queue. */
+export type QueueErrorReason = "redis-unreachable" | "remote-failed" | "needs-worktree";
+
+/** The queue of attempts (Redis, BullMQ) or the git remote that carries their work failed. */
+export class QueueError extends TaskLedgerError {
+  readonly reason: QueueErrorReason;
+
+  constructor(
+    reason: QueueErrorReason,
+    message: string,
+    options: { cause?: unknown; isRetryable?: boolean } = {},
+  ) {
+    super("queue-error", { message, ...options });
+    this.name = "QueueError";
+    this.reason = reason;
+  }
+  static override isInstance(error: unknown): error is QueueError {
+    return TaskLedgerError.isInstance(error) && error.code === "queue-error";
   }
 }
 

@@ -54,6 +54,8 @@ export interface AttemptProcess {
 export interface ExecuteOptions {
   /** The sub-task being attempted (for executors that configure per sub-task). */
   subTask: SubTask;
+  /** The run the attempt belongs to (an executor that sends attempts elsewhere names them by it). */
+  runId?: string;
   /** 1 for the first attempt, then 2, 3, … */
   attempt: number;
   /** The directory the agent works in. */
@@ -75,6 +77,12 @@ export interface Executor {
    * once the process has ended.
    */
   guard?(process: AttemptProcess): () => void;
+  /**
+   * True when an attempt a dead manager process left running can be asked for again under the
+   * same number and still finishes once (attempts run elsewhere, as jobs): a resumed run then
+   * takes its result instead of starting the next attempt.
+   */
+  readonly resumesAttempts?: boolean;
   /** Stops processes of attempts a dead manager process left running; called on resume. */
   reclaim?(processes: readonly AttemptProcess[]): Promise<void>;
   /**

@@ -6,6 +6,7 @@ export {
   type CompletedOutput,
   type DependencyContext,
 } from "./dependency-context.js";
+export { describeError } from "./describe-error.js";
 export {
   AbortedError,
   ExecutorError,
@@ -16,6 +17,8 @@ export {
   type PlanIssue,
   type PlanIssueKind,
   PlanValidationError,
+  QueueError,
+  type QueueErrorReason,
   RunNotFoundError,
   StoreError,
   StructuredOutputError,
@@ -43,6 +46,7 @@ export type {
   ToolCallRecord,
 } from "./executor.js";
 export { FileRunStore } from "./file-run-store.js";
+export { type GitOptions, type GitResult, git } from "./git.js";
 export { commitDiff } from "./git-repository.js";
 export { runRefs } from "./git-worktree-workspace.js";
 export { HeadTailBuffer } from "./head-tail-buffer.js";

@@ -42,7 +42,9 @@ export interface SubTaskState {
   /** An attempt that finished and awaits its evaluation (no `entry`) or the decision after it. */
   finished: { attempt: number; result: AttemptResult; entry?: ProgressEntry } | undefined;
   /** The attempt running now; in a recovered run, the one a stopped process never saw finish. */
-  inFlight: { attempt: number; processes: AttemptProcess[] } | undefined;
+  inFlight:
+    | { attempt: number; processes: AttemptProcess[]; from?: string; ended?: boolean }
+    | undefined;
   /** When the current attempt started (ISO time of its record). */
   startedAt: string | undefined;
   /** How long the last finished attempt took. */

@@ -37,9 +37,19 @@ export class SubTaskRunner {
     // A resumed run: an attempt a stopped process never saw finish runs again, told so; one that
     // finished unjudged is judged now, not run again.
     const isolated = this.ctx.workspace.record.kind === "worktree";
-    let previous = s.inFlight
-      ? interruptedEntry(s.inFlight.attempt, s.previous, isolated)
-      : s.previous;
+    // An executor whose attempts outlive this process (jobs on workers) is asked for the same one.
+    let adopt =
+      s.inFlight &&
+      !s.inFlight.ended &&
+      isolated &&
+      this.ctx.options.executor.resumesAttempts &&
+      s.inFlight.from
+        ? { attempt: s.inFlight.attempt, from: s.inFlight.from }
+        : undefined;
+    let previous =
+      s.inFlight && !adopt
+        ? interruptedEntry(s.inFlight.attempt, s.previous, isolated)
+        : s.previous;
     let current: Judged | undefined = s.inFlight ? undefined : s.finished && { ...s.finished };
     let retrying = false;
     for (;;) {
@@ -48,8 +58,9 @@ export class SubTaskRunner {
           if (retrying) await this.stoppedBeforeRetry(s);
           return;
         }
-        const attempt = s.attempts + 1;
-        const { result, space } = await this.runAttempt(s, attempt, previous);
+        const attempt = adopt?.attempt ?? s.attempts + 1;
+        const { result, space } = await this.runAttempt(s, attempt, previous, adopt?.from);
+        adopt = undefined;
         if (stop.signal.aborted) {
           await space?.dispose();
           return this.stopRunning(s, result);
@@ -158,6 +169,7 @@ export class SubTaskRunner {
     s: SubTaskState,
     attempt: number,
     previous: SubTaskState["previous"],
+    adoptedFrom?: string,
   ): Promise<{ result: AttemptResult; space?: AttemptSpace }> {
     const { input, settings, state, recorder, stop } = this.ctx;
     const { subTask, agentModel } = s;
@@ -169,16 +181,19 @@ export class SubTaskRunner {
       ...(previous ? { previous } : {}),
     });
     const from =
-      this.ctx.workspace.record.kind === "worktree" ? (s.workFrom ?? state.tip) : undefined;
-    // Attempt numbers only grow, in the log too, so no attempt is ever dispatched twice.
-    await recorder.record({
-      type: "sub-task-started",
-      subTaskId: subTask.id,
-      attempt,
-      promptTokens: estimateTokens(prompt),
-      ...(agentModel ? { agentModel } : {}),
-      ...(from ? { from } : {}),
-    });
+      adoptedFrom ??
+      (this.ctx.workspace.record.kind === "worktree" ? (s.workFrom ?? state.tip) : undefined);
+    // Attempt numbers only grow, in the log too, so no attempt is ever dispatched twice; an
+    // adopted attempt was announced by the process that started it.
+    if (!adoptedFrom)
+      await recorder.record({
+        type: "sub-task-started",
+        subTaskId: subTask.id,
+        attempt,
+        promptTokens: estimateTokens(prompt),
+        ...(agentModel ? { agentModel } : {}),
+        ...(from ? { from } : {}),
+      });
     const started = performance.now();
     const opened = await openSpace(this.ctx, s, attempt, from, stop.signal);
     let result = opened.ok
@@ -209,6 +224,7 @@ export class SubTaskRunner {
     try {
       return await options.executor.run(prompt, {
         subTask: s.subTask,
+        runId: this.ctx.input.runId,
         attempt,
         cwd,
         ...(s.agentModel ? { agentModel: s.agentModel } : {}),

@@ -2,12 +2,14 @@ import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import type { Executor } from "./executor.js";
 import { runRefs } from "./git-worktree-workspace.js";
 import { createManager } from "./manager.js";
 import type { RunEvent } from "./run-events.js";
 import { MemoryRunStore } from "./run-store.js";
 import { makeRepo, read, scriptedWorkExecutor, sh, writeFiles } from "./test-support/git-repo.js";
 import { task } from "./test-support/sub-task-fixture.js";
+import { emptyUsage } from "./usage.js";
 
 /** A store that "dies" at the first record `dieAt` picks: that record and every later one are lost. */
 class DyingStore extends MemoryRunStore {
@@ -90,4 +92,78 @@ describe("worktree runs resume after a crash at any point", () => {
       expect(aStarts).toHaveLength(point === "mid-attempt" ? 2 : 1);
     });
   }
+});
+
+describe("an executor whose attempts outlive the manager process (resumesAttempts)", () => {
+  it("is asked for the interrupted attempt again, under the same number, logged once", async () => {
+    const repo = makeRepo({ "README.md": "hello\n" });
+    const store = new DyingStore((r) => r.type === "attempt-finished" && r.subTaskId === "a");
+    const first = createManager({ executor: work(), cwd: repo, store, createRunId: () => "run-1" });
+    await expect(first.run("x", { plan })).rejects.toMatchObject({ code: "store-error" });
+    store.dieAt = () => false;
+    store.dead = false;
+    const inner = work();
+    const resumed = createManager({
+      executor: { resumesAttempts: true, run: (prompt, options) => inner.run(prompt, options) },
+      cwd: repo,
+      store,
+    });
+    const report = await resumed.resume("run-1").result;
+    expect(report.status).toBe("completed");
+    expect(read(repo, "use.txt")).toBe("uses lib\n");
+    expect(inner.calls.map((c) => [c.subTaskId, c.attempt])).toEqual([
+      ["a", 1],
+      ["b", 1],
+    ]);
+    const records = await store.read("run-1");
+    const aStarts = records.filter((r) => r.type === "sub-task-started" && r.subTaskId === "a");
+    expect(aStarts).toHaveLength(1);
+  });
+});
+
+describe("a cancelled attempt, resumed with an executor that has resumesAttempts", () => {
+  it("is not taken over (its result is known): the next attempt number runs", async () => {
+    const repo = makeRepo({ "README.md": "hello\n" });
+    const store = new MemoryRunStore();
+    const controller = new AbortController();
+    const hanging: Executor = {
+      resumesAttempts: true,
+      run: (_prompt, options) =>
+        new Promise((resolve) => {
+          options.abortSignal.addEventListener("abort", () =>
+            resolve({
+              outcome: "cancelled",
+              finalText: "",
+              toolCalls: [],
+              stepFinishReasons: [],
+              filesChanged: [],
+              usage: emptyUsage(),
+              error: "aborted",
+              durationMs: 1,
+            }),
+          );
+          controller.abort();
+        }),
+    };
+    const first = createManager({
+      executor: hanging,
+      cwd: repo,
+      store,
+      createRunId: () => "run-1",
+    });
+    expect((await first.start("x", { plan, abortSignal: controller.signal }).result).status).toBe(
+      "cancelled",
+    );
+    const inner = work();
+    const resumed = createManager({
+      executor: { resumesAttempts: true, run: (prompt, options) => inner.run(prompt, options) },
+      cwd: repo,
+      store,
+    });
+    expect((await resumed.resume("run-1").result).status).toBe("completed");
+    expect(inner.calls.map((c) => [c.subTaskId, c.attempt])).toEqual([
+      ["a", 2],
+      ["b", 1],
+    ]);
+  });
 });

@@ -29,6 +29,13 @@ export {
   processesUnder,
 } from "./processes-under.js";
 export {
+  hasRedisServer,
+  type RedisServer,
+  redisMissingNote,
+  redisTestsEnabled,
+  startRedisServer,
+} from "./redis-server.js";
+export {
   afterToolResult,
   type ModelRole,
   type RoleReplies,

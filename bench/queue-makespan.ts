@@ -1,0 +1,287 @@
+// Attempts through the queue: makespan of 16 independent sub-tasks on 1, 2 and 4 workers against
+// the critical path, and the queue's own cost per attempt (git push + Redis + fetch, both ways).
+// The agent is a fake that sleeps: on one machine more workers add no cores, so this shows how
+// the queue would scale with real machines, not what opencode does here.
+import { execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  type AttemptResult,
+  createManager,
+  type ExecuteOptions,
+  type Executor,
+  emptyUsage,
+} from "@taskledger/core";
+import { type AttemptWorker, createQueueExecutor, startAttemptWorker } from "@taskledger/queue";
+import {
+  abortableDelay,
+  afterToolResult,
+  createModelServer,
+  startRedisServer,
+  subTaskOf,
+} from "@taskledger/testing";
+
+const bin = join(import.meta.dirname, "../packages/cli/dist/bin.js");
+
+export interface QueueMakespanRow {
+  workers: number;
+  subTasks: number;
+  attemptMs: number;
+  makespanMs: number;
+  /** The bound with this many workers: ceil(sub-tasks / workers) attempts one after another. */
+  boundMs: number;
+}
+
+export interface QueueOverheadRow {
+  attempts: number;
+  attemptMs: number;
+  enqueueToStartMs: number;
+  finishToResultMs: number;
+}
+
+const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, stdio: "ignore" });
+
+function repository() {
+  const root = mkdtempSync(join(tmpdir(), "taskledger-bench-queue-"));
+  const repo = join(root, "repo");
+  const remote = join(root, "remote.git");
+  git(root, "init", "-q", "-b", "main", repo);
+  git(root, "init", "-q", "--bare", remote);
+  writeFileSync(join(repo, "README.md"), "bench\n");
+  git(repo, "add", "-A");
+  git(repo, "-c", "user.name=B", "-c", "user.email=b@example.test", "commit", "-qm", "init");
+  return { root, repo, remote };
+}
+
+/** Sleeps `attemptMs`, writes `<id>.txt`, and notes when it started and ended. */
+function sleepingExecutor(attemptMs: number, marks: Map<string, { start: number; end: number }>) {
+  const executor: Executor = {
+    async run(_prompt: string, options: ExecuteOptions): Promise<AttemptResult> {
+      const start = performance.now();
+      await abortableDelay(attemptMs, options.abortSignal);
+      await writeFile(join(options.cwd, `${options.subTask.id}.txt`), "done\n");
+      marks.set(options.subTask.id, { start, end: performance.now() });
+      return {
+        outcome: "finished",
+        finalText: "done",
+        toolCalls: [],
+        stepFinishReasons: ["stop"],
+        filesChanged: [],
+        usage: emptyUsage(),
+        durationMs: attemptMs,
+      };
+    },
+  };
+  return executor;
+}
+
+const plan = (n: number) => ({
+  subTasks: Array.from({ length: n }, (_, i) => ({
+    id: `s${i}`,
+    title: `s${i}`,
+    description: `s${i}`,
+    successCriteria: ["done"],
+    dependsOn: [],
+  })),
+});
+
+/** One run through the queue; returns its makespan and, per sub-task, when the run sent it off. */
+async function runThroughQueue(
+  redis: string,
+  workers: number,
+  subTasks: number,
+  attemptMs: number,
+  concurrency: number,
+) {
+  const { root, repo, remote } = repository();
+  const marks = new Map<string, { start: number; end: number }>();
+  const queueName = `bench-${workers}-${subTasks}-${concurrency}-${Date.now()}`;
+  const started: AttemptWorker[] = [];
+  for (let i = 0; i < workers; i++)
+    started.push(
+      await startAttemptWorker({
+        redis,
+        queueName,
+        executor: sleepingExecutor(attemptMs, marks),
+        workDir: join(root, `w${i}`),
+      }),
+    );
+  const queue = createQueueExecutor({ redis, remote, queueName });
+  const sent = new Map<string, { sent: number; returned: number }>();
+  const timed: Executor = {
+    async run(prompt, options) {
+      const at = performance.now();
+      const result = await queue.run(prompt, options);
+      sent.set(options.subTask.id, { sent: at, returned: performance.now() });
+      return result;
+    },
+  };
+  try {
+    const manager = createManager({
+      executor: timed,
+      concurrency,
+      maxSubTasks: 100,
+      cwd: repo,
+      isolation: "worktree",
+      apply: false,
+    });
+    const t0 = performance.now();
+    const report = await manager.run("bench", { plan: plan(subTasks) });
+    const makespanMs = performance.now() - t0;
+    if (report.status !== "completed") throw new Error(`queue bench: ${report.status}`);
+    return { makespanMs, marks, sent };
+  } finally {
+    await queue.close();
+    await Promise.all(started.map((worker) => worker.close()));
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+export async function benchQueue(attemptMs = 1000): Promise<{
+  makespan: QueueMakespanRow[];
+  overhead: QueueOverheadRow;
+}> {
+  const redis = await startRedisServer();
+  try {
+    const makespan: QueueMakespanRow[] = [];
+    for (const workers of [1, 2, 4]) {
+      const { makespanMs } = await runThroughQueue(redis.url, workers, 16, attemptMs, 16);
+      makespan.push({
+        workers,
+        subTasks: 16,
+        attemptMs,
+        makespanMs: Math.round(makespanMs),
+        boundMs: Math.ceil(16 / workers) * attemptMs,
+      });
+    }
+    // One attempt at a time on one idle worker: what is left beside the attempt is the queue's.
+    const { marks, sent } = await runThroughQueue(redis.url, 1, 8, attemptMs, 1);
+    let toStart = 0;
+    let toResult = 0;
+    for (const [id, mark] of marks) {
+      const s = sent.get(id)!;
+      toStart += mark.start - s.sent;
+      toResult += s.returned - mark.end;
+    }
+    return {
+      makespan,
+      overhead: {
+        attempts: marks.size,
+        attemptMs,
+        enqueueToStartMs: Math.round(toStart / marks.size),
+        finishToResultMs: Math.round(toResult / marks.size),
+      },
+    };
+  } finally {
+    await redis.stop();
+  }
+}
+
+export interface OpencodeQueueRow {
+  workers: number;
+  subTasks: number;
+  makespanMs: number;
+  /** The longest attempt: the bound with unlimited workers (and cores). */
+  criticalPathMs: number;
+  meanAttemptMs: number;
+}
+
+/** The same plan with real opencode in real `taskledger worker` processes (2 cores shared by all). */
+export async function benchQueueOpencode(workerCounts = [1, 2, 4], subTasks = 16) {
+  const redis = await startRedisServer();
+  const rows: OpencodeQueueRow[] = [];
+  try {
+    for (const workers of workerCounts) {
+      const { root, repo, remote } = repository();
+      const server = await createModelServer({
+        replies: (request) => {
+          const id = subTaskOf(request) ?? "x";
+          if (afterToolResult(request)) return { text: `Done with ${id}.` };
+          return {
+            toolCalls: [{ name: "write", arguments: { filePath: `${id}.txt`, content: "done\n" } }],
+          };
+        },
+      });
+      const children = Array.from({ length: workers }, (_, i) =>
+        spawn(
+          process.execPath,
+          [
+            bin,
+            "worker",
+            "--redis",
+            redis.url,
+            "--provider",
+            "openai-compatible",
+            "--base-url",
+            server.openaiBaseURL,
+            "--agent-model",
+            "taskledger-compatible/agent",
+            "--work-dir",
+            join(root, `w${i}`),
+          ],
+          { stdio: ["ignore", "ignore", "pipe"] },
+        ),
+      );
+      await Promise.all(
+        children.map(
+          (child) =>
+            new Promise<void>((done) => {
+              let log = "";
+              child.stderr.on("data", (chunk) => {
+                log += chunk;
+                if (log.includes("taking attempts")) done();
+              });
+            }),
+        ),
+      );
+      const queue = createQueueExecutor({
+        redis: redis.url,
+        remote,
+        agentModel: "taskledger-compatible/agent",
+      });
+      try {
+        const manager = createManager({
+          executor: queue,
+          concurrency: subTasks,
+          maxSubTasks: 100,
+          cwd: repo,
+          isolation: "worktree",
+          apply: false,
+        });
+        const t0 = performance.now();
+        const run = manager.start("bench", { plan: plan(subTasks) });
+        const durations: number[] = [];
+        run.on("attempt-finished", (event) => durations.push(event.result.durationMs));
+        const report = await run.result;
+        const makespanMs = performance.now() - t0;
+        if (report.status !== "completed")
+          throw new Error(`opencode queue bench: ${report.status}`);
+        rows.push({
+          workers,
+          subTasks,
+          makespanMs: Math.round(makespanMs),
+          criticalPathMs: Math.round(Math.max(...durations)),
+          meanAttemptMs: Math.round(durations.reduce((a, b) => a + b, 0) / durations.length),
+        });
+      } finally {
+        await queue.close();
+        for (const child of children) child.kill("SIGINT");
+        await Promise.all(children.map((child) => once(child, "exit")));
+        await server.close();
+        rmSync(root, { recursive: true, force: true });
+      }
+    }
+    return rows;
+  } finally {
+    await redis.stop();
+  }
+}
+
+// `node bench/queue-makespan.ts [fake|opencode]`: one part alone.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  if (process.argv[2] !== "opencode") console.log(await benchQueue());
+  if (process.argv[2] !== "fake") console.log(await benchQueueOpencode());
+}

@@ -1,0 +1,358 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { RunEvent } from "@taskledger/core";
+import {
+  afterToolResult,
+  createModelServer,
+  type ModelServer,
+  pollUntil,
+  type RedisServer,
+  redisTestsEnabled,
+  roleOf,
+  scriptByRole,
+  startRedisServer,
+  subTaskOf,
+} from "@taskledger/testing";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "./cli.js";
+import type { JsonReport } from "./json-report.js";
+import { compatibleProviderId } from "./runtime.js";
+import { captureIo, compatibleArgs, processesUnder } from "./test-support/cli-harness.js";
+import { startWorker, type WorkerProcess } from "./test-support/queue-workers.js";
+
+const enabled = redisTestsEnabled();
+const bin = resolve(import.meta.dirname, "../dist/bin.js");
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
+
+const step = (id: string) => ({
+  id,
+  title: `Write ${id}.txt`,
+  description: `Write ${id}.txt`,
+  successCriteria: [`${id}.txt exists`],
+  dependsOn: [],
+  checks: [{ type: "file-exists", path: `${id}.txt` }],
+});
+
+/** A repository with one commit, a bare repository as the shared remote, a store. */
+function setUp(ids: string[]) {
+  const root = mkdtempSync(join(tmpdir(), "taskledger-queue-run-"));
+  const repo = join(root, "repo");
+  const remote = join(root, "remote.git");
+  execFileSync("git", ["init", "-q", "-b", "main", repo]);
+  execFileSync("git", ["init", "-q", "--bare", remote]);
+  writeFileSync(join(repo, "README.md"), "hello\n");
+  git(repo, "add", "-A");
+  git(repo, "-c", "user.name=U", "-c", "user.email=u@example.test", "commit", "-qm", "init");
+  const plan = { subTasks: ids.map(step) };
+  return { root, repo, remote, store: join(root, "store"), plan };
+}
+
+/** The planner answers `plan`, the judge says done, an agent writes `<id>.txt` (or `hold` says otherwise). */
+function replies(
+  plan: unknown,
+  hold?: (id: string, request: Parameters<typeof subTaskOf>[0]) => boolean,
+) {
+  return scriptByRole({
+    plan: { text: JSON.stringify(plan) },
+    judge: (request) => ({
+      text: JSON.stringify({
+        completed: true,
+        summary: `Did ${subTaskOf(request)}.`,
+        outputData: "",
+        feedback: "",
+      }),
+    }),
+    agent: (request) => {
+      const id = subTaskOf(request) ?? "";
+      if (afterToolResult(request)) return { text: `Done with ${id}.` };
+      if (hold?.(id, request)) return { hang: true };
+      return {
+        toolCalls: [{ name: "write", arguments: { filePath: `${id}.txt`, content: `${id}\n` } }],
+      };
+    },
+  });
+}
+
+function logOf(store: string): RunEvent[] {
+  const [file] = readdirSync(store);
+  return readFileSync(join(store, file!), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as RunEvent);
+}
+
+describe.runIf(enabled && process.platform === "linux")(
+  "taskledger run --redis with `taskledger worker`s (real Redis, real opencode, real git)",
+  () => {
+    let redis: RedisServer;
+    let server: ModelServer | undefined;
+    const workers: WorkerProcess[] = [];
+    beforeAll(async () => {
+      redis = await startRedisServer();
+    });
+    afterAll(async () => {
+      await redis?.stop();
+    });
+    afterEach(async () => {
+      await Promise.all(workers.splice(0).map((worker) => worker.stop()));
+      await server?.close();
+      server = undefined;
+    });
+
+    const run = async (
+      setup: ReturnType<typeof setUp>,
+      signal = new AbortController().signal,
+      extra: string[] = [],
+    ) => {
+      const t = captureIo({ signal });
+      const code = await runCli(
+        [
+          "run",
+          "Write the files",
+          "--yes",
+          "--json",
+          ...compatibleArgs(server!.openaiBaseURL),
+          "--agent-model",
+          `${compatibleProviderId}/agent`,
+          "--cwd",
+          setup.repo,
+          "--store",
+          setup.store,
+          "--concurrency",
+          "4",
+          "--redis",
+          redis.url,
+          "--remote",
+          setup.remote,
+          ...extra,
+        ],
+        t.io,
+      );
+      return { code, t };
+    };
+
+    it("a 4-sub-task run on 2 workers ends with the tree a local run makes, every attempt run by a worker", async () => {
+      expect(existsSync(bin), "run `npm run build` first").toBe(true);
+      const ids = ["a", "b", "c", "d"];
+      const setup = setUp(ids);
+      server = await createModelServer({ replies: replies(setup.plan) });
+      for (const name of ["w1", "w2"])
+        workers.push(await startWorker(redis.url, server.openaiBaseURL, join(setup.root, name)));
+      const { code, t } = await run(setup);
+      expect(code, t.err()).toBe(0);
+      const report = JSON.parse(t.out()) as JsonReport;
+      expect(report.status).toBe("completed");
+      for (const id of ids)
+        expect(readFileSync(join(setup.repo, `${id}.txt`), "utf8")).toBe(`${id}\n`);
+      expect(git(setup.repo, "status", "--porcelain", "-uall")).toBe(
+        "?? a.txt\n?? b.txt\n?? c.txt\n?? d.txt",
+      );
+      // Each attempt names the worker process that ran it; both workers took some.
+      const ranBy = logOf(setup.store).flatMap((event) =>
+        event.type === "attempt-finished"
+          ? [(event.result.details?.worker as { pid: number } | undefined)?.pid]
+          : [],
+      );
+      expect(ranBy).toHaveLength(4);
+      const pids = workers.map((worker) => worker.pid);
+      for (const pid of ranBy) expect(pids).toContain(pid);
+      expect(new Set(ranBy).size).toBe(2);
+      for (const worker of workers) expect(await processesUnder(worker.workDir)).toEqual([]);
+    }, 180_000);
+
+    it("kill -9 of the only worker mid-attempt: the coordinator's stalled check counts the attempt interrupted, and the next one runs on a worker started later, once", async () => {
+      const setup = setUp(["a"]);
+      let held: () => void = () => {};
+      const holding = new Promise<void>((done) => {
+        held = done;
+      });
+      let first = true;
+      server = await createModelServer({
+        replies: replies(setup.plan, () => {
+          if (!first) return false;
+          first = false;
+          held();
+          return true;
+        }),
+      });
+      const lock = ["--lock-duration", "2000"];
+      const victim = await startWorker(
+        redis.url,
+        server.openaiBaseURL,
+        join(setup.root, "w1"),
+        lock,
+      );
+      workers.push(victim);
+      const running = run(setup, undefined, ["--stalled-check", "1000"]);
+      const early = await Promise.race([holding.then(() => undefined), running]);
+      expect(early?.t.err()).toBeUndefined();
+      process.kill(victim.pid, "SIGKILL");
+      // No worker is alive: only the coordinator can notice the dead one.
+      const interrupted = await pollUntil(
+        async () => (existsSync(setup.store) ? logOf(setup.store) : []),
+        (log) => log.some((event) => event.type === "attempt-finished"),
+        1200,
+      );
+      expect(interrupted.some((event) => event.type === "attempt-finished")).toBe(true);
+      const survivor = await startWorker(
+        redis.url,
+        server.openaiBaseURL,
+        join(setup.root, "w2"),
+        lock,
+      );
+      workers.push(survivor);
+      const { code, t } = await running;
+      expect(code, t.err()).toBe(0);
+      const finished = logOf(setup.store).flatMap((event) =>
+        event.type === "attempt-finished" ? [event] : [],
+      );
+      expect(finished.map((event) => [event.attempt, event.result.outcome])).toEqual([
+        [1, "error"],
+        [2, "finished"],
+      ]);
+      expect(finished[0]!.result.error).toContain("interrupted on its worker");
+      expect(finished[1]!.result.details?.worker).toMatchObject({ pid: survivor.pid });
+      expect(survivor.log()).not.toMatch(/\.a\.1\b/);
+      expect(survivor.log().match(/^started /gm)).toHaveLength(1);
+      expect(readFileSync(join(setup.repo, "a.txt"), "utf8")).toBe("a\n");
+      // The dead worker's agent is stopped by its own watchdog.
+      expect(
+        await pollUntil(
+          () => processesUnder(victim.workDir),
+          (left) => left.length === 0,
+        ),
+      ).toEqual([]);
+    }, 180_000);
+
+    it("cancelling the run reaches the worker: the attempt's processes there are killed, the worker goes on", async () => {
+      const setup = setUp(["a"]);
+      const controller = new AbortController();
+      server = await createModelServer({
+        replies: replies(setup.plan, () => {
+          controller.abort();
+          return true;
+        }),
+      });
+      const worker = await startWorker(redis.url, server.openaiBaseURL, join(setup.root, "w1"));
+      workers.push(worker);
+      const { code, t } = await run(setup, controller.signal);
+      expect(code, t.err()).toBe(130);
+      expect(worker.log()).toMatch(/finished \S+\.a\.1: cancelled/);
+      expect(await processesUnder(worker.workDir)).toEqual([]);
+      expect(worker.child.exitCode).toBeNull();
+    }, 120_000);
+
+    it("an unreachable Redis ends the run with a queue error after --redis-timeout, and the process exits", async () => {
+      const setup = setUp(["a"]);
+      server = await createModelServer({ replies: replies(setup.plan) });
+      const closed = await startRedisServer();
+      await closed.stop({ hard: true });
+      const child = spawn(
+        process.execPath,
+        [
+          bin,
+          "run",
+          "Write the files",
+          "--yes",
+          ...compatibleArgs(server.openaiBaseURL),
+          "--cwd",
+          setup.repo,
+          "--redis",
+          closed.url,
+          "--remote",
+          setup.remote,
+          "--redis-timeout",
+          "1000",
+        ],
+        { env: { ...process.env, CI: "true" }, stdio: ["ignore", "ignore", "pipe"] },
+      );
+      let stderr = "";
+      child.stderr.on("data", (chunk) => {
+        stderr += chunk;
+      });
+      const [code] = (await once(child, "exit")) as [number | null];
+      expect(code, stderr).toBe(1);
+      expect(stderr).toContain(`Redis at ${closed.url} was unreachable for 1 s. [queue-error]`);
+      expect(server.requests).toHaveLength(0);
+    }, 60_000);
+
+    it("kill -9 of the coordinator mid-attempt, then resume: the resumed run takes the attempt's result from its worker, run once", async () => {
+      const setup = setUp(["a"]);
+      let coordinator: ChildProcess | undefined;
+      let agentCalls = 0;
+      server = await createModelServer({
+        replies: (request) => {
+          if (roleOf(request) === "agent" && !afterToolResult(request)) {
+            agentCalls++;
+            // The coordinator dies while the worker's agent waits on this answer.
+            setImmediate(() => coordinator?.kill("SIGKILL"));
+            return {
+              toolCalls: [{ name: "write", arguments: { filePath: "a.txt", content: "a\n" } }],
+              delayMs: 2000,
+            };
+          }
+          return replies(setup.plan)(request);
+        },
+      });
+      const worker = await startWorker(redis.url, server.openaiBaseURL, join(setup.root, "w1"));
+      workers.push(worker);
+      const cli = (argv: string[]) => {
+        const child = spawn(process.execPath, [bin, ...argv], {
+          env: { ...process.env, CI: "true" },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (d) => {
+          stdout += d;
+        });
+        child.stderr.on("data", (d) => {
+          stderr += d;
+        });
+        const exit = once(child, "exit").then(([code, signal]) => ({
+          code: code as number | null,
+          signal: signal as NodeJS.Signals | null,
+          stdout,
+          stderr,
+        }));
+        return { child, exit };
+      };
+      const queueArgs = ["--redis", redis.url, "--remote", setup.remote, "--store", setup.store];
+      const first = cli([
+        "run",
+        "Write the files",
+        "--yes",
+        "--json",
+        ...compatibleArgs(server.openaiBaseURL),
+        "--agent-model",
+        `${compatibleProviderId}/agent`,
+        "--cwd",
+        setup.repo,
+        ...queueArgs,
+      ]);
+      coordinator = first.child;
+      expect((await first.exit).signal).toBe("SIGKILL");
+      const runId = readdirSync(setup.store)[0]!.replace(/\.jsonl$/, "");
+      const second = await cli(["resume", runId, "--json", ...queueArgs]).exit;
+      expect(second.code, second.stderr).toBe(0);
+      expect((JSON.parse(second.stdout) as JsonReport).status).toBe("completed");
+      const log = logOf(setup.store);
+      const started = log.filter((event) => event.type === "sub-task-started");
+      const finished = log.flatMap((event) => (event.type === "attempt-finished" ? [event] : []));
+      expect(started.map((event) => event.attempt)).toEqual([1]);
+      expect(finished.map((event) => [event.attempt, event.result.outcome])).toEqual([
+        [1, "finished"],
+      ]);
+      expect(finished[0]!.result.details?.worker).toMatchObject({ pid: worker.pid });
+      expect(worker.log().match(/^started /gm)).toHaveLength(1);
+      expect(agentCalls).toBe(1);
+      expect(readFileSync(join(setup.repo, "a.txt"), "utf8")).toBe("a\n");
+      expect(await processesUnder(worker.workDir)).toEqual([]);
+    }, 180_000);
+  },
+);

@@ -1,0 +1,98 @@
+import { hostname } from "node:os";
+import { resolve } from "node:path";
+import { createOpencodeExecutor } from "@taskledger/executor";
+import { defaultModels } from "@taskledger/llm";
+import { redactRedisUrl, startAttemptWorker } from "@taskledger/queue";
+import type { Command } from "commander";
+import { type CliIo, exitCodes } from "./cli-io.js";
+import { parseRunOptions, UsageError } from "./cli-options.js";
+import { agentConfig } from "./runtime.js";
+
+interface RawWorkerOptions {
+  redis?: string;
+  concurrency?: string;
+  provider?: string;
+  baseUrl?: string;
+  agentModel?: string;
+  opencodeConfig?: string;
+  lockDuration?: string;
+  workDir?: string;
+}
+
+/**
+ * `taskledger worker --redis URL`: takes attempts from the queue until Ctrl-C, running each with
+ * opencode in a worktree of its own clone of the run's remote. Its keys come from its own
+ * environment, never from a job.
+ */
+export function addWorkerCommand(program: Command, io: CliIo, exit: (code: number) => void) {
+  program
+    .command("worker")
+    .description("run attempts that `taskledger run --redis` sends, until Ctrl-C")
+    .requiredOption("--redis <url>", "the Redis the coordinator uses (redis:// or rediss://)")
+    .option("--concurrency <n>", "attempts at once in this worker", "1")
+    .option(
+      "--provider <name>",
+      "provider of the agent model, for its endpoint and keys",
+      "anthropic",
+    )
+    .option("--base-url <url>", "API base URL (openai-compatible agent models)")
+    .option("--agent-model <provider/model>", "agent model when a job names none")
+    .option("--opencode-config <file>", "JSON merged into each opencode session's config")
+    .option("--lock-duration <ms>", "how soon a dead worker's attempt is noticed", "30000")
+    .option("--work-dir <dir>", "where clones and worktrees go (default: a temporary directory)")
+    .action(async (raw: RawWorkerOptions) => {
+      exit(await workerCommand(raw, io));
+    });
+}
+
+async function workerCommand(raw: RawWorkerOptions, io: CliIo): Promise<number> {
+  const redis = raw.redis ?? "";
+  if (!/^rediss?:\/\//.test(redis))
+    throw new UsageError("--redis must be a redis:// or rediss:// URL");
+  const provider = raw.provider ?? "anthropic";
+  const fallbackModel =
+    provider in defaultModels
+      ? `${provider}/${defaultModels[provider as keyof typeof defaultModels].agent}`
+      : undefined;
+  const agentModel = raw.agentModel ?? fallbackModel;
+  if (!agentModel) throw new UsageError(`--agent-model is required with --provider ${provider}`);
+  const options = await parseRunOptions(
+    {
+      provider,
+      model: agentModel.split("/").slice(1).join("/"),
+      agentModel,
+      ...(raw.baseUrl ? { baseUrl: raw.baseUrl } : {}),
+      ...(raw.opencodeConfig ? { opencodeConfig: raw.opencodeConfig } : {}),
+      concurrency: raw.concurrency,
+    },
+    io.cwd,
+  );
+  const lockDurationMs = Number(raw.lockDuration);
+  if (!Number.isInteger(lockDurationMs) || lockDurationMs < 1000)
+    throw new UsageError("--lock-duration must be a whole number of milliseconds, 1000 or more");
+  const executor = createOpencodeExecutor({ model: agentModel, config: agentConfig(options) });
+  const worker = await startAttemptWorker(
+    {
+      redis,
+      executor,
+      concurrency: options.concurrency,
+      lockDurationMs,
+      ...(raw.workDir ? { workDir: resolve(io.cwd, raw.workDir) } : {}),
+      onJob: (event) =>
+        io.stderr.write(
+          event.type === "started"
+            ? `started ${event.jobId}\n`
+            : `finished ${event.jobId}: ${event.outcome}\n`,
+        ),
+    },
+    io.signal,
+  );
+  io.stderr.write(
+    `worker ${hostname()}:${process.pid} taking attempts from ${redactRedisUrl(redis)} (${options.concurrency} at once)\n`,
+  );
+  if (!io.signal.aborted)
+    await new Promise((done) => io.signal.addEventListener("abort", done, { once: true }));
+  await worker.close();
+  io.stderr.write("worker stopped\n");
+  return exitCodes.cancelled;
+}

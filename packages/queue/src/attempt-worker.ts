@@ -1,0 +1,152 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { type AttemptResult, describeError, type Executor } from "@taskledger/core";
+import { type Job, Worker } from "bullmq";
+import { Redis } from "ioredis";
+import {
+  type AttemptJobData,
+  type AttemptJobProgress,
+  type AttemptJobResult,
+  cancelChannel,
+  defaultQueueName,
+} from "./attempt-job.js";
+import { closeWithin } from "./queue-executor.js";
+import { RedisHealth } from "./redis-health.js";
+import { redactRedisUrl, redisOptionsFromUrl } from "./redis-url.js";
+import { WorkerClones } from "./worker-clone.js";
+
+export interface AttemptWorkerOptions {
+  /** `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS. */
+  redis: string;
+  /** Runs the attempts (the opencode executor); the job's agent model overrides its own. */
+  executor: Executor;
+  /** Attempts at once in this process; default 1. */
+  concurrency?: number;
+  /** Default `taskledger-attempts`. */
+  queueName?: string;
+  /**
+   * How long a job's lock lasts without renewal; a worker that dies is noticed within about this
+   * (by another worker's stalled check) and its attempt fails as interrupted. Default 30 s.
+   */
+  lockDurationMs?: number;
+  /** Where clones and worktrees go; default a new temporary directory, removed on close. */
+  workDir?: string;
+  /** How long Redis may stay unreachable at the start; default 30 s. */
+  unreachableAfterMs?: number;
+  /** Told when a job starts and ends, for the worker's log. */
+  onJob?: (event: { type: "started" | "finished"; jobId: string; outcome?: string }) => void;
+}
+
+// How long closing waits for Redis to answer before dropping the connections.
+const closeBoundMs = 3000;
+
+export interface AttemptWorker {
+  /** Stops taking jobs, cancels the running ones (their processes killed) and disconnects. */
+  close(): Promise<void>;
+}
+
+/** Takes attempt jobs from Redis and runs each in a worktree of a local clone of its remote. */
+export async function startAttemptWorker(
+  options: AttemptWorkerOptions,
+  abortSignal?: AbortSignal,
+): Promise<AttemptWorker> {
+  const queueName = options.queueName ?? defaultQueueName;
+  const lockDuration = options.lockDurationMs ?? 30_000;
+  const connection = {
+    ...redisOptionsFromUrl(options.redis),
+    maxRetriesPerRequest: null,
+    retryStrategy: (times: number) => Math.min(times * 200, 2000),
+  };
+  const subscriber = new Redis({ ...connection, lazyConnect: true });
+  const health = new RedisHealth(
+    subscriber,
+    options.unreachableAfterMs ?? 30_000,
+    redactRedisUrl(options.redis),
+  );
+  subscriber.connect().catch(() => {});
+  try {
+    await health.ping(abortSignal);
+  } catch (error) {
+    health.close();
+    subscriber.disconnect();
+    throw error;
+  }
+  const ownDir = options.workDir === undefined;
+  const workDir = options.workDir ?? (await mkdtemp(join(tmpdir(), "taskledger-worker-")));
+  const clones = new WorkerClones(workDir);
+  const identity = { host: hostname(), pid: process.pid };
+
+  const process_ = async (
+    job: Job<AttemptJobData, AttemptJobResult>,
+    _token?: string,
+    signal?: AbortSignal,
+  ): Promise<AttemptJobResult> => {
+    const jobId = job.id!;
+    const data = job.data;
+    const cancelled = signal ?? new AbortController().signal;
+    options.onJob?.({ type: "started", jobId });
+    const slot = await clones.checkout(data, jobId, cancelled);
+    try {
+      let result: AttemptResult = await options.executor.run(data.prompt, {
+        subTask: data.subTask,
+        runId: data.runId,
+        attempt: data.attempt,
+        cwd: slot.cwd,
+        ...(data.agentModel ? { agentModel: data.agentModel } : {}),
+        abortSignal: cancelled,
+        onEvent: (event) => {
+          const progress: AttemptJobProgress = { event };
+          job.updateProgress(progress as unknown as object).catch(() => {});
+        },
+      });
+      let commit: string | undefined;
+      try {
+        commit = await clones.commitAndPush(
+          slot,
+          data,
+          `${data.subTask.id}, attempt ${data.attempt}: ${data.subTask.title}`,
+        );
+      } catch (error) {
+        const note = `Its changes could not be pushed: ${describeError(error)}`;
+        result = { ...result, error: result.error ? `${result.error}. ${note}` : note };
+      }
+      options.onJob?.({ type: "finished", jobId, outcome: result.outcome });
+      return { result, ...(commit ? { commit } : {}), worker: { ...identity, jobId } };
+    } finally {
+      await clones.remove(slot).catch(() => {});
+    }
+  };
+
+  const worker = new Worker<AttemptJobData, AttemptJobResult>(queueName, process_, {
+    connection,
+    concurrency: options.concurrency ?? 1,
+    lockDuration,
+    stalledInterval: lockDuration,
+    // A job whose worker died is not run again under the same attempt number: it fails, the
+    // coordinator counts the attempt as interrupted and sends the next attempt as a new job.
+    maxStalledCount: 0,
+  });
+  worker.on("error", () => {});
+  await subscriber.subscribe(cancelChannel(queueName));
+  subscriber.on("message", (_channel: string, jobId: string) => {
+    worker.cancelJob(jobId, "cancelled by the coordinator");
+  });
+  await worker.waitUntilReady();
+
+  let closing: Promise<void> | undefined;
+  return {
+    close() {
+      closing ??= (async () => {
+        worker.cancelAllJobs("the worker is stopping");
+        // Running attempts end (their processes killed) before the connections go.
+        await closeWithin([worker], [], closeBoundMs + 30_000);
+        void worker.disconnect().catch(() => {});
+        health.close();
+        subscriber.disconnect();
+        if (ownDir) await rm(workDir, { recursive: true, force: true });
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,199 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  AbortedError,
+  type AgentEvent,
+  type AttemptResult,
+  type ExecuteOptions,
+  type Executor,
+  emptyUsage,
+  QueueError,
+  type SubTask,
+} from "@taskledger/core";
+import { type RedisServer, redisTestsEnabled, startRedisServer } from "@taskledger/testing";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type AttemptWorker, startAttemptWorker } from "./attempt-worker.js";
+import { createQueueExecutor, type QueueExecutor } from "./queue-executor.js";
+
+const enabled = redisTestsEnabled();
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
+
+const subTask = (id: string): SubTask => ({
+  id,
+  title: `Write ${id}.txt`,
+  description: "",
+  successCriteria: [],
+  dependsOn: [],
+  checks: [],
+});
+
+/** A repository, a bare remote, and a detached worktree at its commit (what core gives an attempt). */
+function repository() {
+  const root = mkdtempSync(join(tmpdir(), "taskledger-queue-"));
+  const repo = join(root, "repo");
+  const remote = join(root, "remote.git");
+  execFileSync("git", ["init", "-q", "-b", "main", repo]);
+  execFileSync("git", ["init", "-q", "--bare", remote]);
+  writeFileSync(join(repo, "base.txt"), "base\n");
+  git(repo, "add", "-A");
+  git(repo, "-c", "user.name=U", "-c", "user.email=u@example.test", "commit", "-qm", "init");
+  const worktree = (name: string) => {
+    const path = join(root, name);
+    git(repo, "worktree", "add", "-q", "--detach", path, "main");
+    return path;
+  };
+  return { repo, remote, worktree };
+}
+
+/** Writes `<id>.txt` in its directory, tells one event, and holds when told to until aborted. */
+function writingExecutor(hold = false) {
+  const calls: ExecuteOptions[] = [];
+  const executor: Executor = {
+    async run(_prompt, options): Promise<AttemptResult> {
+      calls.push(options);
+      options.onEvent?.({ type: "text", text: `working on ${options.subTask.id}` });
+      if (hold) {
+        await new Promise((resolve) =>
+          options.abortSignal.addEventListener("abort", resolve, { once: true }),
+        );
+        return { ...result("cancelled"), error: "aborted" };
+      }
+      await writeFile(join(options.cwd, `${options.subTask.id}.txt`), `${options.attempt}\n`);
+      return result("finished");
+    },
+  };
+  return { executor, calls };
+}
+
+const result = (outcome: AttemptResult["outcome"]): AttemptResult => ({
+  outcome,
+  finalText: "done",
+  toolCalls: [],
+  stepFinishReasons: ["stop"],
+  filesChanged: [],
+  usage: emptyUsage(),
+  durationMs: 1,
+});
+
+describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", () => {
+  let redis: RedisServer;
+  let worker: AttemptWorker | undefined;
+  let executor: QueueExecutor | undefined;
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+  afterEach(async () => {
+    await executor?.close();
+    await worker?.close();
+    executor = undefined;
+    worker = undefined;
+  });
+
+  it("runs an attempt on a worker, streams its events and brings its work into the attempt's directory", async () => {
+    const { remote, worktree } = repository();
+    const cwd = worktree("attempt");
+    const fake = writingExecutor();
+    worker = await startAttemptWorker({
+      redis: redis.url,
+      executor: fake.executor,
+      queueName: "q1",
+    });
+    executor = createQueueExecutor({ redis: redis.url, remote, queueName: "q1" });
+    const events: AgentEvent[] = [];
+    const run = (attempt: number) =>
+      executor!.run("prompt", {
+        runId: "run-1",
+        subTask: subTask("a.1"),
+        attempt,
+        cwd,
+        abortSignal: new AbortController().signal,
+        onEvent: (event) => events.push(event),
+      });
+    const first = await run(1);
+    expect(first.outcome).toBe("finished");
+    expect(first.details?.worker).toMatchObject({ pid: process.pid, jobId: "run-1.a%2E1.1" });
+    expect(readFileSync(join(cwd, "a.1.txt"), "utf8")).toBe("1\n");
+    expect(git(cwd, "status", "--porcelain")).toBe("");
+    expect(events).toContainEqual({ type: "text", text: "working on a.1" });
+    expect(fake.calls[0]?.cwd).not.toBe(cwd);
+    // The same attempt sent again (a resumed coordinator) is the same job: it does not run again.
+    git(cwd, "checkout", "-q", "-f", "--detach", "main");
+    const again = await run(1);
+    expect(again.details?.worker).toEqual(first.details?.worker);
+    expect(fake.calls).toHaveLength(1);
+    expect(readFileSync(join(cwd, "a.1.txt"), "utf8")).toBe("1\n");
+  });
+
+  it("cancelling reaches the worker: the attempt's signal there is aborted and the run stops", async () => {
+    const { remote, worktree } = repository();
+    const fake = writingExecutor(true);
+    worker = await startAttemptWorker({
+      redis: redis.url,
+      executor: fake.executor,
+      queueName: "q2",
+    });
+    executor = createQueueExecutor({ redis: redis.url, remote, queueName: "q2" });
+    const controller = new AbortController();
+    const running = executor.run("prompt", {
+      runId: "run-2",
+      subTask: subTask("b"),
+      attempt: 1,
+      cwd: worktree("attempt"),
+      abortSignal: controller.signal,
+      onEvent: () => controller.abort(),
+    });
+    const ended = await running.catch((error: unknown) => error);
+    expect(fake.calls[0]?.abortSignal.aborted).toBe(true);
+    if (!AbortedError.isInstance(ended)) expect((ended as AttemptResult).outcome).toBe("cancelled");
+  });
+
+  // Last: it restarts the shared server.
+  it("a Redis restart that loses a running job ends its attempt as interrupted, not a hang", async () => {
+    const { remote, worktree } = repository();
+    const fake = writingExecutor(true);
+    worker = await startAttemptWorker({
+      redis: redis.url,
+      executor: fake.executor,
+      queueName: "q3",
+    });
+    executor = createQueueExecutor({ redis: redis.url, remote, queueName: "q3" });
+    let started: () => void = () => {};
+    const running = executor.run("prompt", {
+      runId: "run-3",
+      subTask: subTask("c"),
+      attempt: 1,
+      cwd: worktree("attempt"),
+      abortSignal: new AbortController().signal,
+      onEvent: () => started(),
+    });
+    await new Promise<void>((done) => {
+      started = done;
+    });
+    await redis.restart();
+    const ended = await running;
+    expect(ended).toMatchObject({ outcome: "error", details: { interrupted: true } });
+    expect(ended.error).toContain("Redis restarted and lost the job");
+  });
+});
+
+describe("the queue executor without Redis", () => {
+  it("fails with a QueueError after its bound when Redis does not answer", async () => {
+    executor = createQueueExecutor({
+      redis: "redis://127.0.0.1:1",
+      remote: "/nonexistent",
+      unreachableAfterMs: 500,
+    });
+    const error = await executor.ready().catch((e: unknown) => e);
+    expect(QueueError.isInstance(error) && error.reason).toBe("redis-unreachable");
+    await executor.close();
+  });
+  let executor: QueueExecutor;
+});

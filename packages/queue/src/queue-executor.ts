@@ -1,0 +1,337 @@
+import {
+  AbortedError,
+  type AttemptResult,
+  type ExecuteOptions,
+  type Executor,
+  ExecutorError,
+  emptyUsage,
+  git,
+  QueueError,
+} from "@taskledger/core";
+import { type Job, Queue, QueueEvents, Worker } from "bullmq";
+import { Redis } from "ioredis";
+import {
+  type AttemptJobData,
+  type AttemptJobProgress,
+  type AttemptJobResult,
+  attemptJobId,
+  attemptRefs,
+  cancelChannel,
+  defaultQueueName,
+} from "./attempt-job.js";
+import { RedisHealth } from "./redis-health.js";
+import { redactRedisUrl, redisOptionsFromUrl } from "./redis-url.js";
+
+export interface QueueExecutorOptions {
+  /** `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS. */
+  redis: string;
+  /** The git remote coordinator and workers share (a URL or a path). */
+  remote: string;
+  /** The run's agent model, sent with every job an escalation does not give another. */
+  agentModel?: string;
+  /** Default `taskledger-attempts`. */
+  queueName?: string;
+  /** How long Redis may stay unreachable before the wait fails with a `QueueError`; default 30 s. */
+  unreachableAfterMs?: number;
+  /** How long a cancelled attempt's worker has to stop its processes and answer; default 20 s. */
+  cancelGraceMs?: number;
+  /**
+   * How often the coordinator looks for attempts whose worker died (BullMQ's stalled check, which
+   * live workers run too), so one is noticed even when no worker is left; default 30 s.
+   */
+  stalledCheckMs?: number;
+  /** How long finished jobs stay in Redis (a resumed coordinator takes their result); default 1 day. */
+  keepJobsMs?: number;
+}
+
+/** An executor that runs each attempt as a BullMQ job on a `taskledger worker`. */
+export interface QueueExecutor extends Executor {
+  /** Connects to Redis; a `QueueError` after `unreachableAfterMs` when it does not answer. */
+  ready(abortSignal?: AbortSignal): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createQueueExecutor(options: QueueExecutorOptions): QueueExecutor {
+  const queueName = options.queueName ?? defaultQueueName;
+  const boundMs = options.unreachableAfterMs ?? 30_000;
+  const connection = {
+    ...redisOptionsFromUrl(options.redis),
+    // BullMQ's blocking connections need it; the health watch bounds the wait instead.
+    maxRetriesPerRequest: null,
+    retryStrategy: (times: number) => Math.min(times * 200, 2000),
+  };
+  const where = redactRedisUrl(options.redis);
+  const keepSeconds = Math.round((options.keepJobsMs ?? 86_400_000) / 1000);
+  const listeners = new Map<string, ExecuteOptions["onEvent"]>();
+  const onStalled = new Map<string, () => void>();
+  let opened:
+    | {
+        queue: Queue;
+        events: QueueEvents;
+        checker: Worker;
+        publisher: Redis;
+        health: RedisHealth;
+        own: readonly Redis[];
+      }
+    | undefined;
+
+  let opening: Promise<NonNullable<typeof opened>> | undefined;
+  const open = (abortSignal?: AbortSignal) => {
+    opening ??= connect(abortSignal).catch((error: unknown) => {
+      opening = undefined;
+      throw error;
+    });
+    return opening;
+  };
+  // BullMQ's clients are made only once Redis answered: ones that never connected do not close.
+  const connect = async (abortSignal?: AbortSignal) => {
+    const publisher = new Redis({ ...connection, lazyConnect: true });
+    const health = new RedisHealth(publisher, boundMs, where);
+    publisher.connect().catch(() => {});
+    try {
+      await health.ping(abortSignal);
+    } catch (error) {
+      health.close();
+      publisher.disconnect();
+      throw error;
+    }
+    // Connections of our own, so they can be dropped when Redis stops answering later.
+    const own = [new Redis(connection), new Redis(connection), new Redis(connection)] as const;
+    for (const client of own) client.on("error", () => {});
+    const queue = new Queue(queueName, { connection: own[0] });
+    const events = new QueueEvents(queueName, { connection: own[1] });
+    // Takes no job: it only fails jobs whose worker died, as the workers' own checks do.
+    const checker = new Worker(queueName, null, {
+      connection: own[2],
+      autorun: false,
+      maxStalledCount: 0,
+      stalledInterval: options.stalledCheckMs ?? 30_000,
+    });
+    checker.on("error", () => {});
+    void checker.startStalledCheckTimer().catch(() => {});
+    queue.on("error", () => {});
+    // Each attempt waiting on its job listens for the queue's closing: as many as run at once.
+    queue.setMaxListeners(0);
+    events.on("error", () => {});
+    // BullMQ moves a stalled job back to wait, to be failed by the next worker that takes it: the
+    // coordinator counts it interrupted at once, without waiting for a worker.
+    events.on("stalled", ({ jobId }) => onStalled.get(jobId)?.());
+    events.on("progress", ({ jobId, data }) => {
+      const event = (data as Partial<AttemptJobProgress> | undefined)?.event;
+      if (event) listeners.get(jobId)?.(event);
+    });
+    opened = { queue, events, checker, publisher, health, own };
+    return opened;
+  };
+
+  const cancel = async (job: Job, graceMs: number) => {
+    const { publisher, events } = opened!;
+    const jobId = job.id!;
+    await publisher.publish(cancelChannel(queueName), jobId).catch(() => {});
+    // A job no worker took yet is simply removed; a running one is locked and stays.
+    await job.remove().catch(() => {});
+    return job.waitUntilFinished(events, graceMs).catch(() => undefined);
+  };
+
+  return {
+    // A job outlives the coordinator that sent it: a resumed run asks for the same one.
+    resumesAttempts: true,
+    ready: async (abortSignal) => {
+      await open(abortSignal);
+    },
+
+    async run(prompt, execute): Promise<AttemptResult> {
+      const { runId, subTask, attempt, cwd, abortSignal } = execute;
+      if (!runId)
+        throw new ExecutorError("The queue executor needs the run id.", { isRetryable: false });
+      const started = performance.now();
+      const { queue, events, health } = await open(abortSignal);
+      await health.ping(abortSignal);
+      const start = await gitIn(cwd, ["rev-parse", "--verify", "HEAD"], abortSignal).catch(
+        (cause) => {
+          throw new QueueError(
+            "needs-worktree",
+            `${cwd} is not a worktree of a git repository: attempts sent to workers need worktree isolation.`,
+            { cause },
+          );
+        },
+      );
+      const prefix = await gitIn(cwd, ["rev-parse", "--show-prefix"], abortSignal);
+      const refs = attemptRefs(runId, subTask.id, attempt);
+      await remoteGit(
+        cwd,
+        ["push", "-q", "--force", options.remote, `${start}:${refs.start}`],
+        abortSignal,
+      );
+      const jobId = attemptJobId(runId, subTask.id, attempt);
+      const data: AttemptJobData = {
+        runId,
+        subTask,
+        attempt,
+        prompt,
+        remote: options.remote,
+        start,
+        startRef: refs.start,
+        workRef: refs.work,
+        prefix,
+        ...((execute.agentModel ?? options.agentModel)
+          ? { agentModel: execute.agentModel ?? options.agentModel }
+          : {}),
+      };
+      listeners.set(jobId, execute.onEvent);
+      let stopWatching = () => {};
+      try {
+        let onReconnect = () => {};
+        // Redis gone past the bound ends every wait below with a QueueError instead of a hang.
+        const lost = new Promise<never>((_, reject) => {
+          stopWatching = health.watch(reject, () => onReconnect());
+        });
+        lost.catch(() => {});
+        // The same id again (a resumed coordinator) finds the job there and waits for it.
+        const job = await Promise.race([
+          (async () =>
+            (await queue.getJob(jobId)) ??
+            (await queue.add("attempt", data, {
+              jobId,
+              attempts: 1,
+              removeOnComplete: { age: keepSeconds },
+              removeOnFail: { age: keepSeconds },
+            })))(),
+          lost,
+        ]);
+        const finished = await new Promise<Finished>((resolve, reject) => {
+          lost.catch(reject);
+          onReconnect = () => {
+            // Redis restarted without the job (no persistence): it will never finish.
+            queue.getJobState(jobId).then(
+              (state) => {
+                if (state === "unknown")
+                  resolve({ ok: false, error: new Error("Redis restarted and lost the job") });
+              },
+              () => {},
+            );
+          };
+          const onAbort = () => {
+            cancel(job, options.cancelGraceMs ?? 20_000).then(
+              (value) =>
+                value
+                  ? resolve({ ok: true, output: value as AttemptJobResult })
+                  : reject(new AbortedError()),
+              reject,
+            );
+          };
+          onStalled.set(jobId, () => {
+            resolve({ ok: false, error: new Error("its worker stopped (the job's lock expired)") });
+            // Waiting with a failure mark, it would only be failed when a worker takes it.
+            job.remove().catch(() => {});
+          });
+          if (abortSignal.aborted) onAbort();
+          else abortSignal.addEventListener("abort", onAbort, { once: true });
+          job.waitUntilFinished(events).then(
+            (value) => resolve({ ok: true, output: value as AttemptJobResult }),
+            (error: unknown) => {
+              if (!abortSignal.aborted) resolve({ ok: false, error });
+            },
+          );
+        });
+        if (!finished.ok) return interruptedResult(jobId, finished.error, started);
+        const { output } = finished;
+        if (output.commit) {
+          await remoteGit(
+            cwd,
+            [
+              "fetch",
+              "-q",
+              "--no-tags",
+              "--no-write-fetch-head",
+              options.remote,
+              `+${refs.work}:${refs.work}`,
+            ],
+            abortSignal,
+          );
+          // The worker's tree in the attempt's own directory: capturing it is then the same as local.
+          await gitIn(cwd, ["checkout", "-q", "-f", "--detach", output.commit]);
+        }
+        return {
+          ...output.result,
+          details: { ...output.result.details, worker: output.worker },
+        };
+      } finally {
+        stopWatching();
+        listeners.delete(jobId);
+        onStalled.delete(jobId);
+      }
+    },
+
+    async close() {
+      await opening?.catch(() => {});
+      opening = undefined;
+      if (!opened) return;
+      const { queue, events, checker, publisher, health, own } = opened;
+      opened = undefined;
+      health.close();
+      publisher.disconnect();
+      // A graceful close waits for Redis; without it, connections are dropped after a moment.
+      await closeWithin([checker, queue, events], own, closeBoundMs);
+    },
+  };
+}
+
+// How long closing waits for Redis to answer before dropping the connections.
+const closeBoundMs = 3000;
+
+/** Closes BullMQ clients gracefully, or drops their connections when Redis does not answer. */
+export async function closeWithin(
+  clients: readonly { close(): Promise<void> }[],
+  connections: readonly Redis[],
+  boundMs: number,
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const closed = Promise.allSettled(clients.map((client) => client.close()));
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, boundMs);
+  });
+  await Promise.race([closed, late]);
+  clearTimeout(timer);
+  for (const connection of connections) connection.disconnect();
+}
+
+type Finished = { ok: true; output: AttemptJobResult } | { ok: false; error: unknown };
+
+/** Git in the attempt's directory, its output trimmed. */
+async function gitIn(cwd: string, args: string[], abortSignal?: AbortSignal): Promise<string> {
+  return (await git(args, { cwd, abortSignal })).stdout.trim();
+}
+
+/** Git talking to the shared remote: its failure is the queue's, named as such. */
+async function remoteGit(cwd: string, args: string[], abortSignal: AbortSignal): Promise<void> {
+  try {
+    await git(args, { cwd, abortSignal });
+  } catch (cause) {
+    if (abortSignal.aborted) throw cause;
+    throw new QueueError(
+      "remote-failed",
+      `git ${args[0]} to the shared remote failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause, isRetryable: true },
+    );
+  }
+}
+
+/**
+ * A job that failed instead of finishing: its worker died (BullMQ's stalled check, with no
+ * second chance, fails it) or threw. The attempt counts as interrupted; the next one is new.
+ */
+function interruptedResult(jobId: string, error: unknown, started: number): AttemptResult {
+  const reason = error instanceof Error ? error.message : String(error);
+  return {
+    outcome: "error",
+    finalText: "",
+    toolCalls: [],
+    stepFinishReasons: [],
+    filesChanged: [],
+    usage: emptyUsage(),
+    error: `The attempt was interrupted on its worker (job ${jobId}): ${reason}`,
+    durationMs: performance.now() - started,
+    details: { interrupted: true, jobId },
+  };
+}
