@@ -170,3 +170,38 @@ export function buildRunEnv(input: {
 function isPlainObject(value: unknown): value is OpencodeConfig {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
+
+/** The executor options that shape an attempt's opencode config and environment. */
+export interface HermeticOptions {
+  config?: OpencodeConfig;
+  permission?: Record<string, unknown>;
+  inheritGlobalConfig?: boolean;
+  projectConfig?: boolean;
+  inheritEnv?: boolean;
+  env?: Record<string, string>;
+}
+
+/** An attempt's config and environment, the same for the CLI and the server executor. */
+export function hermeticEnvironment(
+  options: HermeticOptions,
+  settings: { agent: string; timeoutMs: number; maxSteps: number },
+  model: string,
+  dirs: AttemptDirs,
+): Record<string, string> {
+  const config = buildRunConfig({
+    model,
+    agent: settings.agent,
+    hostConfig: options.config,
+    permission: options.permission,
+    timeoutMs: settings.timeoutMs,
+    maxSteps: settings.maxSteps,
+  });
+  return buildRunEnv({
+    dirs,
+    config,
+    inheritGlobalConfig: options.inheritGlobalConfig ?? false,
+    projectConfig: options.projectConfig ?? true,
+    base: options.inheritEnv === false ? { PATH: process.env.PATH } : process.env,
+    extra: options.env,
+  });
+}

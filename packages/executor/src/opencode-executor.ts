@@ -21,12 +21,7 @@ import {
 } from "./attempt-settings.js";
 import { createAttemptRoot, removeDir, sweepStaleAttemptDirs } from "./attempt-temp-dir.js";
 import { AttemptWatchdog } from "./attempt-watchdog.js";
-import {
-  buildRunConfig,
-  buildRunEnv,
-  createAttemptDirs,
-  type OpencodeConfig,
-} from "./hermetic-config.js";
+import { createAttemptDirs, hermeticEnvironment, type OpencodeConfig } from "./hermetic-config.js";
 import { resolveOpencodeBinary } from "./opencode-binary.js";
 import { type OpencodeEvent, parseOpencodeEvents } from "./opencode-events.js";
 import { priceStep } from "./price-step.js";
@@ -131,22 +126,7 @@ export class OpencodeExecutor implements Executor {
     const root = await createAttemptRoot(parent, keep);
     try {
       const dirs = await createAttemptDirs(root, opencodeVersion);
-      const config = buildRunConfig({
-        model,
-        agent: settings.agent,
-        hostConfig: this.options.config,
-        permission: this.options.permission,
-        timeoutMs: settings.timeoutMs,
-        maxSteps: settings.maxSteps,
-      });
-      const env = buildRunEnv({
-        dirs,
-        config,
-        inheritGlobalConfig: this.options.inheritGlobalConfig ?? false,
-        projectConfig: this.options.projectConfig ?? true,
-        base: this.options.inheritEnv === false ? { PATH: process.env.PATH } : process.env,
-        extra: this.options.env,
-      });
+      const env = hermeticEnvironment(this.options, settings, model, dirs);
       // opencode takes its directory from PWD when set, so an inherited PWD would send it elsewhere.
       env.PWD = options.cwd;
       const title =

@@ -6,7 +6,7 @@ import { attemptResult } from "./attempt-result.js";
 import { attemptSettings, checkExecutorOptions, checkModel } from "./attempt-settings.js";
 import { createAttemptRoot, removeDir, sweepStaleAttemptDirs } from "./attempt-temp-dir.js";
 import { AttemptWatchdog } from "./attempt-watchdog.js";
-import { buildRunConfig, buildRunEnv, createAttemptDirs } from "./hermetic-config.js";
+import { createAttemptDirs, hermeticEnvironment } from "./hermetic-config.js";
 import { resolveOpencodeBinary } from "./opencode-binary.js";
 import { type OpencodeExecutorOptions, opencodeVersion } from "./opencode-executor.js";
 import { OpencodeServer, type ServerStartFailure } from "./opencode-server.js";
@@ -153,22 +153,7 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
     await this.swept;
     const root = await createAttemptRoot(parent, this.options.keepAttemptDirs ?? false);
     const dirs = await createAttemptDirs(root, opencodeVersion);
-    const config = buildRunConfig({
-      model: this.options.model,
-      agent: settings.agent,
-      hostConfig: this.options.config,
-      permission: this.options.permission,
-      timeoutMs: settings.timeoutMs,
-      maxSteps: settings.maxSteps,
-    });
-    const env = buildRunEnv({
-      dirs,
-      config,
-      inheritGlobalConfig: this.options.inheritGlobalConfig ?? false,
-      projectConfig: this.options.projectConfig ?? true,
-      base: this.options.inheritEnv === false ? { PATH: process.env.PATH } : process.env,
-      extra: this.options.env,
-    });
+    const env = hermeticEnvironment(this.options, settings, this.options.model, dirs);
     const input = {
       binary: this.binary ?? resolveOpencodeBinary(this.options.binaryPath),
       env,

@@ -1,7 +1,6 @@
 // The page: plain DOM. Everything a model or an agent wrote goes in as textContent, never as HTML.
 import { Graph, layout } from "@dagrejs/dagre";
 import type {
-  AttemptView,
   NodeView,
   ReviewView,
   RunListView,
@@ -9,83 +8,14 @@ import type {
   RunView,
   StreamMessage,
   SubTaskDetailView,
-  TokensView,
 } from "../view.js";
+import { detailView } from "./detail-view.js";
+import { api, badge, cost, duration, h, post, runPath, s, token, tokens } from "./dom.js";
 
-const token = new URLSearchParams(location.search).get("token") ?? "";
 const main = document.getElementById("main") as HTMLElement;
 const connection = document.getElementById("connection") as HTMLElement;
-const svgNs = "http://www.w3.org/2000/svg";
 const nodeWidth = 220;
 const nodeHeight = 52;
-
-type Child = Node | string | number | undefined | null | false;
-
-/** An element with attributes and children; strings become text nodes. */
-function h(
-  tag: string,
-  attributes: Record<string, string> = {},
-  ...children: Child[]
-): HTMLElement {
-  const element = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, value);
-  for (const child of children) {
-    if (child === undefined || child === null || child === false) continue;
-    element.append(typeof child === "object" ? child : document.createTextNode(String(child)));
-  }
-  return element;
-}
-
-function s(tag: string, attributes: Record<string, string | number> = {}): SVGElement {
-  const element = document.createElementNS(svgNs, tag);
-  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, String(value));
-  return element;
-}
-
-async function api<T>(path: string): Promise<T> {
-  const response = await fetch(path, { headers: { "x-taskledger-token": token } });
-  if (!response.ok) throw new Error(((await response.json()) as { error: string }).error);
-  return (await response.json()) as T;
-}
-
-async function post(path: string, body: unknown): Promise<{ ok: boolean; error?: string }> {
-  const response = await fetch(path, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-taskledger-token": token },
-    body: JSON.stringify(body),
-  });
-  const answer = (await response.json()) as { ok?: boolean; error?: string };
-  return { ok: response.ok, ...(answer.error ? { error: answer.error } : {}) };
-}
-
-function runPath(runId: string): string {
-  return `/api/runs/${encodeURIComponent(runId)}`;
-}
-
-function duration(ms: number): string {
-  const seconds = Math.round(ms / 1000);
-  if (seconds < 60) return `${seconds}s`;
-  const minutes = Math.floor(seconds / 60);
-  return minutes < 60
-    ? `${minutes}m ${seconds % 60}s`
-    : `${Math.floor(minutes / 60)}h ${minutes % 60}m`;
-}
-
-function tokens(t: TokensView | undefined): string {
-  if (!t) return "";
-  const k = (n: number) => (n >= 10_000 ? `${Math.round(n / 1000)}k` : String(n));
-  return `${k(t.input)} in · ${k(t.output)} out`;
-}
-
-/** The cost slot: blank until runs record prices. */
-function cost(t: TokensView | undefined): HTMLElement {
-  const text = t?.costUsd === undefined ? "—" : `$${t.costUsd.toFixed(t.costUsd < 1 ? 4 : 2)}`;
-  return h("span", { class: "cost", "data-slot": "cost" }, text);
-}
-
-function badge(status: string): HTMLElement {
-  return h("span", { class: `badge status-${status}` }, status);
-}
 
 let closeStream: (() => void) | undefined;
 
@@ -393,132 +323,6 @@ function statusCounts(nodes: Iterable<NodeView>): string {
   const counts = new Map<string, number>();
   for (const node of nodes) counts.set(node.status, (counts.get(node.status) ?? 0) + 1);
   return [...counts].map(([status, n]) => `${n} ${status}`).join(" · ");
-}
-
-function detailView(d: SubTaskDetailView, runId: string): Node[] {
-  return [
-    h("h2", {}, d.title),
-    h(
-      "p",
-      {},
-      badge(d.status),
-      ` ${d.id}`,
-      d.dependsOn.length ? ` · after ${d.dependsOn.join(", ")}` : "",
-    ),
-    d.reason ? h("p", { class: "reason" }, d.reason) : null,
-    d.replacedBy ? h("p", { class: "muted" }, `Replaced by ${d.replacedBy.join(", ")}`) : null,
-    h("h3", {}, "Description"),
-    h("pre", { class: "text" }, d.description),
-    h("h3", {}, "Success criteria"),
-    h("ul", {}, ...d.successCriteria.map((c) => h("li", {}, c))),
-    d.checks.length ? h("h3", {}, "Checks") : null,
-    d.checks.length ? h("ul", {}, ...d.checks.map((c) => h("li", { class: "code" }, c))) : null,
-    h("h3", {}, "Tokens"),
-    h("p", {}, tokens(d.tokens) || "none yet", " · cost ", cost(d.tokens)),
-    h("h3", {}, `Attempts (${d.attempts.length})`),
-    ...d.attempts.map((a) => attemptView(a, runId)),
-    h("h3", {}, "Output passed forward"),
-    d.outputData
-      ? h("pre", { class: "text", id: "output-data" }, d.outputData)
-      : h("p", { class: "muted" }, "Nothing yet: dependents get it once this completes."),
-  ].filter((node): node is HTMLElement => node !== null);
-}
-
-function attemptView(a: AttemptView, runId: string): HTMLElement {
-  const verdict = a.verdict;
-  return h(
-    "details",
-    { class: "attempt", open: "" },
-    h(
-      "summary",
-      {},
-      `Attempt ${a.attempt}: ${a.outcome ?? "running"}`,
-      verdict
-        ? ` · ${verdict.completed ? "judged complete" : `incomplete (${verdict.incomplete ?? "judged"})`}`
-        : "",
-      a.durationMs !== undefined ? ` · ${duration(a.durationMs)}` : "",
-      a.tokens ? ` · ${tokens(a.tokens)}` : "",
-    ),
-    a.agentModel ? h("p", { class: "muted" }, `agent model ${a.agentModel}`) : null,
-    a.error ? h("pre", { class: "text error" }, a.error) : null,
-    a.finalText ? h("h4", {}, "Agent's last message") : null,
-    a.finalText ? h("pre", { class: "text" }, a.finalText) : null,
-    verdict ? h("h4", {}, "Verdict") : null,
-    verdict ? h("pre", { class: "text" }, verdict.summary) : null,
-    verdict?.feedback ? h("h4", {}, "Feedback") : null,
-    verdict?.feedback ? h("pre", { class: "text" }, verdict.feedback) : null,
-    verdict?.evidence.length ? h("h4", {}, "Evidence") : null,
-    verdict?.evidence.length
-      ? h(
-          "ul",
-          { class: "evidence" },
-          ...verdict.evidence.map((e) =>
-            h(
-              "li",
-              { class: e.passed ? "pass" : "fail" },
-              `${e.passed ? "✓" : "✗"} ${e.source}`,
-              e.detail ? h("pre", { class: "text" }, e.detail) : null,
-            ),
-          ),
-        )
-      : null,
-    a.retryFeedback ? h("h4", {}, "Retried with") : null,
-    a.retryFeedback ? h("pre", { class: "text" }, a.retryFeedback) : null,
-    a.toolCalls.length
-      ? h("h4", {}, `Tool calls (${a.toolCalls.length + a.toolCallsOmitted})`)
-      : null,
-    a.toolCalls.length
-      ? h(
-          "ol",
-          { class: "tools" },
-          ...a.toolCalls.map((t) =>
-            h(
-              "li",
-              {},
-              h("span", { class: "code" }, `${t.tool} ${t.status}`),
-              t.input ? h("pre", { class: "text" }, t.input) : null,
-              t.output ? h("pre", { class: "text muted" }, t.output) : null,
-            ),
-          ),
-        )
-      : null,
-    a.toolCallsOmitted
-      ? h("p", { class: "muted" }, `${a.toolCallsOmitted} earlier calls not shown`)
-      : null,
-    a.filesChanged.length ? h("h4", {}, "Files changed") : null,
-    a.filesChanged.length
-      ? h("ul", {}, ...a.filesChanged.map((f) => h("li", { class: "code" }, f)))
-      : null,
-    diffSlot(a, runId),
-  );
-}
-
-/** With worktrees an attempt is a commit: its diff is fetched when asked for, shown as text. */
-function diffSlot(a: AttemptView, runId: string): HTMLElement {
-  const slot = h("div", { "data-slot": "diff" });
-  if (a.diff) slot.append(h("h4", {}, "Diff"), h("pre", { class: "text diff" }, a.diff));
-  else if (a.commit) {
-    const commit = a.commit;
-    const button = h(
-      "button",
-      { type: "button", class: "show-diff" },
-      `Show diff (${commit.slice(0, 10)})`,
-    );
-    button.addEventListener("click", async () => {
-      button.setAttribute("disabled", "");
-      try {
-        const { diff } = await api<{ diff: string }>(`${runPath(runId)}/commits/${commit}/diff`);
-        slot.replaceChildren(
-          h("h4", {}, `Diff (${commit.slice(0, 10)})`),
-          h("pre", { class: "text diff" }, diff),
-        );
-      } catch (error) {
-        slot.replaceChildren(h("p", { class: "error" }, String((error as Error).message)));
-      }
-    });
-    slot.append(button);
-  }
-  return slot;
 }
 
 window.addEventListener("hashchange", route);

@@ -1,0 +1,129 @@
+// The side panel: one sub-task, its attempts and, with worktrees, each attempt's diff.
+import type { AttemptView, SubTaskDetailView } from "../view.js";
+import { api, badge, cost, duration, h, runPath, tokens } from "./dom.js";
+
+export function detailView(d: SubTaskDetailView, runId: string): Node[] {
+  return [
+    h("h2", {}, d.title),
+    h(
+      "p",
+      {},
+      badge(d.status),
+      ` ${d.id}`,
+      d.dependsOn.length ? ` · after ${d.dependsOn.join(", ")}` : "",
+    ),
+    d.reason ? h("p", { class: "reason" }, d.reason) : null,
+    d.replacedBy ? h("p", { class: "muted" }, `Replaced by ${d.replacedBy.join(", ")}`) : null,
+    h("h3", {}, "Description"),
+    h("pre", { class: "text" }, d.description),
+    h("h3", {}, "Success criteria"),
+    h("ul", {}, ...d.successCriteria.map((c) => h("li", {}, c))),
+    d.checks.length ? h("h3", {}, "Checks") : null,
+    d.checks.length ? h("ul", {}, ...d.checks.map((c) => h("li", { class: "code" }, c))) : null,
+    h("h3", {}, "Tokens"),
+    h("p", {}, tokens(d.tokens) || "none yet", " · cost ", cost(d.tokens)),
+    h("h3", {}, `Attempts (${d.attempts.length})`),
+    ...d.attempts.map((a) => attemptView(a, runId)),
+    h("h3", {}, "Output passed forward"),
+    d.outputData
+      ? h("pre", { class: "text", id: "output-data" }, d.outputData)
+      : h("p", { class: "muted" }, "Nothing yet: dependents get it once this completes."),
+  ].filter((node): node is HTMLElement => node !== null);
+}
+
+function attemptView(a: AttemptView, runId: string): HTMLElement {
+  const verdict = a.verdict;
+  return h(
+    "details",
+    { class: "attempt", open: "" },
+    h(
+      "summary",
+      {},
+      `Attempt ${a.attempt}: ${a.outcome ?? "running"}`,
+      verdict
+        ? ` · ${verdict.completed ? "judged complete" : `incomplete (${verdict.incomplete ?? "judged"})`}`
+        : "",
+      a.durationMs !== undefined ? ` · ${duration(a.durationMs)}` : "",
+      a.tokens ? ` · ${tokens(a.tokens)}` : "",
+    ),
+    a.agentModel ? h("p", { class: "muted" }, `agent model ${a.agentModel}`) : null,
+    a.error ? h("pre", { class: "text error" }, a.error) : null,
+    a.finalText ? h("h4", {}, "Agent's last message") : null,
+    a.finalText ? h("pre", { class: "text" }, a.finalText) : null,
+    verdict ? h("h4", {}, "Verdict") : null,
+    verdict ? h("pre", { class: "text" }, verdict.summary) : null,
+    verdict?.feedback ? h("h4", {}, "Feedback") : null,
+    verdict?.feedback ? h("pre", { class: "text" }, verdict.feedback) : null,
+    verdict?.evidence.length ? h("h4", {}, "Evidence") : null,
+    verdict?.evidence.length
+      ? h(
+          "ul",
+          { class: "evidence" },
+          ...verdict.evidence.map((e) =>
+            h(
+              "li",
+              { class: e.passed ? "pass" : "fail" },
+              `${e.passed ? "✓" : "✗"} ${e.source}`,
+              e.detail ? h("pre", { class: "text" }, e.detail) : null,
+            ),
+          ),
+        )
+      : null,
+    a.retryFeedback ? h("h4", {}, "Retried with") : null,
+    a.retryFeedback ? h("pre", { class: "text" }, a.retryFeedback) : null,
+    a.toolCalls.length
+      ? h("h4", {}, `Tool calls (${a.toolCalls.length + a.toolCallsOmitted})`)
+      : null,
+    a.toolCalls.length
+      ? h(
+          "ol",
+          { class: "tools" },
+          ...a.toolCalls.map((t) =>
+            h(
+              "li",
+              {},
+              h("span", { class: "code" }, `${t.tool} ${t.status}`),
+              t.input ? h("pre", { class: "text" }, t.input) : null,
+              t.output ? h("pre", { class: "text muted" }, t.output) : null,
+            ),
+          ),
+        )
+      : null,
+    a.toolCallsOmitted
+      ? h("p", { class: "muted" }, `${a.toolCallsOmitted} earlier calls not shown`)
+      : null,
+    a.filesChanged.length ? h("h4", {}, "Files changed") : null,
+    a.filesChanged.length
+      ? h("ul", {}, ...a.filesChanged.map((f) => h("li", { class: "code" }, f)))
+      : null,
+    diffSlot(a, runId),
+  );
+}
+
+/** With worktrees an attempt is a commit: its diff is fetched when asked for, shown as text. */
+function diffSlot(a: AttemptView, runId: string): HTMLElement {
+  const slot = h("div", { "data-slot": "diff" });
+  if (a.diff) slot.append(h("h4", {}, "Diff"), h("pre", { class: "text diff" }, a.diff));
+  else if (a.commit) {
+    const commit = a.commit;
+    const button = h(
+      "button",
+      { type: "button", class: "show-diff" },
+      `Show diff (${commit.slice(0, 10)})`,
+    );
+    button.addEventListener("click", async () => {
+      button.setAttribute("disabled", "");
+      try {
+        const { diff } = await api<{ diff: string }>(`${runPath(runId)}/commits/${commit}/diff`);
+        slot.replaceChildren(
+          h("h4", {}, `Diff (${commit.slice(0, 10)})`),
+          h("pre", { class: "text diff" }, diff),
+        );
+      } catch (error) {
+        slot.replaceChildren(h("p", { class: "error" }, String((error as Error).message)));
+      }
+    });
+    slot.append(button);
+  }
+  return slot;
+}
