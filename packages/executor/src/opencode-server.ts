@@ -199,10 +199,11 @@ export class OpencodeServer {
   }
 
   /** SIGKILL what the server's tools left behind once it is gone (found by its TMPDIR). */
-  killOrphans(): void {
-    for (const process of processesWithEnv(`TMPDIR=${this.dirs.tmp}\0`)) {
-      signalTracked(process, "SIGKILL");
-    }
+  /** SIGKILLs what its tools left running anywhere (found by its TMPDIR); returns them. */
+  killOrphans(): TrackedProcess[] {
+    const orphans = processesWithEnv(`TMPDIR=${this.dirs.tmp}\0`);
+    for (const process of orphans) signalTracked(process, "SIGKILL");
+    return orphans;
   }
 
   /** SIGTERM, SIGKILL after `graceMs`; resolves once it has exited, and releases its guard. */

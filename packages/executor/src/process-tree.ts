@@ -155,3 +155,26 @@ export function startTimeOf(pid: number): string | undefined {
   if (process.platform === "linux") return readStat(pid)?.startTime;
   return psTable().find((row) => row.pid === pid)?.startTime;
 }
+
+/** True while `tracked` runs: the same pid and start time, and not a zombie waiting to be reaped. */
+export function isRunning(tracked: TrackedProcess): boolean {
+  if (process.platform !== "linux") return startTimeOf(tracked.pid) === tracked.startTime;
+  try {
+    const text = readFileSync(`/proc/${tracked.pid}/stat`, "utf8");
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    return fields[0] !== "Z" && fields[19] === tracked.startTime;
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves once none of `processes` runs, or after `timeoutMs`: a signal is delivered, not awaited. */
+export async function waitForExit(
+  processes: readonly TrackedProcess[],
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (processes.some(isRunning) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

@@ -5,7 +5,12 @@ import { clip } from "./clip.js";
 import { eventFromJson, type OpencodeEvent } from "./opencode-events.js";
 import type { OpencodeServer } from "./opencode-server.js";
 import { priceStep } from "./price-step.js";
-import { listDescendants, signalTracked, type TrackedProcess } from "./process-tree.js";
+import {
+  listDescendants,
+  signalTracked,
+  type TrackedProcess,
+  waitForExit,
+} from "./process-tree.js";
 import { readServerEvent } from "./server-events.js";
 import type { Transcript } from "./transcript.js";
 
@@ -199,7 +204,8 @@ export async function runServerSession(input: SessionInput): Promise<ProcessEnd>
     tools.dispose();
     if (end.serverLost !== undefined) {
       await within(server.exited, 10_000);
-      server.killOrphans();
+      // The attempt is over only once its tools are: a kill is delivered some time after it is sent.
+      await waitForExit(server.killOrphans(), 5_000);
     }
   }
   return end;
