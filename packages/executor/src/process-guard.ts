@@ -1,4 +1,17 @@
-import { groupAlive, listDescendants, signalAttempt, type TrackedProcess } from "./process-tree.js";
+import {
+  groupAlive,
+  listDescendants,
+  signalAttempt,
+  signalTracked,
+  type TrackedProcess,
+} from "./process-tree.js";
+
+export interface ProcessGuardOptions {
+  /** Only the descendants are the attempt's; the leader (a server that serves more) stays up. */
+  leaderStays?: boolean;
+  /** Whether the leader has ended; default: its process group is gone. */
+  leaderEnded?: () => boolean;
+}
 
 /**
  * Watches everything an attempt's process starts, so that ending the attempt ends all of it: the
@@ -14,6 +27,7 @@ export class ProcessGuard {
     pollMs: number,
     /** Told of each process as it is first seen, so a host can record it for after a crash. */
     private readonly onTracked: (process: TrackedProcess) => void = () => {},
+    private readonly options: ProcessGuardOptions = {},
   ) {
     // Descendants are re-parented once opencode exits, so they are noted while it still runs.
     this.poll = setInterval(() => this.refresh(), pollMs);
@@ -31,11 +45,16 @@ export class ProcessGuard {
   dispose(): void {
     clearInterval(this.poll);
     clearTimeout(this.killTimer);
-    if (groupAlive(this.pid)) this.refresh();
+    if (!this.leaderEnded()) this.refresh();
     this.signalAll("SIGKILL");
   }
 
+  private leaderEnded(): boolean {
+    return this.options.leaderEnded?.() ?? !groupAlive(this.pid);
+  }
+
   private refresh(): void {
+    if (this.options.leaderEnded?.()) return;
     for (const process of listDescendants(this.pid)) {
       if (this.tracked.get(process.pid)?.startTime === process.startTime) continue;
       this.tracked.set(process.pid, process);
@@ -44,6 +63,7 @@ export class ProcessGuard {
   }
 
   private signalAll(signal: NodeJS.Signals): void {
-    signalAttempt(this.pid, this.tracked.values(), signal);
+    if (!this.options.leaderStays) signalAttempt(this.pid, this.tracked.values(), signal);
+    else for (const process of this.tracked.values()) signalTracked(process, signal);
   }
 }

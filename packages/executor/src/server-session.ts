@@ -5,12 +5,8 @@ import { clip } from "./clip.js";
 import { eventFromJson, type OpencodeEvent } from "./opencode-events.js";
 import type { OpencodeServer } from "./opencode-server.js";
 import { priceStep } from "./price-step.js";
-import {
-  listDescendants,
-  signalTracked,
-  type TrackedProcess,
-  waitForExit,
-} from "./process-tree.js";
+import { ProcessGuard } from "./process-guard.js";
+import { type TrackedProcess, waitForExit } from "./process-tree.js";
 import { readServerEvent } from "./server-events.js";
 import type { Transcript } from "./transcript.js";
 
@@ -47,7 +43,16 @@ export async function runServerSession(input: SessionInput): Promise<ProcessEnd>
   const end: ProcessEnd = { exitCode: 0, signal: null };
   const connection = new AbortController();
   const client = server.client(options.cwd);
-  const tools = new ToolProcesses(server, settings.treePollMs, input.record);
+  // The processes the server starts for this attempt (its tools) end with it; the server stays.
+  const tools = new ProcessGuard(
+    server.pid,
+    settings.treePollMs,
+    (process) => {
+      server.track(process);
+      input.record(process);
+    },
+    { leaderStays: true, leaderEnded: () => server.ended !== undefined },
+  );
   let sessionId: string | undefined;
   let finish = () => {};
   const finished = new Promise<void>((resolve) => {
@@ -249,51 +254,5 @@ function describe(error: unknown): string {
     return JSON.stringify(error).slice(0, 500);
   } catch {
     return String(error);
-  }
-}
-
-/**
- * The processes a server starts while it serves one attempt (its tool commands): each is noted as
- * it appears, and all are killed when the attempt ends, the server itself left running.
- */
-class ToolProcesses {
-  private readonly tracked = new Map<number, TrackedProcess>();
-  private readonly poll: NodeJS.Timeout;
-  private killTimer: NodeJS.Timeout | undefined;
-
-  constructor(
-    private readonly server: OpencodeServer,
-    pollMs: number,
-    private readonly onTracked: (process: TrackedProcess) => void,
-  ) {
-    this.poll = setInterval(() => this.refresh(), pollMs);
-    this.poll.unref();
-  }
-
-  terminate(graceMs: number): void {
-    this.refresh();
-    this.signalAll("SIGTERM");
-    this.killTimer ??= setTimeout(() => this.signalAll("SIGKILL"), graceMs);
-  }
-
-  dispose(): void {
-    clearInterval(this.poll);
-    clearTimeout(this.killTimer);
-    this.refresh();
-    this.signalAll("SIGKILL");
-  }
-
-  private refresh(): void {
-    if (this.server.ended !== undefined) return;
-    for (const process of listDescendants(this.server.pid)) {
-      if (this.tracked.get(process.pid)?.startTime === process.startTime) continue;
-      this.tracked.set(process.pid, process);
-      this.server.track(process);
-      this.onTracked(process);
-    }
-  }
-
-  private signalAll(signal: NodeJS.Signals): void {
-    for (const process of this.tracked.values()) signalTracked(process, signal);
   }
 }
