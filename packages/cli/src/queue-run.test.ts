@@ -1,12 +1,14 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { RunEvent } from "@taskledger/core";
 import {
   afterToolResult,
+  createGitRepo,
   createModelServer,
+  gitIn,
   type ModelServer,
   pollUntil,
   type RedisServer,
@@ -26,8 +28,7 @@ import { startWorker, type WorkerProcess } from "./test-support/queue-workers.js
 const enabled = redisTestsEnabled();
 const bin = resolve(import.meta.dirname, "../dist/bin.js");
 
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
+const git = gitIn;
 
 const step = (id: string) => ({
   id,
@@ -43,11 +44,8 @@ function setUp(ids: string[]) {
   const root = mkdtempSync(join(tmpdir(), "taskledger-queue-run-"));
   const repo = join(root, "repo");
   const remote = join(root, "remote.git");
-  execFileSync("git", ["init", "-q", "-b", "main", repo]);
+  createGitRepo(repo, { "README.md": "hello\n" });
   execFileSync("git", ["init", "-q", "--bare", remote]);
-  writeFileSync(join(repo, "README.md"), "hello\n");
-  git(repo, "add", "-A");
-  git(repo, "-c", "user.name=U", "-c", "user.email=u@example.test", "commit", "-qm", "init");
   const plan = { subTasks: ids.map(step) };
   return { root, repo, remote, store: join(root, "store"), plan };
 }

@@ -1,10 +1,11 @@
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   afterToolResult,
+  createGitRepo,
   createModelServer,
+  gitIn,
   type ModelServer,
   scriptByRole,
   subTaskOf,
@@ -21,8 +22,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
+const git = gitIn;
 
 const step = (id: string, title: string, checks: unknown[] = []) => ({
   id,
@@ -69,11 +69,9 @@ describe("taskledger run in a git repository (real opencode, real git)", () => {
   });
 
   it("isolates each attempt, merges the conflict's loser after a retry from the new tip, and applies the result", async () => {
-    const repo = mkdtempSync(join(tmpdir(), "taskledger-cli-repo-"));
-    git(repo, "init", "-q", "-b", "main");
-    writeFileSync(join(repo, "f.txt"), "1\n2\n3\n");
-    git(repo, "add", "-A");
-    git(repo, "-c", "user.name=U", "-c", "user.email=u@example.test", "commit", "-qm", "init");
+    const repo = createGitRepo(mkdtempSync(join(tmpdir(), "taskledger-cli-repo-")), {
+      "f.txt": "1\n2\n3\n",
+    });
     const index = readFileSync(join(repo, ".git", "index"));
     server = await createModelServer({
       replies: scriptByRole({

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,15 +13,20 @@ import {
   QueueError,
   type SubTask,
 } from "@taskledger/core";
-import { type RedisServer, redisTestsEnabled, startRedisServer } from "@taskledger/testing";
+import {
+  createGitRepo,
+  gitIn,
+  type RedisServer,
+  redisTestsEnabled,
+  startRedisServer,
+} from "@taskledger/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type AttemptWorker, startAttemptWorker } from "./attempt-worker.js";
 import { createQueueExecutor, type QueueExecutor } from "./queue-executor.js";
 
 const enabled = redisTestsEnabled();
 
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
+const git = gitIn;
 
 const subTask = (id: string): SubTask => ({
   id,
@@ -37,11 +42,8 @@ function repository() {
   const root = mkdtempSync(join(tmpdir(), "taskledger-queue-"));
   const repo = join(root, "repo");
   const remote = join(root, "remote.git");
-  execFileSync("git", ["init", "-q", "-b", "main", repo]);
+  createGitRepo(repo, { "base.txt": "base\n" });
   execFileSync("git", ["init", "-q", "--bare", remote]);
-  writeFileSync(join(repo, "base.txt"), "base\n");
-  git(repo, "add", "-A");
-  git(repo, "-c", "user.name=U", "-c", "user.email=u@example.test", "commit", "-qm", "init");
   const worktree = (name: string) => {
     const path = join(root, name);
     git(repo, "worktree", "add", "-q", "--detach", path, "main");

@@ -6,6 +6,7 @@ export {
   type FakeExecutorCall,
   type FakeExecutorOptions,
 } from "./fake-executor.js";
+export { createGitRepo, gitIn } from "./git-repo.js";
 export {
   createModelServer,
   type Face,

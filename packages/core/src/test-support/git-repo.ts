@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { createGitRepo } from "@taskledger/testing";
 import type { AttemptResult, ExecuteOptions, Executor } from "../executor.js";
 import { emptyUsage } from "../usage.js";
 
@@ -17,13 +18,10 @@ export function sh(cwd: string, ...args: string[]): string {
 
 /** A new repository with `files` committed on `main`. */
 export function makeRepo(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), "taskledger-repo-"));
-  sh(dir, "init", "-q", "-b", "main");
+  const dir = createGitRepo(mkdtempSync(join(tmpdir(), "taskledger-repo-")), files);
+  // Tests that commit on top (a merge in progress) commit as a user of their own.
   sh(dir, "config", "user.email", "user@example.test");
   sh(dir, "config", "user.name", "User");
-  writeFiles(dir, files);
-  sh(dir, "add", "-A");
-  sh(dir, "commit", "-qm", "initial");
   return dir;
 }
 
