@@ -5,6 +5,7 @@ import { defineConfig } from "vitest/config";
 // their sources, so tests never need a build.
 const packages = [
   "core",
+  "git-workspace",
   "testing",
   "llm",
   "executor",

@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openWorkspace } from "@taskledger/core";
+import { gitWorkspaces } from "@taskledger/git-workspace";
 
 export interface WorkspaceCostRow {
   files: number;
@@ -47,7 +47,7 @@ export async function benchWorkspaceCost(
     const repo = makeRepo(files);
     try {
       let t = performance.now();
-      const workspace = await openWorkspace({
+      const workspace = await gitWorkspaces().open({
         runId: `bench-${files}`,
         cwd: repo,
         isolation: "worktree",

@@ -4,14 +4,20 @@ import {
   type ManagerOptions,
 } from "@taskledger/core";
 import { createEvaluator } from "@taskledger/evaluator";
+import { gitWorkspaces } from "@taskledger/git-workspace";
 
 /**
  * Core's `createManager`, except that given a `model` and no `evaluator` it judges attempts with
- * `@taskledger/evaluator` (checks first, then the LLM judge) instead of the finish reason alone.
- * Core cannot default to it itself: the evaluator package depends on core.
+ * `@taskledger/evaluator` (checks first, then the LLM judge) instead of the finish reason alone,
+ * and that attempts work in git worktrees (`gitWorkspaces()`) unless `workspaces` says otherwise.
+ * Core cannot default to either itself: both packages depend on core.
  */
 export function createManager(options: ManagerOptions): Manager {
   const evaluator =
     options.evaluator ?? (options.model ? createEvaluator({ model: options.model }) : undefined);
-  return createCoreManager(evaluator ? { ...options, evaluator } : options);
+  return createCoreManager({
+    ...options,
+    ...(evaluator ? { evaluator } : {}),
+    workspaces: options.workspaces ?? gitWorkspaces(),
+  });
 }

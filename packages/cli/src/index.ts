@@ -16,6 +16,7 @@ export {
   type OpencodeExecutorOptions,
   type OpencodeServerExecutorOptions,
 } from "@taskledger/executor";
+export { commitDiff, gitWorkspaces } from "@taskledger/git-workspace";
 export {
   type CreateModelOptions,
   createModel,

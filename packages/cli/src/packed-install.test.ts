@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -8,17 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, "../../..");
-const packages = [
-  "core",
-  "testing",
-  "llm",
-  "executor",
-  "evaluator",
-  "telemetry",
-  "queue",
-  "ui",
-  "cli",
-];
+// Every workspace package, as the root package.json's `packages/*` names them.
+const packages = readdirSync(join(root, "packages")).filter((name) =>
+  existsSync(join(root, "packages", name, "package.json")),
+);
 let project: string;
 
 // Packs every package as npm would publish it and installs the tarballs into an empty project:

@@ -46,9 +46,6 @@ export type {
   ToolCallRecord,
 } from "./executor.js";
 export { FileRunStore } from "./file-run-store.js";
-export { type GitOptions, type GitResult, git } from "./git.js";
-export { commitDiff } from "./git-repository.js";
-export { runRefs } from "./git-worktree-workspace.js";
 export { HeadTailBuffer } from "./head-tail-buffer.js";
 export { createManager, Manager, type RunOptions } from "./manager.js";
 export { defaultRunSettings, type ManagerOptions } from "./manager-options.js";
@@ -60,7 +57,6 @@ export type {
   ModelMessage,
   StructuredOutput,
 } from "./model.js";
-export { type OpenWorkspaceInput, openWorkspace } from "./open-workspace.js";
 export type { PlanReview, PlanReviewDecision, ReviewPlan } from "./plan-review.js";
 export { type DecomposePolicy, type PlanResult, singleSubTaskLedger } from "./planner.js";
 export {
@@ -167,8 +163,11 @@ export {
   type AttemptSpace,
   type Integration,
   type Isolation,
+  type OpenWorkspaceInput,
   type RunWorkspace,
   sharedWorkspace,
+  sharedWorkspaces,
   type WorkspaceOutcome,
+  type WorkspaceProvider,
   type WorkspaceRecord,
 } from "./workspace.js";

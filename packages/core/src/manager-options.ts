@@ -7,7 +7,7 @@ import type { DecomposePolicy } from "./planner.js";
 import { type RunBudget, type RunSettings, resolveRunSettings } from "./run-settings.js";
 import { MemoryRunStore, type RunStore } from "./run-store.js";
 import { defaultMaxSubTasks } from "./task-ledger.js";
-import type { Isolation } from "./workspace.js";
+import { type Isolation, sharedWorkspaces, type WorkspaceProvider } from "./workspace.js";
 
 export type { RunBudget } from "./run-settings.js";
 
@@ -46,10 +46,16 @@ export interface ManagerOptions {
   cwd?: string;
   /**
    * Where attempts work. `worktree`: each attempt in its own git worktree, completed work merged
-   * into the run's branch; `shared`: all in `cwd`. Default: worktrees when `cwd` is in a git
-   * repository, else shared (with a notice in `run-started`).
+   * into the run's branch; `shared`: all in `cwd`. Default `auto`: worktrees when `workspaces`
+   * can isolate `cwd` (a git repository, with `gitWorkspaces()`), else shared with a notice.
    */
   isolation?: Isolation | "auto";
+  /**
+   * Makes each run's workspace. Core's default shares the directory; `gitWorkspaces()` from
+   * `@taskledger/git-workspace` (taskledger's createManager uses it) gives each attempt a git
+   * worktree holding the project's environment.
+   */
+  workspaces?: WorkspaceProvider;
   /** With worktrees, apply the run's change to the user's tree at the end. Default true. */
   apply?: boolean;
   /** Makes run ids. Default: a random UUID. */
@@ -67,6 +73,7 @@ export interface ResolvedManagerOptions {
   decompose: DecomposePolicy;
   cwd: string | undefined;
   isolation: Isolation | "auto";
+  workspaces: WorkspaceProvider;
   apply: boolean;
   createRunId: () => string;
   reviewPlan: ReviewPlan | undefined;
@@ -121,6 +128,15 @@ export function resolveManagerOptions(options: ManagerOptions): ResolvedManagerO
       `\`isolation\` must be "auto", "shared" or "worktree"; got ${JSON.stringify(isolation)}.`,
     );
   }
+  const workspaces = options.workspaces ?? sharedWorkspaces;
+  if (typeof workspaces?.open !== "function") {
+    throw new InvalidConfigError("`workspaces` must be an object with an `open` method.");
+  }
+  if (isolation === "worktree" && !workspaces.isolates) {
+    throw new InvalidConfigError(
+      '`isolation: "worktree"` needs a workspace provider that isolates: pass `workspaces: gitWorkspaces()` from @taskledger/git-workspace.',
+    );
+  }
   return {
     model: options.model,
     executor: options.executor,
@@ -131,6 +147,7 @@ export function resolveManagerOptions(options: ManagerOptions): ResolvedManagerO
     decompose,
     cwd: options.cwd,
     isolation,
+    workspaces,
     apply: options.apply ?? true,
     createRunId: options.createRunId ?? (() => crypto.randomUUID()),
     reviewPlan: options.reviewPlan,

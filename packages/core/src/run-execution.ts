@@ -4,7 +4,6 @@ import { errorInfo } from "./describe-error.js";
 import { InvalidRequestError, isAbortError, StoreError, TaskLedgerError } from "./errors.js";
 import type { EventHub } from "./event-hub.js";
 import type { ResolvedManagerOptions } from "./manager-options.js";
-import { openWorkspace } from "./open-workspace.js";
 import { planRun, reviewPlan } from "./plan-steps.js";
 import type { RunContext, RunInput } from "./run-context.js";
 import { RunRecorder } from "./run-recorder.js";
@@ -49,11 +48,12 @@ export async function executeRun(
       );
     }
     stop.start(input.abortSignal);
-    workspace = await openWorkspace({
+    workspace = await options.workspaces.open({
       runId: input.runId,
       cwd: input.cwd,
       isolation: options.isolation,
       apply: options.apply,
+      abortSignal: stop.signal,
       ...(input.recovered ? { recorded: { record: state.workspace, tip: state.tip } } : {}),
     });
     return await loop(

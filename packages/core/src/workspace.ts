@@ -1,3 +1,5 @@
+import { InvalidConfigError } from "./errors.js";
+
 /**
  * Where attempts work and what becomes of their work. `shared`: every attempt works in the run's
  * directory itself. `worktree`: each attempt works in its own git worktree, its work becomes one
@@ -83,6 +85,48 @@ export interface RunWorkspace {
   /** Removes every directory the run made; idempotent. */
   close(): Promise<void>;
 }
+
+/** What a run asks of its workspace provider, at its start or on resume. */
+export interface OpenWorkspaceInput {
+  runId: string;
+  cwd: string;
+  /** `auto`: isolated when the provider can isolate `cwd`, else shared with a notice. */
+  isolation: Isolation | "auto";
+  /** Apply the run's change to the user's tree at the end. */
+  apply: boolean;
+  /** A resumed run's workspace as its log tells it, with the run branch's logged tip. */
+  recorded?: { record: WorkspaceRecord | undefined; tip: string | undefined };
+  abortSignal?: AbortSignal;
+}
+
+/**
+ * Opens the workspace a run's attempts work in. Core has only shared workspaces; isolation (git
+ * worktrees with the project's environment) comes from `@taskledger/git-workspace`.
+ */
+export interface WorkspaceProvider {
+  /** The isolation this provider can give; `worktree` is refused at `createManager` without it. */
+  readonly isolates: boolean;
+  open(input: OpenWorkspaceInput): Promise<RunWorkspace>;
+}
+
+/** Core's provider: every run shared; a run that logged worktrees cannot be resumed with it. */
+export const sharedWorkspaces: WorkspaceProvider = {
+  isolates: false,
+  async open({ cwd, isolation, recorded }) {
+    if (recorded?.record?.kind === "worktree") {
+      throw new InvalidConfigError(
+        "This run worked in git worktrees: resume it with a manager given `workspaces: gitWorkspaces()` from @taskledger/git-workspace (taskledger's createManager has it).",
+      );
+    }
+    if (recorded) return sharedWorkspace(cwd);
+    return isolation === "auto"
+      ? sharedWorkspace(
+          cwd,
+          "This manager has no isolating workspace provider: attempts share the directory (taskledger's createManager gives each attempt a git worktree).",
+        )
+      : sharedWorkspace(cwd);
+  },
+};
 
 /** The workspace of today: every attempt in the run's directory. */
 export function sharedWorkspace(cwd: string, notice?: string): RunWorkspace {

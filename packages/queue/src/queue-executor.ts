@@ -5,9 +5,9 @@ import {
   type Executor,
   ExecutorError,
   emptyUsage,
-  git,
   QueueError,
 } from "@taskledger/core";
+import { git } from "@taskledger/git-workspace";
 import { type Job, Queue, QueueEvents, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import {

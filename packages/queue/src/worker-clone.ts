@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { mkdir, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { git } from "@taskledger/core";
+import { git } from "@taskledger/git-workspace";
 import type { AttemptJobData } from "./attempt-job.js";
 
 /** Where one attempt runs on a worker: a worktree of the worker's clone of the run's remote. */

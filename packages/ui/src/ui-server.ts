@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { fileURLToPath } from "node:url";
-import { commitDiff } from "@taskledger/core";
+import { commitDiff } from "@taskledger/git-workspace";
 import type { PageAnswer, ReviewBroker } from "./review-broker.js";
 import { RunCatalog } from "./run-catalog.js";
 import type { RunLog } from "./run-log.js";

@@ -1,6 +1,5 @@
 import { spawn } from "node:child_process";
-import { AbortedError, WorkspaceError } from "./errors.js";
-import { oneLine } from "./text-clip.js";
+import { AbortedError, oneLine, WorkspaceError } from "@taskledger/core";
 
 export interface GitOptions {
   cwd: string;

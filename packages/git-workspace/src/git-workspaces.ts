@@ -1,27 +1,24 @@
-import { WorkspaceError } from "./errors.js";
-import { findRepository } from "./git-repository.js";
-import { openWorktreeWorkspace, startWorktreeRun } from "./git-worktree-workspace.js";
 import {
-  type Isolation,
+  type OpenWorkspaceInput,
   type RunWorkspace,
   sharedWorkspace,
-  type WorkspaceRecord,
-} from "./workspace.js";
+  WorkspaceError,
+  type WorkspaceProvider,
+} from "@taskledger/core";
+import { findRepository } from "./git-repository.js";
+import { openWorktreeWorkspace, startWorktreeRun } from "./git-worktree-workspace.js";
 
-export interface OpenWorkspaceInput {
-  runId: string;
-  cwd: string;
-  /** `auto`: worktrees when `cwd` is in a git repository, else shared with a notice. */
-  isolation: Isolation | "auto";
-  /** Apply the run's change to the user's tree at the end. */
-  apply: boolean;
-  /** A resumed run's workspace as its log tells it, with the run branch's logged tip. */
-  recorded?: { record: WorkspaceRecord | undefined; tip: string | undefined };
-  abortSignal?: AbortSignal;
+/**
+ * The workspace provider that isolates: in a git repository each attempt works in its own
+ * worktree, completed work is merged into the run's branch and applied at the end. `auto` falls
+ * back to a shared directory (with a notice) outside a repository, without git, or on a detached
+ * HEAD; `worktree` refuses those with a `WorkspaceError`.
+ */
+export function gitWorkspaces(): WorkspaceProvider {
+  return { isolates: true, open: openGitWorkspace };
 }
 
-/** Opens the workspace a run's attempts work in: new at a run's start, as logged on resume. */
-export async function openWorkspace(input: OpenWorkspaceInput): Promise<RunWorkspace> {
+async function openGitWorkspace(input: OpenWorkspaceInput): Promise<RunWorkspace> {
   const { runId, cwd, recorded } = input;
   if (recorded) {
     const record = recorded.record;
@@ -34,12 +31,15 @@ export async function openWorkspace(input: OpenWorkspaceInput): Promise<RunWorks
   try {
     repo = await findRepository(cwd, input.abortSignal);
   } catch (error) {
-    if (
-      input.isolation === "auto" &&
-      WorkspaceError.isInstance(error) &&
-      error.reason === "git-missing"
-    )
+    const fallback = input.isolation === "auto" && WorkspaceError.isInstance(error);
+    if (fallback && error.reason === "git-missing")
       return sharedWorkspace(cwd, "git was not found: attempts share the working directory.");
+    // A CI checkout is a detached HEAD: no branch to leave the result on, so share the directory.
+    if (fallback && error.reason === "detached-head")
+      return sharedWorkspace(
+        cwd,
+        `${error.message.replace(/:.*$/, "")}: attempts share the directory, without isolation.`,
+      );
     throw error;
   }
   if (!repo) {

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { copyFile, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { WorkspaceError } from "./errors.js";
+import { WorkspaceError } from "@taskledger/core";
 import { git, splitNul } from "./git.js";
 
 /** The git repository a run's directory is in, as `git rev-parse` tells it. */

@@ -1,15 +1,19 @@
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Executor, RunEvent } from "@taskledger/core";
+import { emptyUsage, MemoryRunStore } from "@taskledger/core";
 import { describe, expect, it } from "vitest";
-import type { Executor } from "./executor.js";
 import { runRefs } from "./git-worktree-workspace.js";
-import { createManager } from "./manager.js";
-import type { RunEvent } from "./run-events.js";
-import { MemoryRunStore } from "./run-store.js";
-import { makeRepo, read, scriptedWorkExecutor, sh, writeFiles } from "./test-support/git-repo.js";
-import { task } from "./test-support/sub-task-fixture.js";
-import { emptyUsage } from "./usage.js";
+import {
+  createManager,
+  makeRepo,
+  read,
+  scriptedWorkExecutor,
+  sh,
+  task,
+  writeFiles,
+} from "./test-support/git-repo.js";
 
 /** A store that "dies" at the first record `dieAt` picks: that record and every later one are lost. */
 class DyingStore extends MemoryRunStore {

@@ -2,24 +2,29 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { RunEvent } from "@taskledger/core";
 import { describe, expect, it } from "vitest";
-import { createManager } from "./manager.js";
-import type { RunEvent } from "./run-events.js";
 import {
+  createManager,
   makeRepo,
   read,
   scriptedWorkExecutor,
   sh,
+  task,
   userState,
   writeFiles,
 } from "./test-support/git-repo.js";
-import { task } from "./test-support/sub-task-fixture.js";
 
 function runIn(
   cwd: string,
   executor: ReturnType<typeof scriptedWorkExecutor>,
   plan: { subTasks: ReturnType<typeof task>[] },
-  extra: { concurrency?: number; maxRetries?: number; apply?: boolean } = {},
+  extra: {
+    concurrency?: number;
+    maxRetries?: number;
+    apply?: boolean;
+    isolation?: "worktree";
+  } = {},
 ) {
   const events: RunEvent[] = [];
   const manager = createManager({
@@ -324,9 +329,9 @@ describe("workspace errors and the shared fallback", () => {
 
     const detached = makeRepo({ "f.txt": "1\n" });
     sh(detached, "checkout", "-q", "--detach");
-    await expect(runIn(detached, nothing(), plan).result).rejects.toMatchObject({
-      reason: "detached-head",
-    });
+    await expect(
+      runIn(detached, nothing(), plan, { isolation: "worktree" }).result,
+    ).rejects.toMatchObject({ reason: "detached-head" });
 
     const merging = makeRepo({ "f.txt": "1\n" });
     sh(merging, "checkout", "-qb", "other");
@@ -341,6 +346,15 @@ describe("workspace errors and the shared fallback", () => {
     await expect(runIn(merging, nothing(), plan).result).rejects.toMatchObject({
       reason: "operation-in-progress",
     });
+  });
+
+  it("runs shared with a notice on a detached HEAD (a CI checkout) by default", async () => {
+    const detached = makeRepo({ "f.txt": "1\n" });
+    sh(detached, "checkout", "-q", "--detach");
+    const report = await runIn(detached, nothing(), plan).result;
+    expect(report.status).toBe("completed");
+    expect(report.workspace).toMatchObject({ isolation: "shared" });
+    expect(report.workspace?.note).toMatch(/detached HEAD: attempts share the directory/);
   });
 
   it("runs shared with a notice outside a repository, and refuses worktrees there", async () => {

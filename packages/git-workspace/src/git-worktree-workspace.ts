@@ -1,8 +1,6 @@
 import { mkdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { git, splitNul } from "./git.js";
-import { changedPaths, type GitRepository, snapshotTree, treeOf } from "./git-repository.js";
 import type {
   AttemptCapture,
   AttemptSpace,
@@ -10,7 +8,9 @@ import type {
   RunWorkspace,
   WorkspaceOutcome,
   WorkspaceRecord,
-} from "./workspace.js";
+} from "@taskledger/core";
+import { git, splitNul } from "./git.js";
+import { changedPaths, type GitRepository, snapshotTree, treeOf } from "./git-repository.js";
 
 type WorktreeRecord = Extract<WorkspaceRecord, { kind: "worktree" }>;
 

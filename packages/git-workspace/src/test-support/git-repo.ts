@@ -3,9 +3,18 @@ import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import {
+  type AttemptResult,
+  createManager as createCoreManager,
+  type ExecuteOptions,
+  type Executor,
+  emptyUsage,
+  type Manager,
+  type ManagerOptions,
+  type SubTaskInput,
+} from "@taskledger/core";
 import { createGitRepo } from "@taskledger/testing";
-import type { AttemptResult, ExecuteOptions, Executor } from "../executor.js";
-import { emptyUsage } from "../usage.js";
+import { gitWorkspaces } from "../git-workspaces.js";
 
 /** Runs git in `cwd` for a test and returns its trimmed output. */
 export function sh(cwd: string, ...args: string[]): string {
@@ -71,4 +80,21 @@ export function scriptedWorkExecutor(work: Record<string, Work>): Executor & {
       };
     },
   };
+}
+
+/** A sub-task named after its id, depending on `dependsOn`; `extra` overrides any field. */
+export function task(id: string, dependsOn: string[] = [], extra: Partial<SubTaskInput> = {}) {
+  return {
+    id,
+    title: `Title ${id}`,
+    description: `Do ${id}`,
+    successCriteria: [`${id} is done`],
+    dependsOn,
+    ...extra,
+  };
+}
+
+/** Core's manager with this package's workspaces, as `taskledger`'s createManager makes it. */
+export function createManager(options: ManagerOptions): Manager {
+  return createCoreManager({ workspaces: gitWorkspaces(), ...options });
 }
