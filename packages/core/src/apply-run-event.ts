@@ -1,6 +1,6 @@
 import { incompleteReasonOf, type ProgressEntry } from "./progress-entry.js";
 import type { RunEvent } from "./run-events.js";
-import type { RunState, SubTaskState } from "./run-state.js";
+import { maxSlotPreparations, type RunState, type SubTaskState } from "./run-state.js";
 import type { SubTask } from "./sub-task.js";
 import type { TaskLedger } from "./task-ledger.js";
 import { oneLine } from "./text-clip.js";
@@ -179,6 +179,9 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       break;
     case "budget-exhausted":
       state.budgetStop ??= { kind: event.kind, limit: event.limit, used: event.used };
+      break;
+    case "slot-prepared":
+      if (state.slots.length < maxSlotPreparations) state.slots.push(event.preparation);
       break;
     case "workspace-finished": {
       const { type: _type, runId: _runId, seq: _seq, time: _time, v: _v, ...outcome } = event;

@@ -12,6 +12,14 @@ const maxFilesInFeedback = 30;
 
 type Opened = { ok: true; space: AttemptSpace } | { ok: false; error: unknown };
 
+/** Logs what the workspace did to prepare slots since it was last asked. */
+export async function recordPreparations(
+  ctx: Pick<RunContext, "workspace" | "recorder">,
+): Promise<void> {
+  for (const preparation of ctx.workspace.takePreparations?.() ?? [])
+    await ctx.recorder.record({ type: "slot-prepared", preparation });
+}
+
 /** The directory an attempt works in; a git failure is the attempt's error, not the run's. */
 export async function openSpace(
   ctx: RunContext,
@@ -25,8 +33,10 @@ export async function openSpace(
       { subTaskId: s.subTask.id, attempt, from },
       abortSignal,
     );
+    await recordPreparations(ctx);
     return { ok: true, space };
   } catch (error) {
+    await recordPreparations(ctx);
     return { ok: false, error };
   }
 }

@@ -77,6 +77,7 @@ function workspaceReport(state: RunState): RunReport["workspace"] {
     ...(state.tip ? { commit: state.tip } : {}),
     applied: outcome?.applied ?? false,
     ...(outcome ? { note: outcome.note } : {}),
+    ...(state.slots.length > 0 ? { slots: state.slots.map((slot) => ({ ...slot })) } : {}),
   };
 }
 

@@ -192,6 +192,7 @@ export type WorkspaceErrorReason =
   | "bare-repository"
   | "detached-head"
   | "operation-in-progress"
+  | "setup-failed"
   | "git-failed";
 
 /** The run's workspace (git worktrees) could not be set up, or git failed under it. */

@@ -161,10 +161,13 @@ export {
 export {
   type AttemptCapture,
   type AttemptSpace,
+  type EnvironmentSettings,
   type Integration,
   type Isolation,
   type OpenWorkspaceInput,
   type RunWorkspace,
+  type SetupSettings,
+  type SlotPreparation,
   sharedWorkspace,
   sharedWorkspaces,
   type WorkspaceOutcome,

@@ -4,7 +4,7 @@ import type { RunReport } from "./run-report.js";
 import type { RunSettings } from "./run-settings.js";
 import type { TaskLedger } from "./task-ledger.js";
 import type { Usage } from "./usage.js";
-import type { WorkspaceOutcome, WorkspaceRecord } from "./workspace.js";
+import type { SlotPreparation, WorkspaceOutcome, WorkspaceRecord } from "./workspace.js";
 
 interface EventBase {
   /** The log format version the record was written in (see `runLogVersion`); absent in format 1. */
@@ -163,6 +163,8 @@ export type RunEvent = EventBase &
         reason: string;
         usage: Usage;
       }
+    /** A slot got the project's environment: dependencies copied, files included, setup run. */
+    | { type: "slot-prepared"; preparation: SlotPreparation }
     /** The run's branch is final; its change was applied to the user's tree, or why not. */
     | ({ type: "workspace-finished" } & WorkspaceOutcome)
     | { type: "run-finished"; report: RunReport }

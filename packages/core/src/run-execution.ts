@@ -1,4 +1,5 @@
 import PQueue from "p-queue";
+import { recordPreparations } from "./attempt-workspace.js";
 import { buildReport } from "./build-report.js";
 import { errorInfo } from "./describe-error.js";
 import { InvalidRequestError, isAbortError, StoreError, TaskLedgerError } from "./errors.js";
@@ -105,6 +106,12 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
         workspace: base.workspace.record,
         ...(input.trace ? { trace: input.trace } : {}),
       });
+    }
+    // The first slot is made before planning, so a broken setup costs no model call.
+    try {
+      await base.workspace.prepare?.(stop.signal);
+    } finally {
+      await recordPreparations(ctx);
     }
     if (!state.planned) await planRun(ctx);
     else if (state.planReviewPending) await reviewPlan(ctx, "plan", currentLedger(state));

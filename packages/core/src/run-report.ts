@@ -46,6 +46,19 @@ export const subTaskReportSchema = z.object({
 });
 export type SubTaskReport = z.infer<typeof subTaskReportSchema>;
 
+const slotPreparationSchema = z.object({
+  slot: z.number().int(),
+  reason: z.enum(["new", "inputs-changed"]),
+  dependencies: z.array(z.string()),
+  from: z.string().optional(),
+  included: z.array(z.string()),
+  includedCount: z.number().int(),
+  setup: z
+    .object({ command: z.string(), exitCode: z.number().int(), durationMs: z.number() })
+    .optional(),
+  durationMs: z.number(),
+});
+
 export const runReportSchema = z.object({
   runId: z.string(),
   request: z.string(),
@@ -72,6 +85,8 @@ export const runReportSchema = z.object({
       applied: z.boolean(),
       /** What was applied, or why not and how to take the branch; or why the run was shared. */
       note: z.string().optional(),
+      /** What each slot was given (dependencies, included files, setup), in the order prepared. */
+      slots: z.array(slotPreparationSchema).optional(),
     })
     .optional(),
   startedAt: z.string(),

@@ -7,7 +7,7 @@ import type { RunSettings } from "./run-settings.js";
 import type { SubTask } from "./sub-task.js";
 import type { TaskLedger } from "./task-ledger.js";
 import { emptyUsage, type Usage } from "./usage.js";
-import type { WorkspaceOutcome, WorkspaceRecord } from "./workspace.js";
+import type { SlotPreparation, WorkspaceOutcome, WorkspaceRecord } from "./workspace.js";
 
 /** What one attempt spent: the agent's session and the evaluation of it. */
 export interface AttemptUsage {
@@ -62,6 +62,9 @@ export interface SubTaskState {
 }
 
 /** A run's whole state: built by `applyRunEvent`, record by record, live and on recovery alike. */
+// Slots are a handful per run (one per attempt at a time, again when lockfiles change): a bound.
+export const maxSlotPreparations = 50;
+
 export interface RunState {
   runId: string;
   request: string;
@@ -97,6 +100,8 @@ export interface RunState {
   tip: string | undefined;
   /** What became of the run's branch at the end. */
   workspaceOutcome: WorkspaceOutcome | undefined;
+  /** Slot preparations, the first `maxSlotPreparations` of the run. */
+  slots: SlotPreparation[];
   /** The last `run-finished` report; a `cancelled` one can be taken up again. */
   report: RunReport | undefined;
   failure: { code: string; message: string } | undefined;
@@ -126,6 +131,7 @@ export function createRunState(runId: string): RunState {
     workspace: undefined,
     tip: undefined,
     workspaceOutcome: undefined,
+    slots: [],
     report: undefined,
     failure: undefined,
   };

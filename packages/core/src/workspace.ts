@@ -26,7 +26,42 @@ export type WorkspaceRecord =
       branch: string;
       /** Whether the result is applied to the user's tree at the end. */
       apply: boolean;
+      /** What every slot is given; logged so a resumed run prepares slots the same way. */
+      environment?: EnvironmentSettings;
     };
+
+/** How a slot (a reused worktree) gets the project's environment. */
+export interface EnvironmentSettings {
+  /** Copy the ignored dependency directories found in the user's tree (`node_modules`, `.venv`). */
+  dependencies: boolean;
+  /** gitignore patterns of ignored files to copy, besides the repository's `.worktreeinclude`. */
+  include: string[];
+  setup?: SetupSettings;
+}
+
+export interface SetupSettings {
+  /** A shell command run in the slot (in the run's directory there). */
+  command: string;
+  /** Files whose change makes it run again, as git pathspecs (default: the common lockfiles). */
+  inputs: string[];
+  timeoutMs: number;
+}
+
+/** What one slot was given before an attempt ran in it. */
+export interface SlotPreparation {
+  slot: number;
+  /** Why: a new slot, or its inputs (lockfiles) changed since it was last prepared. */
+  reason: "new" | "inputs-changed";
+  /** Ignored dependency directories copied from the user's tree, relative to the repository's top. */
+  dependencies: string[];
+  /** Where they were copied from (the repository's top). */
+  from?: string;
+  /** Ignored files copied in by `.worktreeinclude` and `include` (at most 20 named). */
+  included: string[];
+  includedCount: number;
+  setup?: { command: string; exitCode: number; durationMs: number };
+  durationMs: number;
+}
 
 /** An attempt's work, as git sees it. */
 export interface AttemptCapture {
@@ -84,6 +119,13 @@ export interface RunWorkspace {
   finish(request: { apply: boolean }): Promise<WorkspaceOutcome | undefined>;
   /** Removes every directory the run made; idempotent. */
   close(): Promise<void>;
+  /**
+   * Makes the first attempt's directory ready (its environment, a setup command) once the run is
+   * logged and before any model call, so a broken setup fails the run before it costs anything.
+   */
+  prepare?(abortSignal: AbortSignal): Promise<void>;
+  /** Slots prepared since the last call (by `prepare` or `attempt`), for the run's log. */
+  takePreparations?(): SlotPreparation[];
 }
 
 /** What a run asks of its workspace provider, at its start or on resume. */

@@ -1,4 +1,6 @@
 import {
+  type EnvironmentSettings,
+  InvalidConfigError,
   type OpenWorkspaceInput,
   type RunWorkspace,
   sharedWorkspace,
@@ -7,6 +9,33 @@ import {
 } from "@taskledger/core";
 import { findRepository } from "./git-repository.js";
 import { openWorktreeWorkspace, startWorktreeRun } from "./git-worktree-workspace.js";
+import { defaultSetupInputs, defaultSetupTimeoutMs } from "./setup-command.js";
+
+/** What every slot (a worktree an attempt works in) gets of the project's environment. */
+export interface GitWorkspaceOptions {
+  /**
+   * Copy the ignored dependency directories of the user's tree into each slot: `node_modules` at
+   * any depth and Python virtual environments. Copies, never links: nothing an agent does there
+   * reaches the user's own. Default true.
+   */
+  dependencies?: boolean;
+  /** gitignore patterns of ignored files each slot gets (`.env`), besides `.worktreeinclude`'s. */
+  include?: readonly string[];
+  /**
+   * A shell command run in each new slot, in the run's directory there, and again when its inputs
+   * change (`npm ci --prefer-offline`). A failure in the first slot fails the run before any model
+   * call; in a later one, that attempt.
+   */
+  setup?: string | SetupOptions;
+}
+
+export interface SetupOptions {
+  command: string;
+  /** Files whose change at an attempt's start makes it run again (globs). Default: lockfiles. */
+  inputs?: readonly string[];
+  /** Default 10 minutes. */
+  timeoutMs?: number;
+}
 
 /**
  * The workspace provider that isolates: in a git repository each attempt works in its own
@@ -14,11 +43,41 @@ import { openWorktreeWorkspace, startWorktreeRun } from "./git-worktree-workspac
  * back to a shared directory (with a notice) outside a repository, without git, or on a detached
  * HEAD; `worktree` refuses those with a `WorkspaceError`.
  */
-export function gitWorkspaces(): WorkspaceProvider {
-  return { isolates: true, open: openGitWorkspace };
+export function gitWorkspaces(options: GitWorkspaceOptions = {}): WorkspaceProvider {
+  const environment = environmentSettings(options);
+  return { isolates: true, open: (input) => openGitWorkspace(input, environment) };
 }
 
-async function openGitWorkspace(input: OpenWorkspaceInput): Promise<RunWorkspace> {
+function environmentSettings(options: GitWorkspaceOptions): EnvironmentSettings {
+  const setup = typeof options.setup === "string" ? { command: options.setup } : options.setup;
+  if (setup && (typeof setup.command !== "string" || setup.command.trim() === "")) {
+    throw new InvalidConfigError("`setup` must be a non-empty shell command.");
+  }
+  const timeoutMs = setup?.timeoutMs ?? defaultSetupTimeoutMs;
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new InvalidConfigError(
+      `\`setup.timeoutMs\` must be a positive number; got ${timeoutMs}.`,
+    );
+  }
+  return {
+    dependencies: options.dependencies ?? true,
+    include: [...(options.include ?? [])],
+    ...(setup
+      ? {
+          setup: {
+            command: setup.command,
+            inputs: [...(setup.inputs ?? defaultSetupInputs)],
+            timeoutMs,
+          },
+        }
+      : {}),
+  };
+}
+
+async function openGitWorkspace(
+  input: OpenWorkspaceInput,
+  environment: EnvironmentSettings,
+): Promise<RunWorkspace> {
   const { runId, cwd, recorded } = input;
   if (recorded) {
     const record = recorded.record;
@@ -54,6 +113,6 @@ async function openGitWorkspace(input: OpenWorkspaceInput): Promise<RunWorkspace
       `${cwd} is not in a git repository: attempts share the directory, without isolation.`,
     );
   }
-  const record = await startWorktreeRun(runId, repo, input.apply, input.abortSignal);
+  const record = await startWorktreeRun(runId, repo, input.apply, environment, input.abortSignal);
   return openWorktreeWorkspace(runId, record, record.base);
 }

@@ -4,13 +4,17 @@ import { join, resolve } from "node:path";
 import type {
   AttemptCapture,
   AttemptSpace,
+  EnvironmentSettings,
   Integration,
   RunWorkspace,
+  SlotPreparation,
   WorkspaceOutcome,
   WorkspaceRecord,
 } from "@taskledger/core";
 import { git, splitNul } from "./git.js";
 import { changedPaths, type GitRepository, snapshotTree, treeOf } from "./git-repository.js";
+import { killLeftoverSetup } from "./setup-command.js";
+import { type EnvironmentSlot, SlotEnvironment } from "./slot-environment.js";
 
 type WorktreeRecord = Extract<WorkspaceRecord, { kind: "worktree" }>;
 
@@ -39,6 +43,7 @@ export async function startWorktreeRun(
   runId: string,
   repo: GitRepository,
   apply: boolean,
+  environment: EnvironmentSettings,
   abortSignal?: AbortSignal,
 ): Promise<WorktreeRecord> {
   const tree = await snapshotTree(repo, abortSignal);
@@ -59,8 +64,14 @@ export async function startWorktreeRun(
     base,
     branch: `taskledger/${runId}`,
     apply,
+    environment,
   };
 }
+
+// Logs from before environments: slots get the dependencies found, nothing else.
+const environmentOfOldLogs: EnvironmentSettings = { dependencies: true, include: [] };
+
+type Slot = EnvironmentSlot;
 
 /**
  * Opens a run's worktree workspace at `tip` (its base when new). On resume the tip ref is put back
@@ -92,18 +103,45 @@ export async function openWorktreeWorkspace(
       });
       await rm(path, { recursive: true, force: true });
       live.delete(path);
+      slotOf.delete(path);
     });
 
   await git(["update-ref", refs.tip, tip], { cwd: root });
   await removeStale(root, runId);
 
+  const environment = new SlotEnvironment(
+    root,
+    record.prefix,
+    runId,
+    record.environment ?? environmentOfOldLogs,
+  );
+  const preparations: SlotPreparation[] = [];
   // Worktrees are reused across attempts ("slots"): resetting one to another commit rewrites only
-  // the files that differ, where a new worktree writes every file of the repository.
-  const free: string[] = [];
+  // the files that differ, where a new worktree writes every file of the repository; and the
+  // environment (copied dependencies, setup) is kept while the lockfiles stay the same.
+  const free: Slot[] = [];
+  const slotOf = new Map<string, Slot>();
   let slots = 0;
-  const newSlot = (start: string, abortSignal: AbortSignal) =>
-    serial(async () => {
-      const path = join(dir, `slot-${++slots}`);
+  const ready = async (
+    slot: Slot,
+    start: string,
+    key: string,
+    abortSignal: AbortSignal,
+  ): Promise<Slot> => {
+    try {
+      const preparation = await environment.prepare(slot, key, abortSignal);
+      if (preparation) preparations.push(preparation);
+      return slot;
+    } catch (error) {
+      // Half an environment is no environment: the next attempt gets a new slot.
+      await removeWorktree(slot.path);
+      throw error;
+    }
+  };
+  const newSlot = async (start: string, abortSignal: AbortSignal) => {
+    const slot = await serial(async () => {
+      const index = ++slots;
+      const path = join(dir, `slot-${index}`);
       await rm(path, { recursive: true, force: true });
       await mkdir(dir, { recursive: true });
       await git(["worktree", "prune"], { cwd: root });
@@ -112,28 +150,45 @@ export async function openWorktreeWorkspace(
         abortSignal,
       });
       live.add(path);
-      return path;
+      const made: Slot = { path, index, key: undefined, keep: [] };
+      slotOf.set(path, made);
+      return made;
     });
-  const takeSlot = async (start: string, abortSignal: AbortSignal): Promise<string> => {
+    return ready(slot, start, await environment.keyAt(start, abortSignal), abortSignal);
+  };
+  const takeSlot = async (start: string, abortSignal: AbortSignal): Promise<Slot> => {
     const reused = free.pop();
     if (reused === undefined) return newSlot(start, abortSignal);
+    let key: string;
     try {
-      await git(["checkout", "-q", "-f", "--detach", start], { cwd: reused, abortSignal });
-      // Exactly the commit, as a new worktree would be: no file of an earlier attempt survives.
-      await git(["clean", "-q", "-ffdx"], { cwd: reused, abortSignal });
-      return reused;
+      key = await environment.keyAt(start, abortSignal);
+      // Exactly the commit, as a new worktree would be: no file of an earlier attempt survives,
+      // except the environment, which is made again when the lockfiles change.
+      await environment.reset(reused, start, key, abortSignal);
     } catch (error) {
-      await removeWorktree(reused);
+      await removeWorktree(reused.path);
       if (abortSignal.aborted) throw error;
       return newSlot(start, abortSignal);
     }
+    return ready(reused, start, key, abortSignal);
   };
 
   const workspace: RunWorkspace = {
     record,
+    async prepare(abortSignal) {
+      // The first slot, made before any model call: a broken setup is found for free.
+      const slot = await takeSlot(tip, abortSignal);
+      free.push(slot);
+    },
+
+    takePreparations() {
+      return preparations.splice(0);
+    },
+
     async attempt({ subTaskId, attempt, from }, abortSignal) {
       const start = from ?? tip;
-      const path = await takeSlot(start, abortSignal);
+      const slot = await takeSlot(start, abortSignal);
+      const path = slot.path;
       const cwd = resolve(path, record.prefix);
       await mkdir(cwd, { recursive: true });
       let disposed = false;
@@ -142,6 +197,22 @@ export async function openWorktreeWorkspace(
         async capture(message): Promise<AttemptCapture> {
           // No signal: a cancelled attempt's work is still kept, and this takes a moment.
           await git(["add", "-A", "--", "."], { cwd: path });
+          // The user's copied environment never travels with the work, even if un-ignored.
+          const never = await environment.neverCommitted();
+          if (never.length > 0) {
+            await git(
+              [
+                "rm",
+                "-r",
+                "-q",
+                "--cached",
+                "--ignore-unmatch",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
+              ],
+              { cwd: path, input: never.map((p) => `:(top,literal)${p}\0`).join("") },
+            );
+          }
           const tree = (await git(["write-tree"], { cwd: path })).stdout.trim();
           const commit = (
             await git(["commit-tree", tree, "-p", start, "-m", message], { cwd: path })
@@ -152,7 +223,8 @@ export async function openWorktreeWorkspace(
         async dispose() {
           if (disposed) return;
           disposed = true;
-          if (live.has(path)) free.push(path);
+          const kept = slotOf.get(path);
+          if (live.has(path) && kept) free.push(kept);
         },
       };
       return space;
@@ -221,6 +293,8 @@ export async function openWorktreeWorkspace(
 
 /** Removes worktrees of this run that a stopped process left registered or on disk. */
 async function removeStale(root: string, runId: string): Promise<void> {
+  // A setup command a killed process left would go on writing into a slot removed below.
+  killLeftoverSetup(runId);
   const { stdout } = await git(["worktree", "list", "--porcelain", "-z"], { cwd: root });
   const marker = `/taskledger-worktrees/${runId}/`;
   for (const field of splitNul(stdout)) {

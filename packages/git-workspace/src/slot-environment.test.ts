@@ -1,0 +1,244 @@
+import { createHash } from "node:crypto";
+import {
+  appendFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { RunEvent, SlotPreparation } from "@taskledger/core";
+import { describe, expect, it } from "vitest";
+import { gitWorkspaces } from "./git-workspaces.js";
+import {
+  createManager,
+  makeRepo,
+  read,
+  scriptedWorkExecutor,
+  sh,
+  task,
+  writeFiles,
+} from "./test-support/git-repo.js";
+
+/** A checksum of every file and link under `dir`: what a user would lose if it changed. */
+function treeSum(dir: string): string {
+  const hash = createHash("sha256");
+  const walk = (path: string) => {
+    for (const name of readdirSync(path).sort()) {
+      const full = join(path, name);
+      const info = lstatSync(full);
+      hash.update(`${full.slice(dir.length)}:${info.mode}\n`);
+      if (info.isSymbolicLink()) hash.update(readlinkSync(full));
+      else if (info.isDirectory()) walk(full);
+      else hash.update(readFileSync(full));
+    }
+  };
+  walk(dir);
+  return hash.digest("hex");
+}
+
+/** A project as users have one: installed dependencies, a venv, a `.env`, all ignored. */
+function project(): string {
+  const repo = makeRepo({
+    ".gitignore": "node_modules/\n.venv/\n.env\nbuild/\n",
+    ".worktreeinclude": ".env\n",
+    "package-lock.json": '{"lockfileVersion":3}\n',
+    "packages/a/package.json": '{"name":"a"}\n',
+    "src.txt": "source\n",
+  });
+  writeFiles(repo, {
+    "node_modules/dep/index.js": "module.exports = 1;\n",
+    "node_modules/dep/package.json": '{"name":"dep"}\n',
+    "packages/a/node_modules/nested/index.js": "module.exports = 2;\n",
+    ".venv/pyvenv.cfg": "home = /usr/bin\n",
+    ".venv/bin/tool": `#!${repo}/.venv/bin/python\nprint("tool")\n`,
+    ".env": "SECRET=from-the-user\n",
+  });
+  mkdirSync(join(repo, "node_modules/.bin"));
+  symlinkSync("../dep/index.js", join(repo, "node_modules/.bin/dep"));
+  symlinkSync(join(repo, "node_modules/dep/index.js"), join(repo, "node_modules/.bin/absolute"));
+  return repo;
+}
+
+function run(
+  repo: string,
+  executor: ReturnType<typeof scriptedWorkExecutor>,
+  subTasks: ReturnType<typeof task>[],
+  options: Parameters<typeof gitWorkspaces>[0] = {},
+  concurrency = 1,
+) {
+  const events: RunEvent[] = [];
+  const manager = createManager({
+    executor,
+    cwd: repo,
+    concurrency,
+    replan: { enabled: false },
+    workspaces: gitWorkspaces(options),
+  });
+  const result = manager.run("x", { plan: { subTasks }, onEvent: (e) => events.push(e) });
+  return { events, result };
+}
+
+const prepared = (events: RunEvent[]): SlotPreparation[] =>
+  events.flatMap((e) => (e.type === "slot-prepared" ? [e.preparation] : []));
+
+describe("the project's environment in every slot", () => {
+  it("copies ignored dependency directories and included files; nothing done in a slot reaches the user's copies or the commits", async () => {
+    const repo = project();
+    const before = treeSum(join(repo, "node_modules"));
+    const venvBefore = treeSum(join(repo, ".venv"));
+    const seen: Record<string, unknown> = {};
+    const executor = scriptedWorkExecutor({
+      a: async (cwd) => {
+        seen.dep = read(cwd, "node_modules/dep/index.js");
+        seen.nested = read(cwd, "packages/a/node_modules/nested/index.js");
+        seen.env = read(cwd, ".env");
+        seen.tool = read(cwd, ".venv/bin/tool");
+        seen.relative = readlinkSync(join(cwd, "node_modules/.bin/dep"));
+        seen.absolute = readlinkSync(join(cwd, "node_modules/.bin/absolute"));
+        // What `npm install left-pad` and an agent's edits do to a dependency directory.
+        writeFiles(cwd, { "node_modules/left-pad/index.js": "pad\n", "a.txt": "a\n" });
+        appendFileSync(join(cwd, "node_modules/dep/index.js"), "// changed in place\n");
+        appendFileSync(join(cwd, ".venv/bin/tool"), "# changed\n");
+        writeFileSync(join(cwd, ".env"), "SECRET=changed-by-the-agent\n");
+        // Even un-ignored, the copies are not part of the work.
+        writeFileSync(join(cwd, ".gitignore"), "build/\n");
+        return undefined;
+      },
+    });
+    const { events, result } = run(repo, executor, [task("a")]);
+    const report = await result;
+    expect(report.status).toBe("completed");
+    expect(seen).toMatchObject({
+      dep: "module.exports = 1;\n",
+      nested: "module.exports = 2;\n",
+      env: "SECRET=from-the-user\n",
+      relative: "../dep/index.js",
+    });
+    const slot = executor.calls[0]!.cwd;
+    expect(seen.tool).toBe(`#!${slot}/.venv/bin/python\nprint("tool")\n`);
+    expect(seen.absolute).toBe(join(slot, "node_modules/dep/index.js"));
+
+    expect(treeSum(join(repo, "node_modules"))).toBe(before);
+    expect(treeSum(join(repo, ".venv"))).toBe(venvBefore);
+    expect(read(repo, ".env")).toBe("SECRET=from-the-user\n");
+    const commit = report.subTasks[0]!.commit!;
+    const files = sh(repo, "ls-tree", "-r", "--name-only", commit).split("\n");
+    expect(files).toContain("a.txt");
+    expect(files.filter((f) => /node_modules|\.venv|^\.env$/.test(f))).toEqual([]);
+    // Applied: a.txt and the .gitignore change, nothing of the environment.
+    expect(read(repo, "a.txt")).toBe("a\n");
+    expect(existsSync(join(repo, "node_modules/left-pad"))).toBe(false);
+
+    const [first] = prepared(events);
+    expect(first).toMatchObject({
+      slot: 1,
+      reason: "new",
+      dependencies: [".venv", "node_modules", "packages/a/node_modules"],
+      from: repo,
+      included: [".env"],
+      includedCount: 1,
+    });
+    expect(report.workspace?.slots?.[0]).toEqual(first);
+  });
+
+  it("keeps a reused slot's environment while the lockfiles stay, and makes it again when they change", async () => {
+    const repo = project();
+    const counter = join(mkdtempSync(join(tmpdir(), "taskledger-setup-")), "setup-runs");
+    const seen: Record<string, boolean> = {};
+    const executor = scriptedWorkExecutor({
+      a: async (cwd) => {
+        writeFiles(cwd, { "node_modules/left-pad/index.js": "pad\n", "a.txt": "a\n" });
+        return undefined;
+      },
+      b: async (cwd) => {
+        seen.bKeeps = existsSync(join(cwd, "node_modules/left-pad/index.js"));
+        seen.bBuilt = existsSync(join(cwd, "build/stamp"));
+        writeFiles(cwd, { "package-lock.json": '{"lockfileVersion":3,"changed":true}\n' });
+        return undefined;
+      },
+      c: async (cwd) => {
+        seen.cFresh = !existsSync(join(cwd, "node_modules/left-pad"));
+        seen.cDep = existsSync(join(cwd, "node_modules/dep/index.js"));
+        return undefined;
+      },
+    });
+    const setup = `mkdir -p build && date > build/stamp && echo run >> ${counter}`;
+    const { events, result } = run(
+      repo,
+      executor,
+      [task("a"), task("b", ["a"]), task("c", ["b"])],
+      { setup },
+    );
+    const report = await result;
+    expect(report.status).toBe("completed");
+    expect(seen).toEqual({ bKeeps: true, bBuilt: true, cFresh: true, cDep: true });
+    // One slot: set up when made, and again only when b changed the lockfile.
+    expect(new Set(executor.calls.map((c) => c.cwd)).size).toBe(1);
+    expect(readFileSync(counter, "utf8")).toBe("run\nrun\n");
+    expect(prepared(events).map((p) => [p.slot, p.reason, p.setup?.exitCode])).toEqual([
+      [1, "new", 0],
+      [1, "inputs-changed", 0],
+    ]);
+  });
+
+  it("fails the run before any attempt when the first slot's setup fails, showing its output", async () => {
+    const repo = project();
+    const executor = scriptedWorkExecutor({});
+    const { events, result } = run(repo, executor, [task("a")], {
+      setup: "echo installing; echo 'npm ERR! missing script' >&2; exit 3",
+    });
+    const error = await result.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ code: "workspace-error", reason: "setup-failed" });
+    expect((error as Error).message).toMatch(/exit 3[\s\S]*npm ERR! missing script/);
+    expect(executor.calls).toHaveLength(0);
+    expect(events.map((e) => e.type)).toEqual(["run-started", "run-failed"]);
+  });
+
+  it("makes a later slot's setup failure that attempt's error, and the sub-task goes on", async () => {
+    const repo = project();
+    const gate = (() => {
+      let waiting = 0;
+      let open!: () => void;
+      const opened = new Promise<void>((r) => {
+        open = r;
+      });
+      return () => (++waiting === 2 ? open() : undefined, opened);
+    })();
+    let bAttempts = 0;
+    const executor = scriptedWorkExecutor({
+      a: async () => {
+        await Promise.race([gate(), new Promise((r) => setTimeout(r, 2000))]);
+        return undefined;
+      },
+      b: async () => {
+        bAttempts++;
+        gate();
+        return undefined;
+      },
+    });
+    const { events, result } = run(
+      repo,
+      executor,
+      [task("a"), task("b")],
+      { setup: 'case "$PWD" in */slot-2*) echo no room; exit 4;; esac' },
+      2,
+    );
+    const report = await result;
+    expect(report.status).toBe("completed");
+    const failed = events.find(
+      (e) => e.type === "attempt-finished" && /setup command/.test(e.result.error ?? ""),
+    );
+    expect(failed).toBeDefined();
+    expect(bAttempts).toBeGreaterThanOrEqual(1);
+  });
+});

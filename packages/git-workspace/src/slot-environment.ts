@@ -1,0 +1,177 @@
+import { createHash } from "node:crypto";
+import { rm } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import type { EnvironmentSettings, SlotPreparation } from "@taskledger/core";
+import { copyDirectory, rebaseCopy } from "./copy-directory.js";
+import { findDependencyDirectories } from "./dependency-directories.js";
+import { git, splitNul } from "./git.js";
+import { defaultSetupInputs, runSetupCommand } from "./setup-command.js";
+import { copyIncludedFiles, findIncludedFiles } from "./worktree-include.js";
+
+// Named in a preparation; the rest are counted.
+const maxNamedIncluded = 20;
+
+/** What makes a slot an environment: the user's dependency directories, included files, setup. */
+export class SlotEnvironment {
+  private found: Promise<{ dependencies: string[]; included: string[] }> | undefined;
+
+  constructor(
+    private readonly root: string,
+    private readonly prefix: string,
+    private readonly runId: string,
+    readonly settings: EnvironmentSettings,
+  ) {}
+
+  /** Looks once per run for what the user's tree has to give (dependencies, included files). */
+  private discover(abortSignal?: AbortSignal) {
+    this.found ??= (async () => {
+      const dependencies = this.settings.dependencies
+        ? await findDependencyDirectories(this.root, abortSignal)
+        : [];
+      const { files } = await findIncludedFiles(
+        this.root,
+        this.settings.include,
+        dependencies,
+        abortSignal,
+      );
+      return { dependencies, included: files };
+    })();
+    // A failed look (an abort) is tried again by the next slot.
+    this.found.catch(() => {
+      this.found = undefined;
+    });
+    return this.found;
+  }
+
+  /** Paths that must never enter an attempt's commit, whatever `.gitignore` says by then. */
+  async neverCommitted(): Promise<string[]> {
+    const { dependencies, included } = await this.discover();
+    return [...dependencies, ...included];
+  }
+
+  /** What the slot's environment depends on at `start`: its lockfiles, the setup and the copies. */
+  async keyAt(start: string, abortSignal?: AbortSignal): Promise<string> {
+    const { dependencies } = await this.discover(abortSignal);
+    const inputs = (this.settings.setup?.inputs ?? defaultSetupInputs).map(globMatcher);
+    const { stdout } = await git(["ls-tree", "-r", "-z", "--full-tree", start], {
+      cwd: this.root,
+      abortSignal,
+    });
+    const hash = createHash("sha256");
+    hash.update(JSON.stringify([this.settings.setup?.command ?? "", dependencies]));
+    for (const entry of stdout.split("\0")) {
+      const tab = entry.indexOf("\t");
+      if (tab === -1) continue;
+      const path = entry.slice(tab + 1);
+      if (inputs.some((matches) => matches(path))) hash.update(`${entry}\n`);
+    }
+    return hash.digest("hex");
+  }
+
+  /**
+   * Resets a used slot to `start` as a new worktree would hold it, except for its environment
+   * (the copied dependencies and what the setup made) while `key` is the one it was made for.
+   */
+  async reset(slot: EnvironmentSlot, start: string, key: string, abortSignal: AbortSignal) {
+    await git(["checkout", "-q", "-f", "--detach", start], { cwd: slot.path, abortSignal });
+    const keep = slot.key === key ? slot.keep : [];
+    const patterns = keep.flatMap((path) => ["-e", `/${escapeGitignore(path)}`]);
+    await git(["clean", "-q", "-ffdx", ...patterns], { cwd: slot.path, abortSignal });
+  }
+
+  /**
+   * Gives a slot the environment: included files every time (a reset removed them), and when the
+   * slot is new or `key` differs from the one it was prepared for, fresh copies of the dependency
+   * directories and the setup command. Returns what it did when it did more than include files.
+   */
+  async prepare(
+    slot: EnvironmentSlot,
+    key: string,
+    abortSignal: AbortSignal,
+  ): Promise<SlotPreparation | undefined> {
+    const started = performance.now();
+    const { dependencies, included } = await this.discover(abortSignal);
+    if (slot.key === key) {
+      await copyIncludedFiles(this.root, slot.path, included);
+      return undefined;
+    }
+    const reason = slot.key === undefined ? "new" : "inputs-changed";
+    slot.key = undefined;
+    for (const path of dependencies) {
+      const to = join(slot.path, path);
+      await rm(to, { recursive: true, force: true });
+      await copyDirectory(join(this.root, path), to, abortSignal);
+      await rebaseCopy(to, this.root, slot.path);
+    }
+    const setup = this.settings.setup
+      ? await runSetupCommand(
+          this.settings.setup,
+          resolve(slot.path, this.prefix),
+          this.runId,
+          abortSignal,
+        )
+      : undefined;
+    // What is ignored now is the environment (copies, what the setup made): kept on reset.
+    slot.keep = await ignoredEntries(slot.path, abortSignal);
+    slot.key = key;
+    await copyIncludedFiles(this.root, slot.path, included);
+    return {
+      slot: slot.index,
+      reason,
+      dependencies,
+      ...(dependencies.length > 0 ? { from: this.root } : {}),
+      included: included.slice(0, maxNamedIncluded),
+      includedCount: included.length,
+      ...(setup && this.settings.setup
+        ? {
+            setup: {
+              command: this.settings.setup.command,
+              exitCode: setup.exitCode,
+              durationMs: setup.durationMs,
+            },
+          }
+        : {}),
+      durationMs: Math.round(performance.now() - started),
+    };
+  }
+}
+
+/** A slot as its environment knows it. */
+export interface EnvironmentSlot {
+  path: string;
+  index: number;
+  /** The environment key it was prepared for; undefined until it is. */
+  key: string | undefined;
+  /** Ignored paths its preparation left (collapsed to directories): kept while `key` holds. */
+  keep: string[];
+}
+
+async function ignoredEntries(slot: string, abortSignal: AbortSignal): Promise<string[]> {
+  const { stdout } = await git(
+    ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
+    { cwd: slot, abortSignal },
+  );
+  return splitNul(stdout).map((entry) => entry.replace(/\/$/, ""));
+}
+
+/** A path as a gitignore pattern matching only itself. */
+function escapeGitignore(path: string): string {
+  return path.replace(/[\\*?[\]!# ]/g, (c) => `\\${c}`);
+}
+
+/** A file-name glob (`requirements*.txt`, or with a `/`, a path glob from the top; `**` spans directories). */
+function globMatcher(glob: string): (path: string) => boolean {
+  const source = glob
+    .split("**")
+    .map((part) =>
+      part
+        .split("*")
+        .map((piece) => piece.replace(/[.+^${}()|[\]\\?]/g, "\\$&"))
+        .join("[^/]*"),
+    )
+    .join(".*");
+  const pattern = glob.includes("/")
+    ? new RegExp(`^${source.replace(/^\//, "")}$`)
+    : new RegExp(`(^|/)${source}$`);
+  return (path) => pattern.test(path);
+}
