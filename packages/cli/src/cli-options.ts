@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { defaultRunSettings, type ModelPrice, type PriceTable } from "@taskledger/core";
+import { type Check, defaultRunSettings, type ModelPrice, type PriceTable } from "@taskledger/core";
+import type { SetupOptions } from "@taskledger/git-workspace";
 import { defaultModels, type Provider } from "@taskledger/llm";
 
 export const providers: readonly Provider[] = [
@@ -43,6 +44,24 @@ export interface RawRunOptions {
   remote?: string;
   redisTimeout?: string;
   stalledCheck?: string;
+  setup?: string;
+  include?: string[];
+  /** `--no-dependencies` sets it false; commander's default is true. */
+  dependencies?: boolean;
+  /** `--config FILE`, or false for `--no-config`. */
+  config?: string | boolean;
+}
+
+/** What the project config file gives a run, under the options given on the command line. */
+export interface ProjectDefaults {
+  path: string;
+  setup?: string | { command: string; inputs?: string[]; timeoutSeconds?: number };
+  include?: string[];
+  dependencies?: boolean;
+  checks?: Check[];
+  agentModel?: string;
+  concurrency?: number;
+  isolation?: "auto" | "worktree" | "shared";
 }
 
 /** How attempts run: a fresh `opencode run` process each, or a session in a running `opencode serve`. */
@@ -83,12 +102,35 @@ export interface RunOptions {
   queue:
     | { redis: string; remote: string; unreachableAfterMs: number; stalledCheckMs: number }
     | undefined;
+  /** What each worktree gets of the project's environment. */
+  environment: { dependencies: boolean; include: string[]; setup: SetupOptions | undefined };
+  /** Checks every sub-task must pass besides its own (from the project config). */
+  checks: Check[] | undefined;
+  /** The project config file the options came from, if any. */
+  configPath: string | undefined;
 }
 
 // Core takes more; a plan past this many steps is no longer one a person can review.
 export const maxSubTasksLimit = 100;
 
-export async function parseRunOptions(raw: RawRunOptions, cwd: string): Promise<RunOptions> {
+export async function parseRunOptions(
+  given: RawRunOptions,
+  cwd: string,
+  project?: ProjectDefaults,
+): Promise<RunOptions> {
+  // The project config fills what the command line left out.
+  const raw: RawRunOptions = {
+    ...given,
+    ...(given.agentModel === undefined && project?.agentModel
+      ? { agentModel: project.agentModel }
+      : {}),
+    ...(given.concurrency === undefined && project?.concurrency !== undefined
+      ? { concurrency: String(project.concurrency) }
+      : {}),
+    ...(given.isolation === undefined && project?.isolation
+      ? { isolation: project.isolation }
+      : {}),
+  };
   const provider = (raw.provider ?? "anthropic") as Provider;
   if (!providers.includes(provider)) {
     throw new UsageError(
@@ -143,7 +185,42 @@ export async function parseRunOptions(raw: RawRunOptions, cwd: string): Promise<
     maxCostUsd: raw.maxCost === undefined ? undefined : dollars(raw.maxCost),
     prices: raw.prices ? await readPrices(resolve(cwd, raw.prices)) : undefined,
     otlp: raw.otlp === undefined ? undefined : otlpUrl(raw.otlp),
+    environment: environmentOf(raw, project),
+    checks: project?.checks,
+    configPath: project?.path,
   };
+}
+
+function environmentOf(raw: RawRunOptions, project: ProjectDefaults | undefined) {
+  const fromConfig = project?.setup;
+  const setup: SetupOptions | undefined =
+    raw.setup !== undefined
+      ? { command: nonEmpty("--setup", raw.setup) }
+      : typeof fromConfig === "string"
+        ? { command: fromConfig }
+        : fromConfig
+          ? {
+              command: fromConfig.command,
+              ...(fromConfig.inputs ? { inputs: fromConfig.inputs } : {}),
+              ...(fromConfig.timeoutSeconds
+                ? { timeoutMs: Math.round(fromConfig.timeoutSeconds * 1000) }
+                : {}),
+            }
+          : undefined;
+  return {
+    // Only `--no-dependencies` can be given: commander's true means "not given".
+    dependencies: raw.dependencies === false ? false : (project?.dependencies ?? true),
+    include: [
+      ...(project?.include ?? []),
+      ...(raw.include ?? []).map((p) => nonEmpty("--include", p)),
+    ],
+    setup,
+  };
+}
+
+function nonEmpty(flag: string, value: string): string {
+  if (value.trim() === "") throw new UsageError(`${flag} must not be empty`);
+  return value;
 }
 
 /** `--redis` and `--remote` go together, and attempts on workers need worktrees. */

@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import {
   defaultRunSettings,
   InvalidConfigError,
@@ -16,6 +17,7 @@ import {
 } from "./cli-options.js";
 import { setUpDemo } from "./demo.js";
 import { hostSettingsOf, loggedOptions } from "./host-settings.js";
+import { loadProjectConfig, projectConfigName } from "./project-config.js";
 import { readRequest } from "./request-source.js";
 import { resumeCommand } from "./resume-command.js";
 import { colorsFor, openSession, printPlan } from "./terminal-session.js";
@@ -51,7 +53,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       )
       .option("--opencode-config <file>", "JSON merged into each opencode session's config")
       .option("--cwd <dir>", "directory the agents work in", ".")
-      .option("--concurrency <n>", "sub-tasks running at once", "3")
+      .option("--concurrency <n>", "sub-tasks running at once (default 3)")
       .option("--max-retries <n>", "retries per sub-task", "2")
       .option(
         "--max-sub-tasks <n>",
@@ -91,10 +93,25 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
   // The request as words, `-` for stdin, or a file: argv caps one argument at 128 KB.
   const withRequest = (command: Command, what: string) =>
-    withRunOptions(command.argument("[request...]", `${what}; - reads it from stdin`)).option(
-      "--request-file <path>",
-      "read the request from a file",
+    withRunOptions(command.argument("[request...]", `${what}; - reads it from stdin`))
+      .option("--request-file <path>", "read the request from a file")
+      .option("--config <file>", `project config (default: ${projectConfigName} from --cwd up)`)
+      .option("--no-config", `ignore ${projectConfigName}`);
+  // The options a run takes: the command line's, over the project config file's.
+  const runOptionsOf = async (raw: RawRunOptions) => {
+    const config =
+      raw.config === false
+        ? undefined
+        : await loadProjectConfig(
+            resolve(io.cwd, raw.cwd ?? "."),
+            typeof raw.config === "string" ? raw.config : undefined,
+          );
+    return parseRunOptions(
+      raw,
+      io.cwd,
+      config ? { path: config.path, ...config.config } : undefined,
     );
+  };
 
   withUiOptions(withRequest(program.command("run"), "what to get done"))
     .description("plan the request, run every sub-task, evaluate, retry and report")
@@ -102,12 +119,24 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .option("--dry-run", "plan only: print the Task Ledger and stop")
     .option(
       "--isolation <mode>",
-      "auto: a git worktree per attempt inside a git repository, else shared; worktree; shared",
-      "auto",
+      "auto (default): a git worktree per attempt inside a git repository, else shared; worktree; shared",
     )
     .option("--no-apply", "with worktrees, leave the result on its branch instead of in your tree")
+    .option(
+      "--setup <command>",
+      "shell command run in each new worktree, and again when lockfiles change (npm ci --prefer-offline)",
+    )
+    .option(
+      "--include <pattern>",
+      "ignored files each worktree gets, gitignore syntax, besides .worktreeinclude (repeatable)",
+      (value: string, list: string[] = []) => [...list, value],
+    )
+    .option(
+      "--no-dependencies",
+      "do not copy ignored node_modules and Python virtual environments into worktrees",
+    )
     .action(async (words: string[], raw: RawRunOptions & UiFlags) => {
-      const options = await parseRunOptions(raw, io.cwd);
+      const options = await runOptionsOf(raw);
       const source = await readRequest(words, raw.requestFile, io);
       exitCode = await runCommand(source.request, options, io, source.fromStdin, raw);
     });
@@ -115,7 +144,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   withRequest(program.command("plan"), "what to plan")
     .description("print the Task Ledger the manager would run")
     .action(async (words: string[], raw: RawRunOptions) => {
-      const options = { ...(await parseRunOptions(raw, io.cwd)), dryRun: true };
+      const options = { ...(await runOptionsOf(raw)), dryRun: true };
       const source = await readRequest(words, raw.requestFile, io);
       exitCode = await runCommand(source.request, options, io, source.fromStdin);
     });

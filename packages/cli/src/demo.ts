@@ -60,6 +60,9 @@ export async function setUpDemo(base: {
       prices: undefined,
       otlp: undefined,
       queue: undefined,
+      environment: { dependencies: true, include: [], setup: undefined },
+      checks: undefined,
+      configPath: undefined,
     },
     async finish(write) {
       try {

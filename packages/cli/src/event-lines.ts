@@ -1,4 +1,4 @@
-import { oneLine, type RunEvent } from "@taskledger/core";
+import { oneLine, type RunEvent, type SlotPreparation } from "@taskledger/core";
 import type { Colors } from "picocolors/types.js";
 import type { ProgressState } from "./progress-state.js";
 import { terminalText } from "./terminal-text.js";
@@ -104,15 +104,21 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
       ];
     case "run-started": {
       const workspace = event.workspace;
+      const config = event.settings?.host?.config;
+      const used =
+        typeof config === "string" ? [c.dim(`Project config: ${terminalText(config)}`)] : [];
       if (workspace?.kind === "worktree") {
         return [
+          ...used,
           c.dim(
             `Each attempt works in its own git worktree; your tree is left alone until the end (branch ${terminalText(workspace.branch)}).`,
           ),
         ];
       }
-      return workspace?.notice ? [c.yellow(terminalText(workspace.notice))] : [];
+      return [...used, ...(workspace?.notice ? [c.yellow(terminalText(workspace.notice))] : [])];
     }
+    case "slot-prepared":
+      return [c.dim(slotLine(event.preparation))];
     case "sub-task-conflicted":
       return [
         `${c.yellow("⚠")} ${step(event.subTaskId)} did not merge${
@@ -128,6 +134,27 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
     default:
       return [];
   }
+}
+
+/** One line saying what a worktree slot was given: dependencies, included files, setup. */
+export function slotLine(p: SlotPreparation): string {
+  const parts: string[] = [];
+  if (p.dependencies.length > 0) {
+    const named = p.dependencies.slice(0, 4).join(", ");
+    const more = p.dependencies.length > 4 ? ` and ${p.dependencies.length - 4} more` : "";
+    parts.push(`copied ${named}${more} from ${p.from ?? "your tree"}`);
+  } else parts.push("no ignored dependency directory to copy");
+  if (p.includedCount > 0) {
+    const named = p.included.slice(0, 3).join(", ");
+    const more = p.includedCount > 3 ? ` and ${p.includedCount - 3} more` : "";
+    parts.push(`included ${named}${more}`);
+  }
+  if (p.setup)
+    parts.push(`setup \`${p.setup.command}\` ran in ${formatDuration(p.setup.durationMs)}`);
+  const why = p.reason === "inputs-changed" ? " again (lockfiles changed)" : "";
+  return terminalText(
+    `Worktree slot ${p.slot} prepared${why} in ${formatDuration(p.durationMs)}: ${parts.join("; ")}.`,
+  );
 }
 
 /** " (after a, b)" for a sub-task with dependencies. */

@@ -17,6 +17,8 @@ export interface HostSettings {
   executor?: ExecutorKind;
   /** `--prices`, so a resumed run prices its calls the same way. */
   prices?: PriceTable;
+  /** The project config file the run's options came from (shown, not read again on resume). */
+  config?: string;
 }
 
 // Keys whose values are credentials; `{env:NAME}` and `{file:PATH}` references are kept.
@@ -34,6 +36,7 @@ export function hostSettingsOf(options: RunOptions): HostSettings {
       : {}),
     executor: options.executor,
     ...(options.prices ? { prices: options.prices } : {}),
+    ...(options.configPath ? { config: options.configPath } : {}),
   };
 }
 

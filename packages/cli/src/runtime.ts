@@ -14,6 +14,7 @@ import {
   createOpencodeServerExecutor,
   type OpencodeConfig,
 } from "@taskledger/executor";
+import { gitWorkspaces } from "@taskledger/git-workspace";
 import { createModel, createPricing, type ModelWarning } from "@taskledger/llm";
 import { createQueueExecutor } from "@taskledger/queue";
 import { createTelemetry, type Telemetry } from "@taskledger/telemetry";
@@ -91,6 +92,8 @@ export function createRuntime(
     ...(reviewPlan ? { reviewPlan } : {}),
     cwd: options.cwd,
     isolation: options.isolation,
+    workspaces: gitWorkspaces(options.environment),
+    ...(options.checks ? { checks: options.checks } : {}),
     apply: options.apply,
     ...(store ? { store } : {}),
   });

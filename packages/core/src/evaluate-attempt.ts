@@ -13,7 +13,7 @@ export async function evaluateAttempt(
   result: AttemptResult,
   cwd: string,
 ): Promise<ProgressEntry> {
-  const { input, options, stop } = ctx;
+  const { input, options, stop, settings } = ctx;
   const before = s.previous;
   // No attempt can succeed (a refused config, no binary): the ladder fails it; a judge costs a call.
   if (result.retryable === false) {
@@ -28,7 +28,10 @@ export async function evaluateAttempt(
       {
         runId: input.runId,
         request: input.request,
-        subTask: s.subTask,
+        // The run's own checks (a project's typecheck) are every sub-task's too.
+        subTask: settings.checks
+          ? { ...s.subTask, checks: [...s.subTask.checks, ...settings.checks] }
+          : s.subTask,
         attempt,
         result,
         cwd,

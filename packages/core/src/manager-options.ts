@@ -6,6 +6,7 @@ import type { ReviewPlan } from "./plan-review.js";
 import type { DecomposePolicy } from "./planner.js";
 import { type RunBudget, type RunSettings, resolveRunSettings } from "./run-settings.js";
 import { MemoryRunStore, type RunStore } from "./run-store.js";
+import type { Check } from "./sub-task.js";
 import { defaultMaxSubTasks } from "./task-ledger.js";
 import { type Isolation, sharedWorkspaces, type WorkspaceProvider } from "./workspace.js";
 
@@ -38,6 +39,8 @@ export interface ManagerOptions {
    * a sub-task (or made no progress), before a replan. Passed to the executor as `agentModel`.
    */
   alternateAgentModels?: string[];
+  /** Checks every sub-task must pass besides its own (`{ type: "command", command: "npm test" }`). */
+  checks?: Check[];
   /** Replace a sub-task that still fails (and its dependents) by asking the model for new ones. */
   replan?: { enabled?: boolean; maxPerSubTask?: number; maxPerRun?: number };
   /** Approve, edit or reject the plan before it runs, and every replan before it applies. */
@@ -109,6 +112,7 @@ export function resolveManagerOptions(options: ManagerOptions): ResolvedManagerO
         "contextTokenBudget",
         "budget",
         "alternateAgentModels",
+        "checks",
       ]),
       ...(options.replan ? { replan: options.replan } : {}),
     },

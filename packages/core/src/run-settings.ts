@@ -1,4 +1,5 @@
 import { InvalidConfigError } from "./errors.js";
+import { type Check, checkSchema } from "./sub-task.js";
 
 /** What a run needs beyond its model, executor, evaluator and store; logged in its first record. */
 export interface RunSettings {
@@ -11,6 +12,8 @@ export interface RunSettings {
   decompose: "auto" | "always" | "never" | "function";
   alternateAgentModels: string[];
   replan: { enabled: boolean; maxPerSubTask: number; maxPerRun: number };
+  /** Checks every sub-task must pass besides its own (a project's `npm run typecheck`, say). */
+  checks?: Check[];
   /**
    * The host's own settings (the CLI keeps its provider, models and base URL here), as JSON.
    * Never a key or any other secret: those come from the environment when the run resumes.
@@ -83,8 +86,24 @@ export function resolveRunSettings(base: RunSettings, input: RunSettingsInput = 
         100,
       ),
     },
+    ...runChecks(input.checks ?? base.checks),
     ...((input.host ?? base.host) ? { host: structuredClone(input.host ?? base.host) } : {}),
   };
+}
+
+// As many as a sub-task may declare: each runs after every attempt.
+const maxRunChecks = 20;
+
+function runChecks(checks: unknown): { checks?: Check[] } {
+  if (checks === undefined) return {};
+  const parsed = checkSchema.array().max(maxRunChecks).safeParse(checks);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new InvalidConfigError(
+      `\`checks\` must be up to ${maxRunChecks} checks like a sub-task's: ${issue?.path.join(".") || "(top)"}: ${issue?.message}`,
+    );
+  }
+  return parsed.data.length > 0 ? { checks: parsed.data } : {};
 }
 
 function integer(

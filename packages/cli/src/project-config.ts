@@ -1,0 +1,133 @@
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { dirname, join, relative, resolve } from "node:path";
+import { checkSchema } from "@taskledger/core";
+import { z } from "zod";
+import { UsageError } from "./cli-options.js";
+
+/** The project config file's name, looked for from `--cwd` up to the repository's top. */
+export const projectConfigName = "taskledger.json";
+
+/**
+ * What a project keeps for every run (`taskledger.json`), validated strictly: an unknown key is an
+ * error naming it, not a silent typo. Options given on the command line win over it.
+ */
+export const projectConfigSchema = z
+  .object({
+    $schema: z.string().optional().describe("The JSON Schema this file follows."),
+    setup: z
+      .union([
+        z.string().min(1),
+        z
+          .object({
+            command: z.string().min(1),
+            inputs: z.array(z.string().min(1)).max(50).optional(),
+            timeoutSeconds: z.number().positive().max(86_400).optional(),
+          })
+          .strict(),
+      ])
+      .optional()
+      .describe(
+        "Shell command run in each new worktree (in the run's directory there), and again when its inputs (default: lockfiles) change.",
+      ),
+    include: z
+      .array(z.string().min(1))
+      .max(200)
+      .optional()
+      .describe(
+        "gitignore patterns of ignored files each worktree gets, besides .worktreeinclude's.",
+      ),
+    dependencies: z
+      .boolean()
+      .optional()
+      .describe(
+        "Copy ignored node_modules and Python virtual environments into each worktree (default true).",
+      ),
+    checks: z
+      .array(checkSchema)
+      .max(20)
+      .optional()
+      .describe("Checks every sub-task must pass besides its own, like a sub-task's checks."),
+    agentModel: z
+      .string()
+      .regex(/^[^/\s]+\/\S+$/, "must look like provider/model")
+      .optional()
+      .describe("The model the agents use, provider/model."),
+    concurrency: z.number().int().min(1).max(64).optional().describe("Sub-tasks running at once."),
+    isolation: z
+      .enum(["auto", "worktree", "shared"])
+      .optional()
+      .describe("Where attempts work: auto, worktree or shared."),
+  })
+  .strict();
+
+export type ProjectConfig = z.infer<typeof projectConfigSchema>;
+
+export interface LoadedConfig {
+  path: string;
+  config: ProjectConfig;
+}
+
+/**
+ * The project config: `explicit` (`--config`), else `taskledger.json` in `cwd` or the nearest
+ * directory above it, up to the repository's top. An unreadable file, bad JSON, an unknown key
+ * or a wrong type is a `UsageError` naming the file and the key.
+ */
+export async function loadProjectConfig(
+  cwd: string,
+  explicit: string | undefined,
+): Promise<LoadedConfig | undefined> {
+  const path = explicit === undefined ? findConfig(cwd) : resolve(cwd, explicit);
+  if (path === undefined) return undefined;
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw new UsageError(`cannot read the config file ${path}: ${(error as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${path} is not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = projectConfigSchema.safeParse(json);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.slice(0, 5).map((issue) => {
+      if (issue.code === "unrecognized_keys") {
+        const where = issue.path.length > 0 ? ` in "${issue.path.join(".")}"` : "";
+        return `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `"${k}"`).join(", ")}${where}`;
+      }
+      return `"${issue.path.join(".") || "(top)"}": ${issue.message}`;
+    });
+    throw new UsageError(`${path}: ${problems.join("; ")}`);
+  }
+  return { path, config: parsed.data };
+}
+
+function findConfig(cwd: string): string | undefined {
+  let dir = resolve(cwd);
+  for (;;) {
+    const candidate = join(dir, projectConfigName);
+    if (existsSync(candidate)) return candidate;
+    // The repository's top is as far as a project's config can be.
+    if (existsSync(join(dir, ".git"))) return undefined;
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+/** The config's path as the user would name it from `cwd`. */
+export function shownPath(path: string, cwd: string): string {
+  const rel = relative(cwd, path);
+  return rel.startsWith("..") ? path : rel || ".";
+}
+
+/** The JSON Schema published as `taskledger.schema.json`, for editors (`"$schema"`). */
+export function projectConfigJsonSchema(): Record<string, unknown> {
+  return {
+    ...z.toJSONSchema(projectConfigSchema, { target: "draft-2020-12" }),
+    title: "taskledger project config (taskledger.json)",
+  };
+}
