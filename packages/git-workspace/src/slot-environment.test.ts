@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   appendFileSync,
@@ -240,5 +241,52 @@ describe("the project's environment in every slot", () => {
     );
     expect(failed).toBeDefined();
     expect(bAttempts).toBeGreaterThanOrEqual(1);
+  });
+
+  it("gives every slot a working copy of a real Python virtual environment: a check imports from it, an install there stays there", async () => {
+    const repo = makeRepo({
+      ".gitignore": ".venv/\n",
+      "check.py": "import mylib\nprint(mylib.VALUE)\n",
+    });
+    execFileSync("python3", ["-m", "venv", "--without-pip", ".venv"], { cwd: repo });
+    const site = execFileSync(
+      join(repo, ".venv/bin/python"),
+      ["-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+      { encoding: "utf8" },
+    ).trim();
+    writeFileSync(join(site, "mylib.py"), "VALUE = 'from the venv'\n");
+    // A console script as pip writes one: its #! names the environment's own python.
+    writeFileSync(
+      join(repo, ".venv/bin/mytool"),
+      `#!${repo}/.venv/bin/python\nimport sys\nprint(sys.prefix)\n`,
+      { mode: 0o755 },
+    );
+    const before = treeSum(join(repo, ".venv"));
+    const seen: Record<string, string> = {};
+    const executor = scriptedWorkExecutor({
+      a: async (cwd) => {
+        seen.check = execFileSync(".venv/bin/python", ["check.py"], {
+          cwd,
+          encoding: "utf8",
+        }).trim();
+        seen.prefix = execFileSync(join(cwd, ".venv/bin/mytool"), { cwd, encoding: "utf8" }).trim();
+        // What `pip install` does: write into the environment's site-packages.
+        execFileSync(
+          ".venv/bin/python",
+          [
+            "-c",
+            "import sysconfig, pathlib; pathlib.Path(sysconfig.get_paths()['purelib'], 'added.py').write_text('')",
+          ],
+          { cwd },
+        );
+        return undefined;
+      },
+    });
+    const report = await run(repo, executor, [task("a")]).result;
+    expect(report.status).toBe("completed");
+    const slot = executor.calls[0]!.cwd;
+    expect(seen).toEqual({ check: "from the venv", prefix: join(slot, ".venv") });
+    expect(treeSum(join(repo, ".venv"))).toBe(before);
+    expect(existsSync(join(site, "added.py"))).toBe(false);
   });
 });
