@@ -111,5 +111,9 @@ async function resumeOptions(
   if (!given.has("opencodeConfig") && host.opencodeConfig)
     options.opencodeConfig = host.opencodeConfig;
   if (!given.has("prices") && host.prices) options.prices = host.prices;
+  // Slots are made again as the log says; workers are sent the logged setup command.
+  const environment =
+    recovered.workspace?.kind === "worktree" ? recovered.workspace.environment : undefined;
+  if (environment) options.environment = { ...environment, setup: environment.setup };
   return { options, notices };
 }

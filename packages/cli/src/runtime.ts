@@ -69,7 +69,11 @@ export function createRuntime(
   const model = telemetry ? telemetry.model(baseModel) : baseModel;
   const settings = { model: options.agentModel, config: agentConfig(options), pricing };
   const queue = options.queue
-    ? createQueueExecutor({ ...options.queue, agentModel: options.agentModel })
+    ? createQueueExecutor({
+        ...options.queue,
+        agentModel: options.agentModel,
+        ...(options.environment.setup ? { setup: options.environment.setup } : {}),
+      })
     : undefined;
   const executor: Executor =
     queue ??

@@ -23,6 +23,11 @@ export interface AttemptJobData {
   workRef: string;
   /** The run's directory inside the repository ("" at the top, else with a trailing slash). */
   prefix: string;
+  /**
+   * The run's setup command, run in the worker's worktree before the agent: a command, never a
+   * file or a secret (the user's dependency directories cannot travel).
+   */
+  setup?: { command: string; timeoutMs: number };
 }
 
 /** Who ran an attempt, kept in the attempt's `details.worker`. */

@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { type AttemptResult, describeError, type Executor } from "@taskledger/core";
+import { type AttemptResult, describeError, type Executor, emptyUsage } from "@taskledger/core";
+import { runSetupCommand } from "@taskledger/git-workspace";
 import { type Job, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import {
@@ -88,6 +89,20 @@ export async function startAttemptWorker(
     options.onJob?.({ type: "started", jobId });
     const slot = await clones.checkout(data, jobId, cancelled);
     try {
+      if (data.setup) {
+        const started = performance.now();
+        const setup = { ...data.setup, inputs: [] };
+        const failed = await runSetupCommand(setup, slot.cwd, data.runId, cancelled).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        if (failed) {
+          if (cancelled.aborted) throw failed;
+          const result = setupFailedResult(failed, performance.now() - started);
+          options.onJob?.({ type: "finished", jobId, outcome: result.outcome });
+          return { result, worker: { ...identity, jobId } };
+        }
+      }
       let result: AttemptResult = await options.executor.run(data.prompt, {
         subTask: data.subTask,
         runId: data.runId,
@@ -148,5 +163,19 @@ export async function startAttemptWorker(
       })();
       return closing;
     },
+  };
+}
+
+/** An attempt that never started: its worktree's setup command failed on this worker. */
+function setupFailedResult(error: unknown, durationMs: number): AttemptResult {
+  return {
+    outcome: "error",
+    finalText: "",
+    toolCalls: [],
+    stepFinishReasons: [],
+    filesChanged: [],
+    usage: emptyUsage(),
+    error: `On the worker: ${describeError(error)}`,
+    durationMs,
   };
 }

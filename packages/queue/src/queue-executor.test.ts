@@ -157,6 +157,44 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
     if (!AbortedError.isInstance(ended)) expect((ended as AttemptResult).outcome).toBe("cancelled");
   });
 
+  it("runs the run's setup command in the worker's worktree before the agent; a failing one is the attempt's error", async () => {
+    const { remote, worktree } = repository();
+    const seen: string[] = [];
+    const fake: Executor = {
+      async run(_prompt, options) {
+        seen.push(readFileSync(join(options.cwd, "made-by-setup.txt"), "utf8"));
+        return result("finished");
+      },
+    };
+    worker = await startAttemptWorker({ redis: redis.url, executor: fake, queueName: "q-setup" });
+    const send = async (command: string, attempt: number) => {
+      executor = createQueueExecutor({
+        redis: redis.url,
+        remote,
+        queueName: "q-setup",
+        setup: { command },
+      });
+      const ended = await executor.run("prompt", {
+        runId: "run-setup",
+        subTask: subTask("s"),
+        attempt,
+        cwd: worktree(`attempt-${attempt}`),
+        abortSignal: new AbortController().signal,
+      });
+      await executor.close();
+      executor = undefined;
+      return ended;
+    };
+    expect((await send("echo ready > made-by-setup.txt", 1)).outcome).toBe("finished");
+    expect(seen).toEqual(["ready\n"]);
+    const failed = await send("echo 'no lockfile' >&2; exit 9", 2);
+    expect(failed.outcome).toBe("error");
+    expect(failed.error).toMatch(
+      /On the worker: The setup command .* failed \(exit 9\)[\s\S]*no lockfile/,
+    );
+    expect(seen).toHaveLength(1);
+  });
+
   // Last: it restarts the shared server.
   it("a Redis restart that loses a running job ends its attempt as interrupted, not a hang", async () => {
     const { remote, worktree } = repository();

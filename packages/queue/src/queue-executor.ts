@@ -7,7 +7,7 @@ import {
   emptyUsage,
   QueueError,
 } from "@taskledger/core";
-import { git } from "@taskledger/git-workspace";
+import { defaultSetupTimeoutMs, git } from "@taskledger/git-workspace";
 import { type Job, Queue, QueueEvents, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import {
@@ -29,6 +29,8 @@ export interface QueueExecutorOptions {
   remote: string;
   /** The run's agent model, sent with every job an escalation does not give another. */
   agentModel?: string;
+  /** The run's setup command, which every worker runs in its worktree before the agent. */
+  setup?: { command: string; timeoutMs?: number };
   /** Default `taskledger-attempts`. */
   queueName?: string;
   /** How long Redis may stay unreachable before the wait fails with a `QueueError`; default 30 s. */
@@ -176,6 +178,14 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
         prefix,
         ...((execute.agentModel ?? options.agentModel)
           ? { agentModel: execute.agentModel ?? options.agentModel }
+          : {}),
+        ...(options.setup
+          ? {
+              setup: {
+                command: options.setup.command,
+                timeoutMs: options.setup.timeoutMs ?? defaultSetupTimeoutMs,
+              },
+            }
           : {}),
       };
       listeners.set(jobId, execute.onEvent);
