@@ -9,6 +9,7 @@ import { demoOverhead, scriptedOverhead } from "./manager-overhead.ts";
 import { benchQueue, benchQueueOpencode } from "./queue-makespan.ts";
 import { benchSchedulerOverhead } from "./scheduler-overhead.ts";
 import { benchSessionStart } from "./session-start.ts";
+import { benchSlotEnvironment } from "./slot-environment.ts";
 import { benchTracingOverhead } from "./tracing-overhead.ts";
 import { benchWorkspaceCost } from "./workspace-cost.ts";
 
@@ -106,6 +107,15 @@ for (const r of await benchWorkspaceCost()) {
     `${r.files.toLocaleString("en")}-file repository`,
     `${r.msPerAttempt} ms per attempt`,
     `reset ${r.msWorktree} + commit ${r.msCommit} + merge ${r.msMerge} ms; a new worktree (once per attempt running at a time) ${r.msNewWorktree} ms; per run: base ${r.msBase} ms, branch + apply ${r.msFinish} ms`,
+  );
+}
+
+for (const r of await benchSlotEnvironment()) {
+  add(
+    "9. project environment",
+    `10,000 tracked files, node_modules of ${r.dependencyFiles.toLocaleString("en")} files`,
+    `${r.msReusedAttempt} ms per attempt in a reused slot`,
+    `without dependencies ${r.msReusedAttemptBare} ms; a new slot ${r.msNewSlot} ms, of which the environment ${r.msEnvironment} ms (a new slot without it ${r.msNewSlotBare} ms)`,
   );
 }
 

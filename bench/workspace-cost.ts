@@ -23,7 +23,7 @@ export interface WorkspaceCostRow {
   msFinish: number;
 }
 
-function makeRepo(files: number): string {
+export function makeRepo(files: number): string {
   const dir = mkdtempSync(join(tmpdir(), "taskledger-bench-repo-"));
   for (let i = 0; i < files; i++) {
     const sub = join(dir, `src/d${i % 100}`);
