@@ -54,7 +54,12 @@ const slotPreparationSchema = z.object({
   included: z.array(z.string()),
   includedCount: z.number().int(),
   setup: z
-    .object({ command: z.string(), exitCode: z.number().int(), durationMs: z.number() })
+    .object({
+      command: z.string(),
+      exitCode: z.number().int(),
+      durationMs: z.number(),
+      output: z.string().optional(),
+    })
     .optional(),
   durationMs: z.number(),
 });

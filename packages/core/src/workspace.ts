@@ -59,7 +59,8 @@ export interface SlotPreparation {
   /** Ignored files copied in by `.worktreeinclude` and `include` (at most 20 named). */
   included: string[];
   includedCount: number;
-  setup?: { command: string; exitCode: number; durationMs: number };
+  /** The setup command's run; `output` is its last 2,000 characters. */
+  setup?: { command: string; exitCode: number; durationMs: number; output?: string };
   durationMs: number;
 }
 

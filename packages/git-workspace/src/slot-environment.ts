@@ -10,6 +10,7 @@ import { copyIncludedFiles, findIncludedFiles } from "./worktree-include.js";
 
 // Named in a preparation; the rest are counted.
 const maxNamedIncluded = 20;
+const maxLoggedOutput = 2000;
 
 /** What makes a slot an environment: the user's dependency directories, included files, setup. */
 export class SlotEnvironment {
@@ -128,6 +129,8 @@ export class SlotEnvironment {
               command: this.settings.setup.command,
               exitCode: setup.exitCode,
               durationMs: setup.durationMs,
+              // The log keeps how it ended; the whole output would grow it past any bound.
+              output: setup.output.slice(-maxLoggedOutput),
             },
           }
         : {}),
