@@ -26,6 +26,9 @@ export async function findDependencyDirectories(
     if (!entry.endsWith("/")) continue;
     const path = entry.slice(0, -1);
     const name = basename(path);
+    // A directory ignored only file by file (a venv's own `.gitignore` of `*`) is listed with
+    // its contents (in path order): what lies inside a dependency directory comes with it.
+    if (found.some((dir) => path.startsWith(`${dir}/`))) continue;
     const isDependency = dependencyNames.has(name) || existsSync(join(root, path, "pyvenv.cfg"));
     if (isDependency) found.push(path);
     if (found.length >= maxDependencyDirectories) break;

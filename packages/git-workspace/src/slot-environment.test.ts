@@ -244,11 +244,10 @@ describe("the project's environment in every slot", () => {
   });
 
   it("gives every slot a working copy of a real Python virtual environment: a check imports from it, an install there stays there", async () => {
-    const repo = makeRepo({
-      ".gitignore": ".venv/\n",
-      "check.py": "import mylib\nprint(mylib.VALUE)\n",
-    });
+    const repo = makeRepo({ "check.py": "import mylib\nprint(mylib.VALUE)\n" });
     execFileSync("python3", ["-m", "venv", "--without-pip", ".venv"], { cwd: repo });
+    // As Python 3.13's venv does: the environment ignores itself, the repository says nothing.
+    writeFileSync(join(repo, ".venv/.gitignore"), "*\n");
     const site = execFileSync(
       join(repo, ".venv/bin/python"),
       ["-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
