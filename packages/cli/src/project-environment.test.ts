@@ -273,11 +273,6 @@ describe("a real project's environment in every worktree (real npm, real opencod
         env: { ...process.env, OPENAI_API_KEY: "test-key" },
       },
     );
-    await pollUntil(
-      async () => existsSync(started),
-      (found) => found,
-      600,
-    );
     // pgrep leaves itself out; a shell around it would match its own command line.
     const sleeping = () => {
       try {
@@ -288,6 +283,12 @@ describe("a real project's environment in every worktree (real npm, real opencod
         return "";
       }
     };
+    // The setup has begun its sleep: the run is killed in the middle of its setup.
+    await pollUntil(
+      async () => sleeping(),
+      (pids) => pids !== "",
+      600,
+    );
     expect(sleeping()).not.toBe("");
     process.kill(victim.pid!, "SIGKILL");
     const runId = readdirSync(store)[0]!.replace(/\.jsonl$/, "");

@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createManager, emptyUsage, FileRunStore } from "@taskledger/core";
+import { gitWorkspaces } from "@taskledger/git-workspace";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserTests, launchBrowser } from "./test-support/browser.js";
@@ -50,6 +51,7 @@ async function storeRepoRun(store: string): Promise<void> {
   const manager = createManager({
     store: new FileRunStore(store),
     cwd: repo,
+    workspaces: gitWorkspaces(),
     executor: {
       async run(_prompt, { cwd }) {
         await writeFile(join(cwd, "page.html"), `${xssOutput}\n`);
