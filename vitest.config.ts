@@ -12,6 +12,7 @@ const packages = [
   "telemetry",
   "queue",
   "ui",
+  "mcp",
   "cli",
 ] as const;
 

@@ -231,7 +231,7 @@ async function readPrices(path: string): Promise<PriceTable> {
   return prices;
 }
 
-function integer(
+export function integer(
   flag: string,
   value: string | undefined,
   fallback: number,
