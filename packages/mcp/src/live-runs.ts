@@ -1,4 +1,4 @@
-import { InvalidRequestError, type RunReport, type TaskRun } from "@taskledger/core";
+import { InvalidRequestError, type RunReport, type RunState, type TaskRun } from "@taskledger/core";
 import type { ReviewBroker } from "@taskledger/ui";
 
 /** A run this server process runs now (or ran since it started). */
@@ -6,10 +6,14 @@ export interface LiveRun {
   runId: string;
   run: TaskRun;
   directory: string;
+  /** What the run's log held when it was resumed: its state until the resumed run has begun. */
+  before: RunState | undefined;
   /** Aborting it stops the run; its log keeps it resumable. */
   controller: AbortController;
   /** Holds its pending plan review for `answer_plan_review`. */
   reviews: ReviewBroker;
+  /** The client's user is being asked about the pending review (an elicitation form is open). */
+  asking: boolean;
   /** Set once the run ended. */
   ended: { report: RunReport | undefined; error: string | undefined } | undefined;
 }
@@ -37,8 +41,8 @@ export class LiveRuns {
       );
   }
 
-  add(live: Omit<LiveRun, "ended">): LiveRun {
-    const entry: LiveRun = { ...live, ended: undefined };
+  add(live: Omit<LiveRun, "ended" | "asking">): LiveRun {
+    const entry: LiveRun = { ...live, asking: false, ended: undefined };
     this.#runs.set(live.runId, entry);
     live.run.result.then(
       (report) => {

@@ -35,7 +35,8 @@ export function statusResult(
   review: ReviewView | undefined,
   error?: string,
 ): RunStatusResult {
-  const status = statusOf(state, live);
+  // A resumed run carries the report its last session ended with until it ends again.
+  const status = statusOf(live ? { ...state, report: undefined } : state, live);
   const current = [...state.subTasks.values()].filter((s) => s.status !== "replaced");
   const pending = status === "awaiting-review" ? review : undefined;
   return {

@@ -4,9 +4,11 @@ import {
   createRunState,
   InvalidRequestError,
   isFinal,
+  type ReviewPlan,
   RunNotFoundError,
   type RunState,
   recoverRun,
+  type TaskRun,
 } from "@taskledger/core";
 import { firstAnswer, ReviewBroker, type RunCatalog } from "@taskledger/ui";
 import type { ZodRawShape, z } from "zod";
@@ -124,16 +126,9 @@ export function registerTools(ctx: ToolContext): void {
     },
     async ({ request, directory, review }) => {
       const cwd = await ctx.roots.resolve(directory);
-      ctx.runs.checkRoom();
-      const controller = new AbortController();
-      const reviews = new ReviewBroker(ctx.host.maxSubTasks);
-      const run = await ctx.host.start(request, {
-        cwd,
-        abortSignal: controller.signal,
-        ...(review ? { reviewPlan: reviewerFor(ctx, reviews) } : {}),
-      });
-      const live = ctx.runs.add({ runId: run.runId, run, directory: cwd, controller, reviews });
-      logEnd(ctx, live);
+      const { run } = await launch(ctx, cwd, review, (options) =>
+        ctx.host.start(request, { ...options, cwd }),
+      );
       ctx.log(`started run ${run.runId} in ${cwd}`);
       return {
         runId: run.runId,
@@ -338,17 +333,13 @@ export function registerTools(ctx: ToolContext): void {
       }
       // Where it works must still be inside the roots: a run never leaves them by being resumed.
       const directory = await ctx.roots.resolve(recovered.cwd);
-      ctx.runs.checkRoom();
-      const controller = new AbortController();
-      const reviews = new ReviewBroker(ctx.host.maxSubTasks);
-      const run = await ctx.host.resume(runId, {
-        history,
-        abortSignal: controller.signal,
-        cwd: directory,
-        ...(review ? { reviewPlan: reviewerFor(ctx, reviews) } : {}),
-      });
-      const live = ctx.runs.add({ runId, run, directory, controller, reviews });
-      logEnd(ctx, live);
+      await launch(
+        ctx,
+        directory,
+        review,
+        (options) => ctx.host.resume(runId, { ...options, history, cwd: directory }),
+        recovered,
+      );
       ctx.log(`resumed run ${runId} in ${directory}`);
       const status = statusResult(recovered, true, undefined);
       return {
@@ -364,23 +355,61 @@ export function registerTools(ctx: ToolContext): void {
 
 type Progress = (value: number, total: number, message: string) => Promise<void>;
 
-/** The review of one run: the client's form when it has one, raced with the answer tool. */
-function reviewerFor(ctx: ToolContext, reviews: ReviewBroker) {
-  const server = ctx.mcp.server;
-  return canElicit(server)
-    ? firstAnswer(reviews.reviewPlan, elicitReview(server, ctx.reviewTimeoutMs))
-    : reviews.reviewPlan;
-}
-
-function logEnd(ctx: ToolContext, live: LiveRun): void {
+/** Starts (or resumes) a run in `directory` as one of this server's, reviewed when `review`. */
+async function launch(
+  ctx: ToolContext,
+  directory: string,
+  review: boolean,
+  begin: (options: { abortSignal: AbortSignal; reviewPlan?: ReviewPlan }) => Promise<TaskRun>,
+  before?: RunState,
+): Promise<LiveRun> {
+  ctx.runs.checkRoom();
+  const controller = new AbortController();
+  const reviews = new ReviewBroker(ctx.host.maxSubTasks);
+  const registered: { current?: LiveRun } = {};
+  const run = await begin({
+    abortSignal: controller.signal,
+    ...(review ? { reviewPlan: reviewerFor(ctx, reviews, registered) } : {}),
+  });
+  const live = ctx.runs.add({ runId: run.runId, run, directory, before, controller, reviews });
+  registered.current = live;
   live.run.result.then(
     (report) => ctx.log(`run ${live.runId} ended: ${report.status}`),
     (error: unknown) => ctx.log(`run ${live.runId} failed: ${messageOf(error)}`),
   );
+  return live;
+}
+
+/**
+ * The review of one run: the client's form when it has one, raced with the answer tool; `asking`
+ * is set while the form is open. `live` is filled in once the run is registered.
+ */
+function reviewerFor(ctx: ToolContext, reviews: ReviewBroker, live: { current?: LiveRun }) {
+  const server = ctx.mcp.server;
+  if (!canElicit(server)) return reviews.reviewPlan;
+  const form = elicitReview(server, ctx.reviewTimeoutMs);
+  const raced = firstAnswer(reviews.reviewPlan, async (review) => {
+    try {
+      return await form(review);
+    } catch (error) {
+      if (!review.abortSignal.aborted)
+        ctx.log(
+          `the review form of run ${review.runId} got no answer (${messageOf(error)}); answer_plan_review can answer it`,
+        );
+      throw error;
+    } finally {
+      if (live.current) live.current.asking = false;
+    }
+  });
+  return (review: Parameters<ReviewPlan>[0]) => {
+    // Before the question reaches the broker, so no wait takes it for the caller's to answer.
+    if (live.current) live.current.asking = true;
+    return raced(review);
+  };
 }
 
 function liveStatus(live: LiveRun) {
-  const state = live.run.snapshot() ?? blankState(live);
+  const state = live.run.snapshot() ?? live.before ?? blankState(live);
   return statusResult(state, !live.ended, live.reviews.pending, live.ended?.error);
 }
 

@@ -22,7 +22,7 @@ const minGapMs = 500;
  */
 export async function waitForRun(live: LiveRun, options: WaitOptions): Promise<WaitOutcome> {
   if (live.ended) return "finished";
-  if (live.reviews.pending) return "awaiting-review";
+  if (needsAnswer(live)) return "awaiting-review";
   const started = Date.now();
   const bound = options.timeoutMs / 1000;
   let lastSent = 0;
@@ -49,14 +49,19 @@ export async function waitForRun(live: LiveRun, options: WaitOptions): Promise<W
     };
     const timer = setTimeout(() => finish("timed-out"), options.timeoutMs);
     const heartbeat = setInterval(send, options.heartbeatMs ?? 5000);
+    // A form the user dismissed leaves the review to the caller: looked at a few times a second.
+    const check = setInterval(() => {
+      if (needsAnswer(live)) finish("awaiting-review");
+    }, 250);
     cleanups.push(
       () => clearTimeout(timer),
       () => clearInterval(heartbeat),
+      () => clearInterval(check),
     );
     cleanups.push(live.run.on("*", send));
     cleanups.push(
       live.reviews.onChange(() => {
-        if (live.reviews.pending) finish("awaiting-review");
+        if (needsAnswer(live)) finish("awaiting-review");
       }),
     );
     const onAbort = () => finish("timed-out");
@@ -68,4 +73,9 @@ export async function waitForRun(live: LiveRun, options: WaitOptions): Promise<W
     );
     send();
   });
+}
+
+/** A review waits and no form asks the user about it: the caller must answer. */
+function needsAnswer(live: LiveRun): boolean {
+  return live.reviews.pending !== undefined && !live.asking;
 }
