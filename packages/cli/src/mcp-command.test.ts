@@ -246,9 +246,9 @@ describe.runIf(process.platform === "linux")("taskledger mcp over stdio (the SDK
     });
     // While the form is open, the status shows the review too.
     type Review = { reviewId: string; subTasks: { id: string }[] };
-    let review: Review | null = null;
+    let review: Review | undefined;
     while (!review) {
-      ({ review } = await reviewing.ok<{ review: Review | null }>("get_run_status", { runId }));
+      ({ review } = await reviewing.ok<{ review?: Review }>("get_run_status", { runId }));
       await new Promise((r) => setTimeout(r, 50));
     }
     const { reviewId } = review;

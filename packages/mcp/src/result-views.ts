@@ -14,7 +14,7 @@ export function usageOf(usage: Usage): RunStatusResult["usage"] {
   return {
     inputTokens: usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens,
     outputTokens: usage.outputTokens,
-    costUsd: usage.costUsd === undefined || usage.unpricedModels ? null : usage.costUsd,
+    costUsd: usage.costUsd === undefined || usage.unpricedModels ? undefined : usage.costUsd,
   };
 }
 
@@ -43,7 +43,7 @@ export function statusResult(
     runId: state.runId,
     status,
     request: oneLine(state.request, limits.request),
-    directory: state.cwd ?? null,
+    directory: state.cwd,
     done: current.filter((s) => s.status === "completed").length,
     total: current.length,
     subTasks: current.slice(0, limits.subTasks).map((s) => ({
@@ -66,10 +66,11 @@ export function statusResult(
           kind: pending.kind,
           subTasks: plannedOf((pending.ledger as { subTasks: SubTask[] }).subTasks),
           replaced: pending.replaced,
-          reason: pending.reason === undefined ? null : oneLine(pending.reason, limits.summary),
+          reason:
+            pending.reason === undefined ? undefined : oneLine(pending.reason, limits.summary),
         }
-      : null,
-    error: error ?? (state.failure ? oneLine(state.failure.message, limits.summary) : null),
+      : undefined,
+    error: error ?? (state.failure ? oneLine(state.failure.message, limits.summary) : undefined),
     next: nextStep(status, state.runId, pending !== undefined),
   };
 }
@@ -96,9 +97,9 @@ export function reportResult(report: RunReport, directory: string | undefined): 
   return {
     runId: report.runId,
     status: report.status,
-    reason: report.reason === null ? null : oneLine(report.reason, limits.summary),
+    reason: report.reason === null ? undefined : oneLine(report.reason, limits.summary),
     request: oneLine(report.request, limits.request),
-    directory: directory ?? null,
+    directory,
     subTasks: report.subTasks.slice(0, limits.subTasks).map((s) => ({
       id: s.id,
       title: oneLine(s.title, limits.short),
@@ -106,13 +107,13 @@ export function reportResult(report: RunReport, directory: string | undefined): 
       attempts: s.attempts,
       summary: clipMiddle(s.summary, limits.summary),
       output: clipMiddle(s.outputData, limits.output),
-      reason: s.reason === null ? null : oneLine(s.reason, limits.summary),
+      reason: s.reason === null ? undefined : oneLine(s.reason, limits.summary),
       filesChanged: (s.filesChanged ?? []).slice(0, limits.files),
     })),
-    branch: workspace?.branch ?? null,
+    branch: workspace?.branch,
     // Shared runs changed the directory itself.
     applied: workspace ? workspace.applied || workspace.isolation === "shared" : true,
-    note: workspace?.note === undefined ? null : clipMiddle(workspace.note, limits.summary),
+    note: workspace?.note === undefined ? undefined : clipMiddle(workspace.note, limits.summary),
     usage: usageOf(report.usage.total),
     durationMs: report.durationMs,
   };

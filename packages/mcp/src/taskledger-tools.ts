@@ -166,7 +166,7 @@ export function registerTools(ctx: ToolContext): void {
       const live = ctx.runs.get(runId);
       if (!live || live.ended) {
         const status = await statusOf(ctx, runId);
-        const report = await reportOrNull(ctx, runId);
+        const report = await finishedReport(ctx, runId);
         return { outcome: outcomeOf(status.status), status, report };
       }
       const timeoutMs = Math.min(
@@ -184,7 +184,7 @@ export function registerTools(ctx: ToolContext): void {
       return {
         outcome: outcome === "finished" ? outcomeOf(status.status) : outcome,
         status,
-        report: outcome === "finished" ? await reportOrNull(ctx, runId) : null,
+        report: outcome === "finished" ? await finishedReport(ctx, runId) : undefined,
       };
     },
   );
@@ -276,7 +276,7 @@ export function registerTools(ctx: ToolContext): void {
           directory: status.directory,
           done: status.done,
           total: status.total,
-          startedAt: log?.startedAt ?? null,
+          startedAt: log?.startedAt,
         });
       }
       return { runs, store: ctx.host.storeDirectory };
@@ -294,7 +294,7 @@ export function registerTools(ctx: ToolContext): void {
       annotations: { readOnlyHint: true },
     },
     async ({ runId }) => {
-      const report = await reportOrNull(ctx, runId);
+      const report = await finishedReport(ctx, runId);
       if (report) return report;
       const status = await statusOf(ctx, runId);
       throw new InvalidRequestError(
@@ -433,11 +433,11 @@ async function statusOf(ctx: ToolContext, runId: string, stored?: RunState) {
   return statusResult(state, await ctx.catalog.isActive(runId), undefined, live?.ended?.error);
 }
 
-async function reportOrNull(ctx: ToolContext, runId: string) {
+async function finishedReport(ctx: ToolContext, runId: string) {
   const live = ctx.runs.get(runId);
   if (live?.ended?.report) return reportResult(live.ended.report, live.directory);
   const state = await storedState(ctx, runId);
-  return state?.report ? reportResult(state.report, state.cwd) : null;
+  return state?.report ? reportResult(state.report, state.cwd) : undefined;
 }
 
 /** Why a wait on a run that is not running here ends: it finished, or it waits to be resumed. */
@@ -453,7 +453,8 @@ function outcomeOf(
 
 function progressLine(status: ReturnType<typeof statusResult>): string {
   const running = status.running.map((r) => `${r.id} (attempt ${r.attempt})`).join(", ");
-  const cost = status.usage.costUsd === null ? "" : `, $${status.usage.costUsd.toFixed(4)} so far`;
+  const cost =
+    status.usage.costUsd === undefined ? "" : `, $${status.usage.costUsd.toFixed(4)} so far`;
   return `${status.status}: ${status.done}/${status.total} sub-tasks done${running ? `; running ${running}` : ""}${cost}`;
 }
 

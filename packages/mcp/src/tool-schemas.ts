@@ -1,3 +1,4 @@
+import { checkSchema } from "@taskledger/core";
 import { z } from "zod";
 
 /** How much text any one field of a result carries, so no result outgrows a model's context. */
@@ -48,7 +49,7 @@ export const runStatusValues = [
 const usage = z.object({
   inputTokens: z.number(),
   outputTokens: z.number(),
-  costUsd: z.number().nullable().describe("US dollars so far; null when a model has no price."),
+  costUsd: z.number().optional().describe("US dollars so far; absent when a model has no price."),
 });
 
 const plannedSubTask = z.object({
@@ -64,14 +65,14 @@ const review = z.object({
   kind: z.enum(["plan", "replan"]),
   subTasks: z.array(plannedSubTask).describe("The plan that would run if approved."),
   replaced: z.array(z.string()).describe("For a replan: the sub-tasks it replaces."),
-  reason: z.string().nullable(),
+  reason: z.string().optional(),
 });
 
 export const runStatusSchema = z.object({
   runId: z.string(),
   status: z.enum(runStatusValues),
   request: z.string(),
-  directory: z.string().nullable(),
+  directory: z.string().optional(),
   done: z.number().describe("Sub-tasks completed."),
   total: z.number().describe("Sub-tasks in the plan."),
   subTasks: z.array(
@@ -85,8 +86,8 @@ export const runStatusSchema = z.object({
     }),
   ),
   usage,
-  review: review.nullable().describe("The plan review waiting for an answer, if any."),
-  error: z.string().nullable(),
+  review: review.optional().describe("The plan review waiting for an answer, if any."),
+  error: z.string().optional(),
   next: z.string().describe("What to do next."),
 });
 export type RunStatusResult = z.infer<typeof runStatusSchema>;
@@ -94,9 +95,9 @@ export type RunStatusResult = z.infer<typeof runStatusSchema>;
 export const runReportSchema = z.object({
   runId: z.string(),
   status: z.enum(["completed", "partial", "failed", "cancelled"]),
-  reason: z.string().nullable(),
+  reason: z.string().optional(),
   request: z.string(),
-  directory: z.string().nullable(),
+  directory: z.string().optional(),
   subTasks: z.array(
     z.object({
       id: z.string(),
@@ -105,15 +106,15 @@ export const runReportSchema = z.object({
       attempts: z.number(),
       summary: z.string(),
       output: z.string().describe("What it handed to the sub-tasks after it (clipped)."),
-      reason: z.string().nullable(),
+      reason: z.string().optional(),
       filesChanged: z.array(z.string()),
     }),
   ),
-  branch: z.string().nullable().describe("With worktrees: the git branch holding the result."),
+  branch: z.string().optional().describe("With worktrees: the git branch holding the result."),
   applied: z
     .boolean()
     .describe("The change is in the working tree as uncommitted changes (else only on branch)."),
-  note: z.string().nullable(),
+  note: z.string().optional(),
   usage,
   durationMs: z.number(),
 });
@@ -160,7 +161,7 @@ export const waitOutput = z.object({
     .enum(["finished", "awaiting-review", "stopped", "timed-out"])
     .describe("Why the wait ended."),
   status: runStatusSchema,
-  report: runReportSchema.nullable().describe("The report, when the run finished."),
+  report: runReportSchema.optional().describe("The report, when the run finished."),
 });
 
 export const answerInput = {
@@ -170,7 +171,16 @@ export const answerInput = {
     .enum(["approve", "edit", "reject"])
     .describe("approve: run the plan; edit: run `subTasks` instead; reject: stop the run."),
   subTasks: z
-    .array(z.record(z.string(), z.unknown()))
+    .array(
+      z.object({
+        id: z.string(),
+        title: z.string(),
+        description: z.string(),
+        successCriteria: z.array(z.string()),
+        dependsOn: z.array(z.string()),
+        checks: z.array(checkSchema).optional(),
+      }),
+    )
     .max(limits.subTasks)
     .optional()
     .describe(
@@ -199,10 +209,10 @@ export const listOutput = z.object({
       runId: z.string(),
       status: z.enum(runStatusValues),
       request: z.string(),
-      directory: z.string().nullable(),
+      directory: z.string().optional(),
       done: z.number(),
       total: z.number(),
-      startedAt: z.string().nullable(),
+      startedAt: z.string().optional(),
     }),
   ),
   store: z.string().describe("Where the runs' logs are kept."),
