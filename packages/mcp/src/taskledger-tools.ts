@@ -1,6 +1,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import {
+  clipMiddle,
   createRunState,
   InvalidRequestError,
   isFinal,
@@ -87,7 +88,12 @@ export function registerTools(ctx: ToolContext): void {
         } catch (error) {
           return {
             isError: true,
-            content: [{ type: "text", text: redact(messageOf(error), ctx.secrets) }],
+            content: [
+              {
+                type: "text",
+                text: redact(clipMiddle(messageOf(error), schemas.limits.output), ctx.secrets),
+              },
+            ],
           };
         }
       }) as never,
