@@ -1,104 +1,18 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import {
-  clipMiddle,
-  createRunState,
-  InvalidRequestError,
-  isFinal,
-  type ReviewPlan,
-  RunNotFoundError,
-  type RunState,
-  recoverRun,
-  type TaskRun,
-} from "@taskledger/core";
-import { firstAnswer, ReviewBroker, type RunCatalog } from "@taskledger/ui";
-import type { ZodRawShape, z } from "zod";
-import { type ClientRoots, isInside } from "./client-roots.js";
-import { canElicit, elicitReview } from "./elicit-review.js";
-import type { LiveRun, LiveRuns } from "./live-runs.js";
-import { redact } from "./redact.js";
-import { plannedOf, reportResult, statusResult, usageOf } from "./result-views.js";
-import type { RunHost } from "./run-host.js";
+import { InvalidRequestError, isFinal, RunNotFoundError, recoverRun } from "@taskledger/core";
+import type { z } from "zod";
+import { isInside } from "./client-roots.js";
+import { launch } from "./launch-run.js";
+import { toolRegistrar } from "./register-tool.js";
+import { plannedOf, statusResult, usageOf } from "./result-views.js";
+import { finishedReport, liveStatus, statusOf, storedState } from "./run-lookup.js";
+import type { ToolContext } from "./tool-context.js";
 import type { RunStatusResult } from "./tool-schemas.js";
 import * as schemas from "./tool-schemas.js";
 import { waitForRun } from "./wait-for-run.js";
 
-/** What the tools share. */
-export interface ToolContext {
-  host: RunHost;
-  runs: LiveRuns;
-  roots: ClientRoots;
-  catalog: RunCatalog;
-  mcp: McpServer;
-  /** Values no result may show. */
-  secrets: readonly string[];
-  log: (line: string) => void;
-  defaultWaitMs: number;
-  maxWaitMs: number;
-  /** How long an elicitation form may stay open before the answer tool alone is left. */
-  reviewTimeoutMs: number;
-}
-
 /** Registers taskledger's tools on `ctx.mcp`. */
 export function registerTools(ctx: ToolContext): void {
-  const tool = <In extends ZodRawShape, Out extends z.ZodObject>(
-    name: string,
-    config: {
-      title: string;
-      description: string;
-      inputSchema: In;
-      outputSchema: Out;
-      annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean };
-    },
-    handler: (
-      args: z.infer<z.ZodObject<In>>,
-      extra: { signal: AbortSignal; progress: Progress | undefined },
-    ) => Promise<z.infer<Out>>,
-  ) => {
-    ctx.mcp.registerTool(
-      name,
-      { ...config, annotations: { openWorldHint: false, ...config.annotations } },
-      // biome-ignore lint/suspicious/noExplicitAny: the SDK's callback type is generic over both zod versions
-      (async (args: any, extra: any): Promise<CallToolResult> => {
-        const token = extra._meta?.progressToken;
-        const progress: Progress | undefined =
-          token === undefined
-            ? undefined
-            : (value, total, message) =>
-                extra
-                  .sendNotification({
-                    method: "notifications/progress",
-                    params: {
-                      progressToken: token,
-                      progress: value,
-                      total,
-                      message: redact(message, ctx.secrets),
-                    },
-                  })
-                  .catch(() => {});
-        try {
-          const result = redact(
-            await handler(args, { signal: extra.signal, progress }),
-            ctx.secrets,
-          );
-          return {
-            content: [{ type: "text", text: JSON.stringify(result) }],
-            structuredContent: result as Record<string, unknown>,
-          };
-        } catch (error) {
-          return {
-            isError: true,
-            content: [
-              {
-                type: "text",
-                text: redact(clipMiddle(messageOf(error), schemas.limits.output), ctx.secrets),
-              },
-            ],
-          };
-        }
-      }) as never,
-    );
-  };
+  const tool = toolRegistrar(ctx);
 
   tool(
     "plan_request",
@@ -359,93 +273,6 @@ export function registerTools(ctx: ToolContext): void {
   );
 }
 
-type Progress = (value: number, total: number, message: string) => Promise<void>;
-
-/** Starts (or resumes) a run in `directory` as one of this server's, reviewed when `review`. */
-async function launch(
-  ctx: ToolContext,
-  directory: string,
-  review: boolean,
-  begin: (options: { abortSignal: AbortSignal; reviewPlan?: ReviewPlan }) => Promise<TaskRun>,
-  before?: RunState,
-): Promise<LiveRun> {
-  ctx.runs.checkRoom();
-  const controller = new AbortController();
-  const reviews = new ReviewBroker(ctx.host.maxSubTasks);
-  const registered: { current?: LiveRun } = {};
-  const run = await begin({
-    abortSignal: controller.signal,
-    ...(review ? { reviewPlan: reviewerFor(ctx, reviews, registered) } : {}),
-  });
-  const live = ctx.runs.add({ runId: run.runId, run, directory, before, controller, reviews });
-  registered.current = live;
-  live.run.result.then(
-    (report) => ctx.log(`run ${live.runId} ended: ${report.status}`),
-    (error: unknown) => ctx.log(`run ${live.runId} failed: ${messageOf(error)}`),
-  );
-  return live;
-}
-
-/**
- * The review of one run: the client's form when it has one, raced with the answer tool; `asking`
- * is set while the form is open. `live` is filled in once the run is registered.
- */
-function reviewerFor(ctx: ToolContext, reviews: ReviewBroker, live: { current?: LiveRun }) {
-  const server = ctx.mcp.server;
-  if (!canElicit(server)) return reviews.reviewPlan;
-  const form = elicitReview(server, ctx.reviewTimeoutMs);
-  const raced = firstAnswer(reviews.reviewPlan, async (review) => {
-    try {
-      return await form(review);
-    } catch (error) {
-      if (!review.abortSignal.aborted)
-        ctx.log(
-          `the review form of run ${review.runId} got no answer (${messageOf(error)}); answer_plan_review can answer it`,
-        );
-      throw error;
-    } finally {
-      if (live.current) live.current.asking = false;
-    }
-  });
-  return (review: Parameters<ReviewPlan>[0]) => {
-    // Before the question reaches the broker, so no wait takes it for the caller's to answer.
-    if (live.current) live.current.asking = true;
-    return raced(review);
-  };
-}
-
-function liveStatus(live: LiveRun) {
-  const state = live.run.snapshot() ?? live.before ?? blankState(live);
-  return statusResult(state, !live.ended, live.reviews.pending, live.ended?.error);
-}
-
-function blankState(live: LiveRun): RunState {
-  return { ...createRunState(live.runId), cwd: live.directory };
-}
-
-async function storedState(ctx: ToolContext, runId: string): Promise<RunState | undefined> {
-  const log = await ctx.catalog.get(runId);
-  return log && log.state.nextSeq > 0 ? log.state : undefined;
-}
-
-async function statusOf(ctx: ToolContext, runId: string, stored?: RunState) {
-  const live = ctx.runs.get(runId);
-  if (live && !live.ended) return liveStatus(live);
-  const state = stored ?? (await storedState(ctx, runId));
-  if (!state) {
-    if (live) return liveStatus(live);
-    throw new RunNotFoundError(runId);
-  }
-  return statusResult(state, await ctx.catalog.isActive(runId), undefined, live?.ended?.error);
-}
-
-async function finishedReport(ctx: ToolContext, runId: string) {
-  const live = ctx.runs.get(runId);
-  if (live?.ended?.report) return reportResult(live.ended.report, live.directory);
-  const state = await storedState(ctx, runId);
-  return state?.report ? reportResult(state.report, state.cwd) : undefined;
-}
-
 /** Why a wait on a run that is not running here ends: it finished, or it waits to be resumed. */
 function outcomeOf(
   status: RunStatusResult["status"],
@@ -462,8 +289,4 @@ function progressLine(status: ReturnType<typeof statusResult>): string {
   const cost =
     status.usage.costUsd === undefined ? "" : `, $${status.usage.costUsd.toFixed(4)} so far`;
   return `${status.status}: ${status.done}/${status.total} sub-tasks done${running ? `; running ${running}` : ""}${cost}`;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
