@@ -13,6 +13,7 @@ const packages = [
   "telemetry",
   "queue",
   "ui",
+  "mcp",
   "cli",
 ] as const;
 

@@ -308,7 +308,7 @@ async function readPrices(path: string): Promise<PriceTable> {
   return prices;
 }
 
-function integer(
+export function integer(
   flag: string,
   value: string | undefined,
   fallback: number,

@@ -17,6 +17,7 @@ import {
 } from "./cli-options.js";
 import { setUpDemo } from "./demo.js";
 import { hostSettingsOf, loggedOptions } from "./host-settings.js";
+import { addMcpCommand } from "./mcp-command.js";
 import { loadProjectConfig, projectConfigName } from "./project-config.js";
 import { readRequest } from "./request-source.js";
 import { resumeCommand } from "./resume-command.js";
@@ -191,6 +192,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     });
 
   addUiCommand(program, io, (code) => {
+    exitCode = code;
+  });
+  addMcpCommand(withRunOptions, program, io, (code) => {
     exitCode = code;
   });
   addWorkerCommand(program, io, (code) => {

@@ -1,4 +1,5 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
+import { once } from "node:events";
 import { existsSync, readdirSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -98,6 +99,56 @@ describe("the packed packages", () => {
     await writeFile(join(project, "ui.mjs"), script);
     const { stdout } = await run(process.execPath, ["ui.mjs"], { cwd: project });
     expect(stdout.trim()).toBe("200 200 true false");
+  });
+
+  it("serve `taskledger mcp` from the installed command, ending when the client closes stdin", async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        join(project, "node_modules", "taskledger", "bin", "taskledger.js"),
+        "mcp",
+        ...[
+          "--provider",
+          "openai-compatible",
+          "--model",
+          "m",
+          "--base-url",
+          "http://127.0.0.1:9/v1",
+        ],
+        ...["--store", join(project, "runs")],
+      ],
+      { cwd: project, stdio: ["pipe", "pipe", "ignore"] },
+    );
+    const message = (id: number, method: string, params: object) =>
+      `${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`;
+    child.stdin.write(
+      message(1, "initialize", {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "packed", version: "1" },
+      }),
+    );
+    child.stdin.write(
+      `${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`,
+    );
+    child.stdin.write(message(2, "tools/list", {}));
+    let out = "";
+    const exited = once(child, "exit");
+    await new Promise<void>((listed) =>
+      child.stdout.on("data", (chunk) => {
+        out += chunk;
+        if (out.includes('"id":2')) listed();
+      }),
+    );
+    child.stdin.end();
+    const [code] = await exited;
+    const listed = out
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { id: number; result: { tools: unknown[] } })
+      .find((reply) => reply.id === 2);
+    expect(code).toBe(0);
+    expect(listed?.result.tools.length).toBe(9);
   });
 
   it("load with require() from a CommonJS host such as an Electron main process", async () => {

@@ -63,7 +63,7 @@ export async function resumeCommand(
 }
 
 /** The options a resumed run runs with: those it logged, under those given again. */
-async function resumeOptions(
+export async function resumeOptions(
   recovered: RunState,
   raw: RawRunOptions,
   given: ReadonlySet<keyof RawRunOptions>,

@@ -1,0 +1,8 @@
+export {
+  createTaskledgerMcpServer,
+  type StdioOptions,
+  serveStdio,
+  type TaskledgerMcpOptions,
+  type TaskledgerMcpServer,
+} from "./mcp-server.js";
+export type { RunHost } from "./run-host.js";

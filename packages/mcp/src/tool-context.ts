@@ -1,0 +1,21 @@
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { RunCatalog } from "@taskledger/ui";
+import type { ClientRoots } from "./client-roots.js";
+import type { LiveRuns } from "./live-runs.js";
+import type { RunHost } from "./run-host.js";
+
+/** What the tools share. */
+export interface ToolContext {
+  host: RunHost;
+  runs: LiveRuns;
+  roots: ClientRoots;
+  catalog: RunCatalog;
+  mcp: McpServer;
+  /** Values no result may show. */
+  secrets: readonly string[];
+  log: (line: string) => void;
+  defaultWaitMs: number;
+  maxWaitMs: number;
+  /** How long an elicitation form may stay open before the answer tool alone is left. */
+  reviewTimeoutMs: number;
+}
