@@ -54,7 +54,6 @@ export async function executeRun(
       cwd: input.cwd,
       isolation: options.isolation,
       apply: options.apply,
-      abortSignal: stop.signal,
       ...(input.recovered ? { recorded: { record: state.workspace, tip: state.tip } } : {}),
     });
     return await loop(

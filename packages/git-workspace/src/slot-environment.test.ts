@@ -288,4 +288,30 @@ describe("the project's environment in every slot", () => {
     expect(treeSum(join(repo, ".venv"))).toBe(before);
     expect(existsSync(join(site, "added.py"))).toBe(false);
   });
+
+  it("a run cancelled during its first slot's setup ends cancelled, and the setup's processes are gone", async () => {
+    const repo = project();
+    const marker = join(mkdtempSync(join(tmpdir(), "taskledger-setup-")), "began");
+    const events: RunEvent[] = [];
+    const controller = new AbortController();
+    const manager = createManager({
+      executor: scriptedWorkExecutor({}),
+      cwd: repo,
+      workspaces: gitWorkspaces({ setup: `touch ${marker}; sleep 41.3` }),
+    });
+    const run = manager.start("x", {
+      plan: { subTasks: [task("a")] },
+      abortSignal: controller.signal,
+      onEvent: (e) => events.push(e),
+    });
+    while (!existsSync(marker)) await new Promise((r) => setTimeout(r, 20));
+    controller.abort();
+    const report = await run.result;
+    expect(report.status).toBe("cancelled");
+    expect(events.map((e) => e.type)).toEqual(["run-started", "run-finished"]);
+    const left = execFileSync("sh", ["-c", "pgrep -f 'sleep 41[.]3' || true"], {
+      encoding: "utf8",
+    });
+    expect(left.trim()).toBe("");
+  });
 });
