@@ -56,7 +56,12 @@ describe("docs/cli.md", () => {
 describe("parseRunOptions: --redis and --remote", () => {
   it("send attempts to workers with worktrees, and go together", async () => {
     const options = await parseRunOptions(
-      { redis: "rediss://u:pw@queue:6380/2", remote: "/srv/repo.git", redisTimeout: "5000" },
+      {
+        redis: "rediss://u:pw@queue:6380/2",
+        remote: "/srv/repo.git",
+        redisTimeout: "5000",
+        workerWait: "60000",
+      },
       "/",
     );
     expect(options.queue).toEqual({
@@ -64,6 +69,7 @@ describe("parseRunOptions: --redis and --remote", () => {
       remote: "/srv/repo.git",
       unreachableAfterMs: 5000,
       stalledCheckMs: 30_000,
+      workerWaitMs: 60_000,
     });
     expect(options.isolation).toBe("worktree");
     expect((await parseRunOptions({}, "/")).queue).toBeUndefined();

@@ -43,6 +43,7 @@ export interface RawRunOptions {
   remote?: string;
   redisTimeout?: string;
   stalledCheck?: string;
+  workerWait?: string;
 }
 
 /** How attempts run: a fresh `opencode run` process each, or a session in a running `opencode serve`. */
@@ -81,7 +82,13 @@ export interface RunOptions {
   otlp: string | undefined;
   /** Attempts go to `taskledger worker`s through Redis, their work through the git remote. */
   queue:
-    | { redis: string; remote: string; unreachableAfterMs: number; stalledCheckMs: number }
+    | {
+        redis: string;
+        remote: string;
+        unreachableAfterMs: number;
+        stalledCheckMs: number;
+        workerWaitMs: number;
+      }
     | undefined;
 }
 
@@ -160,8 +167,15 @@ function queueOf(raw: RawRunOptions): Pick<RunOptions, "queue" | "isolation"> {
     throw new UsageError("--redis needs worktree isolation: attempts travel as git commits");
   const unreachableAfterMs = integer("--redis-timeout", raw.redisTimeout, 30_000, 100, 3_600_000);
   const stalledCheckMs = integer("--stalled-check", raw.stalledCheck, 30_000, 100, 3_600_000);
+  const workerWaitMs = integer("--worker-wait", raw.workerWait, 300_000, 100, 86_400_000);
   return {
-    queue: { redis: raw.redis, remote: raw.remote, unreachableAfterMs, stalledCheckMs },
+    queue: {
+      redis: raw.redis,
+      remote: raw.remote,
+      unreachableAfterMs,
+      stalledCheckMs,
+      workerWaitMs,
+    },
     isolation: "worktree",
   };
 }

@@ -87,6 +87,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         "with --redis: how often to look for attempts whose worker died",
         "30000",
       )
+      .option(
+        "--worker-wait <ms>",
+        "with --redis: fail an attempt that waited this long with no worker running",
+        "300000",
+      )
       .option("--json", "print the final report as JSON on stdout; progress goes to stderr");
 
   // The request as words, `-` for stdin, or a file: argv caps one argument at 128 KB.
