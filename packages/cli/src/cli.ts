@@ -3,6 +3,7 @@ import {
   InvalidConfigError,
   InvalidRequestError,
   TaskLedgerError,
+  type TaskLedgerInput,
   WorkspaceError,
 } from "@taskledger/core";
 import { Command, CommanderError } from "commander";
@@ -16,6 +17,7 @@ import {
 } from "./cli-options.js";
 import { setUpDemo } from "./demo.js";
 import { hostSettingsOf, loggedOptions } from "./host-settings.js";
+import { readPlanFile, requestOfPlan } from "./plan-file.js";
 import { readRequest } from "./request-source.js";
 import { resumeCommand } from "./resume-command.js";
 import { colorsFor, openSession, printPlan } from "./terminal-session.js";
@@ -111,10 +113,19 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       "auto",
     )
     .option("--no-apply", "with worktrees, leave the result on its branch instead of in your tree")
-    .action(async (words: string[], raw: RawRunOptions & UiFlags) => {
+    .option(
+      "--plan <file>",
+      "run this Task Ledger (JSON, as `plan --json` prints) without planning",
+    )
+    .action(async (words: string[], raw: RawRunOptions & UiFlags & { plan?: string }) => {
       const options = await parseRunOptions(raw, io.cwd);
-      const source = await readRequest(words, raw.requestFile, io);
-      exitCode = await runCommand(source.request, options, io, source.fromStdin, raw);
+      const plan = raw.plan === undefined ? undefined : await readPlanFile(raw.plan, io.cwd);
+      // A given plan needs no request: its titles stand for one.
+      const source =
+        plan !== undefined && words.length === 0 && raw.requestFile === undefined
+          ? { request: requestOfPlan(plan), fromStdin: false }
+          : await readRequest(words, raw.requestFile, io);
+      exitCode = await runCommand(source.request, options, io, source.fromStdin, raw, plan);
     });
 
   withRequest(program.command("plan"), "what to plan")
@@ -215,6 +226,7 @@ async function runCommand(
   io: CliIo,
   stdinUsed = false,
   ui: UiFlags = {},
+  plan?: unknown,
 ): Promise<number> {
   if (request.trim() === "") throw new UsageError("the request is empty");
   // With --ui, a page shows the run and can answer its reviews and cancel it.
@@ -237,6 +249,7 @@ async function runCommand(
     const run = await runtime.start(request, {
       abortSignal: io.signal,
       cwd: options.cwd,
+      ...(plan === undefined ? {} : { plan: plan as TaskLedgerInput }),
       // Logged with the run, so `resume` needs only the store.
       settings: { host: { ...hostSettingsOf(options) } },
     });
