@@ -10,6 +10,7 @@ import { Command, CommanderError } from "commander";
 import { type CliIo, exitCodes } from "./cli-io.js";
 import {
   maxSubTasksLimit,
+  otlpFromEnv,
   parseRunOptions,
   type RawRunOptions,
   type RunOptions,
@@ -118,6 +119,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       "run this Task Ledger (JSON, as `plan --json` prints) without planning",
     )
     .action(async (words: string[], raw: RawRunOptions & UiFlags & { plan?: string }) => {
+      raw.otlp ??= otlpFromEnv(io.env);
       const options = await parseRunOptions(raw, io.cwd);
       const plan = raw.plan === undefined ? undefined : await readPlanFile(raw.plan, io.cwd);
       // A given plan needs no request: its titles stand for one.
@@ -147,6 +149,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
           .map(([key]) => key)
           .filter((key) => command.getOptionValueSource(key) === "cli"),
       );
+      raw.otlp ??= otlpFromEnv(io.env);
       exitCode = await resumeCommand(runId, raw, given, io);
     });
 

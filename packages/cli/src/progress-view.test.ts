@@ -51,7 +51,9 @@ describe("progress view", () => {
       0,
     );
     applyEvent(state, status(2, "waiting-for-worker"), 0);
-    expect(liveFrame(state, "⠋", 3000, c)).toBe("⠋ Step 1/2: Write A 3.0s · waiting for a worker\n0/2 done");
+    expect(liveFrame(state, "⠋", 3000, c)).toBe(
+      "⠋ Step 1/2: Write A 3.0s · waiting for a worker\n0/2 done",
+    );
     applyEvent(state, status(3, "running"), 0);
     expect(liveFrame(state, "⠋", 3000, c)).toBe("⠋ Step 1/2: Write A 3.0s\n0/2 done");
   });
