@@ -39,6 +39,8 @@ export class RunLog {
   error: string | undefined;
   /** When the run was first started (its run-started record). */
   startedAt: string | undefined;
+  /** When each sub-task completed, for the timeline. */
+  readonly completedAt = new Map<string, string>();
   #offset = 0;
   #partial: Buffer[] = [];
   #partialBytes = 0;
@@ -172,6 +174,7 @@ export class RunLog {
       case "attempt-finished": {
         const a = find();
         if (a) fillResult(a, record.result);
+        if (a) a.finishedAt = record.time;
         if (a && record.commit) a.commit = record.commit;
         break;
       }
@@ -191,6 +194,9 @@ export class RunLog {
           };
         break;
       }
+      case "sub-task-completed":
+        this.completedAt.set(id, record.time);
+        break;
       case "sub-task-retrying": {
         const a = find();
         if (a) a.retryFeedback = clip(record.feedback);
@@ -245,6 +251,8 @@ function fillResult(a: AttemptView, result: AttemptResult): void {
   a.filesChanged = (result.filesChanged ?? [])
     .slice(0, textLimits.items)
     .map((f) => clip(f, textLimits.short));
+  const waited = result.details?.waitedForWorkerMs;
+  if (typeof waited === "number" && Number.isFinite(waited)) a.waitedForWorkerMs = waited;
   // Diffs arrive with isolation (another change); shown when the result carries one.
   const diff = (result as { diff?: unknown }).diff;
   if (typeof diff === "string") a.diff = clip(diff, textLimits.diff);
