@@ -138,19 +138,21 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       exitCode = await runCommand(source.request, options, io, source.fromStdin);
     });
 
-  withRunOptions(program.command("resume").argument("<run-id>", "the run to continue"))
+  withUiOptions(
+    withRunOptions(program.command("resume").argument("<run-id>", "the run to continue")),
+  )
     .description(
       "continue a run stored with --store after a crash, a kill or Ctrl-C; it keeps the options it was started with unless given again",
     )
     .option("-y, --yes", "do not ask before running a replan")
-    .action(async (runId: string, raw: RawRunOptions, command: Command) => {
+    .action(async (runId: string, raw: RawRunOptions & UiFlags, command: Command) => {
       const given = new Set(
         loggedOptions
           .map(([key]) => key)
           .filter((key) => command.getOptionValueSource(key) === "cli"),
       );
       raw.otlp ??= otlpFromEnv(io.env);
-      exitCode = await resumeCommand(runId, raw, given, io);
+      exitCode = await resumeCommand(runId, raw, given, io, raw);
     });
 
   program

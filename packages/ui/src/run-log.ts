@@ -39,6 +39,8 @@ export class RunLog {
   error: string | undefined;
   /** When the run was first started (its run-started record). */
   startedAt: string | undefined;
+  /** A session began after the last `run-finished` (a cancelled run resumed): its report is old. */
+  resumedAfterReport = false;
   /** When each sub-task completed, for the timeline. */
   readonly completedAt = new Map<string, string>();
   #offset = 0;
@@ -145,6 +147,8 @@ export class RunLog {
     }
     this.#records++;
     if (record.type === "run-started") this.startedAt ??= record.time;
+    if (record.type === "run-resumed") this.resumedAfterReport = this.state.report !== undefined;
+    if (record.type === "run-finished") this.resumedAfterReport = false;
     const planBefore = this.state.subTasks.size;
     applyRunEvent(this.state, record);
     change.records++;

@@ -28,9 +28,12 @@ export function tokensOf(usage: Usage): TokensView {
   };
 }
 
-/** `active`: a process holds the run now (its lock, or this very process). */
-export function statusOf(state: RunState, active: boolean): RunStatusView {
-  if (state.report) return state.report.status;
+/**
+ * `active`: a process holds the run now (its lock, or this very process). `resumed`: a session
+ * began after the last report (a cancelled run taken up again), so that report is history.
+ */
+export function statusOf(state: RunState, active: boolean, resumed = false): RunStatusView {
+  if (state.report && !resumed) return state.report.status;
   if (state.failure) return "failed";
   if (!active) return "stopped";
   if (state.planReviewPending || state.replanReview) return "awaiting-review";
@@ -43,7 +46,7 @@ export function summaryOf(log: RunLog, active: boolean): RunSummaryView {
   return {
     runId: state.runId,
     request: oneLine(state.request, 200),
-    status: statusOf(state, active),
+    status: statusOf(state, active, log.resumedAfterReport),
     startedAt: firstStart(log),
     durationMs: elapsedMs(state),
     done: current.filter((s) => s.status === "completed").length,
