@@ -291,6 +291,8 @@ describe.runIf(browserTests)("the page in a browser", () => {
   it("shows a run as a timeline: a row per sub-task, attempts as bars, escalations and waits visible", async () => {
     const page = await open();
     await page.locator("a", { hasText: "Timeline run" }).click();
+    // A run that has ended does not claim to be live.
+    await expect.poll(() => page.locator("#connection").textContent()).toBe("run ended");
     await page.locator("#show-timeline").click();
     const row = (id: string) => page.locator(`#timeline g.row[data-id="${id}"]`);
     await expect.poll(() => page.locator("#timeline g.row").count()).toBe(2);

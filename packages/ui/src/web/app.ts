@@ -432,16 +432,18 @@ async function showRun(runId: string): Promise<void> {
     clearTimeout(timelineDue);
     showing = "graph";
   };
-  source.onopen = () => {
-    connection.textContent = "live";
+  const ended = () =>
+    ["completed", "partial", "failed", "cancelled"].includes(current?.summary.status ?? "");
+  // The top bar says what the page shows: a run that goes on changing, or one that has ended.
+  const sayLive = () => {
+    connection.textContent = ended() ? "run ended" : "live";
   };
+  source.onopen = sayLive;
   source.onerror = () => {
-    const ended = ["completed", "partial", "failed", "cancelled"].includes(
-      current?.summary.status ?? "",
-    );
+    const over = ended();
     // A finished run's page stays as it was when its server stopped.
-    if (ended) source.close();
-    connection.textContent = ended ? "run ended" : "reconnecting…";
+    if (over) source.close();
+    connection.textContent = over ? "run ended" : "reconnecting…";
   };
   source.onmessage = (event) => {
     const message = JSON.parse(event.data as string) as StreamMessage;
@@ -453,6 +455,7 @@ async function showRun(runId: string): Promise<void> {
       drawReview(message.run.review);
       drawGraph();
       timelineChanged();
+      sayLive();
       if (selected && nodes.has(selected)) void select(selected);
       return;
     }
@@ -466,6 +469,7 @@ async function showRun(runId: string): Promise<void> {
     drawHeader(current, message.summary);
     drawReview(message.review);
     timelineChanged();
+    sayLive();
   };
 }
 
