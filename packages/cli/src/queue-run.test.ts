@@ -89,6 +89,11 @@ function delayed(
   return resolved && { ...resolved, delayMs: ms };
 }
 
+/** The run's `attempt-finished` records, in order. */
+function attemptsFinished(store: string) {
+  return logOf(store).flatMap((event) => (event.type === "attempt-finished" ? [event] : []));
+}
+
 function logOf(store: string): RunEvent[] {
   const [file] = readdirSync(store);
   return readFileSync(join(store, file!), "utf8")
@@ -219,9 +224,7 @@ describe.runIf(enabled && process.platform === "linux")(
       workers.push(survivor);
       const { code, t } = await running;
       expect(code, t.err()).toBe(0);
-      const finished = logOf(setup.store).flatMap((event) =>
-        event.type === "attempt-finished" ? [event] : [],
-      );
+      const finished = attemptsFinished(setup.store);
       expect(finished.map((event) => [event.attempt, event.result.outcome])).toEqual([
         [1, "error"],
         [2, "finished"],
@@ -278,9 +281,7 @@ describe.runIf(enabled && process.platform === "linux")(
             .match(/^(started|finished) \S+\.(a|b)\.1/gm)
             ?.map((line) => line.split(" ")[0]),
         ).toEqual(["started", "started", "finished", "finished"]);
-        const finished = logOf(setup.store).flatMap((event) =>
-          event.type === "attempt-finished" ? [event] : [],
-        );
+        const finished = attemptsFinished(setup.store);
         expect(finished.map((event) => [event.attempt, event.result.outcome])).toEqual([
           [1, "finished"],
           [1, "finished"],
@@ -447,9 +448,7 @@ describe.runIf(enabled && process.platform === "linux")(
       workers.push(worker);
       const { code, t } = await run(setup);
       expect(code, t.err()).toBe(0);
-      const finished = logOf(setup.store).flatMap((event) =>
-        event.type === "attempt-finished" ? [event] : [],
-      );
+      const finished = attemptsFinished(setup.store);
       expect(finished.map((event) => [event.attempt, event.result.outcome])).toEqual([
         [1, "error"],
         [2, "finished"],

@@ -278,10 +278,7 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
             },
           );
         });
-        if (!finished.ok)
-          return finished.error instanceof NoWorkerError
-            ? noWorkerResult(finished.error, started)
-            : interruptedResult(jobId, finished.error, started);
+        if (!finished.ok) return interruptedResult(jobId, finished.error, started);
         const { output } = finished;
         if (output.commit) {
           await remoteGit(
@@ -381,9 +378,12 @@ async function remoteGit(cwd: string, args: string[], abortSignal: AbortSignal):
 
 /**
  * A job that failed instead of finishing: its worker died (BullMQ's stalled check, with no
- * second chance, fails it) or threw. The attempt counts as interrupted; the next one is new.
+ * second chance, fails it) or threw, and the attempt counts as interrupted, the next one new; or
+ * no worker ran to take it, and another attempt would wait the same: the ladder fails the sub-task
+ * at once, saying why. Neither is the agent's doing.
  */
 function interruptedResult(jobId: string, error: unknown, started: number): AttemptResult {
+  const noWorker = error instanceof NoWorkerError;
   const reason = error instanceof Error ? error.message : String(error);
   return {
     outcome: "error",
@@ -392,40 +392,22 @@ function interruptedResult(jobId: string, error: unknown, started: number): Atte
     stepFinishReasons: [],
     filesChanged: [],
     usage: emptyUsage(),
-    error: `The attempt was interrupted on its worker (job ${jobId}): ${reason}`,
+    error: noWorker
+      ? reason
+      : `The attempt was interrupted on its worker (job ${jobId}): ${reason}`,
+    ...(noWorker ? { retryable: false } : {}),
     infrastructureError: true,
     durationMs: performance.now() - started,
-    details: { interrupted: true, jobId },
+    details: noWorker ? { noWorker: true, jobId } : { interrupted: true, jobId },
   };
 }
 
 /** No worker ran while an attempt waited past the bound; the job was taken off the queue. */
 class NoWorkerError extends Error {
-  constructor(
-    readonly jobId: string,
-    waitedMs: number,
-    where: string,
-  ) {
+  constructor(jobId: string, waitedMs: number, where: string) {
     super(
       `No worker took the attempt (job ${jobId}) within ${Math.round(waitedMs / 1000)} s: no ` +
         `worker is running. Start one with \`taskledger worker --redis ${where}\`.`,
     );
   }
-}
-
-/** Another attempt would wait the same: the ladder fails the sub-task at once, saying why. */
-function noWorkerResult(error: NoWorkerError, started: number): AttemptResult {
-  return {
-    outcome: "error",
-    finalText: "",
-    toolCalls: [],
-    stepFinishReasons: [],
-    filesChanged: [],
-    usage: emptyUsage(),
-    error: error.message,
-    retryable: false,
-    infrastructureError: true,
-    durationMs: performance.now() - started,
-    details: { noWorker: true, jobId: error.jobId },
-  };
 }
