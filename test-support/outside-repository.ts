@@ -1,10 +1,17 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
 
 // Tests run in an empty directory outside any git repository: a run that defaults to the current
 // directory must never take this repository as its workspace (worktrees, refs, applied changes).
-const dir = mkdtempSync(join(tmpdir(), "taskledger-test-cwd-"));
-process.chdir(dir);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+// Their temporary files (and their children's: TMPDIR is inherited) go under the same directory,
+// removed after the file's tests, so a run of the suite leaves nothing in the temp directory.
+const root = mkdtempSync(join(tmpdir(), "taskledger-test-"));
+const cwd = join(root, "cwd");
+const tmp = join(root, "tmp");
+mkdirSync(cwd);
+mkdirSync(tmp);
+process.chdir(cwd);
+process.env.TMPDIR = tmp;
+afterAll(() => rmSync(root, { recursive: true, force: true, maxRetries: 3 }));

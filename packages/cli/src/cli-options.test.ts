@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { defaultModels } from "@taskledger/llm";
 import { describe, expect, it } from "vitest";
-import { parseRunOptions, UsageError } from "./cli-options.js";
+import { otlpFromEnv, parseRunOptions, UsageError } from "./cli-options.js";
 import { hostSettingsOf, loggedOptions, readHostSettings } from "./host-settings.js";
 
 describe("parseRunOptions: default models", () => {
@@ -56,7 +56,12 @@ describe("docs/cli.md", () => {
 describe("parseRunOptions: --redis and --remote", () => {
   it("send attempts to workers with worktrees, and go together", async () => {
     const options = await parseRunOptions(
-      { redis: "rediss://u:pw@queue:6380/2", remote: "/srv/repo.git", redisTimeout: "5000" },
+      {
+        redis: "rediss://u:pw@queue:6380/2",
+        remote: "/srv/repo.git",
+        redisTimeout: "5000",
+        workerWait: "60000",
+      },
       "/",
     );
     expect(options.queue).toEqual({
@@ -64,6 +69,7 @@ describe("parseRunOptions: --redis and --remote", () => {
       remote: "/srv/repo.git",
       unreachableAfterMs: 5000,
       stalledCheckMs: 30_000,
+      workerWaitMs: 60_000,
     });
     expect(options.isolation).toBe("worktree");
     expect((await parseRunOptions({}, "/")).queue).toBeUndefined();
@@ -76,5 +82,29 @@ describe("parseRunOptions: --redis and --remote", () => {
     await expect(
       parseRunOptions({ redis: "redis://q", remote: "r", isolation: "shared" }, "/"),
     ).rejects.toThrow("--redis needs worktree isolation");
+  });
+});
+
+describe("otlpFromEnv: OpenTelemetry's variables when --otlp is not given", () => {
+  it("takes the traces endpoint as it is, else the base endpoint with v1/traces", () => {
+    expect(otlpFromEnv({})).toBeUndefined();
+    expect(otlpFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" })).toBe(
+      "http://collector:4318/v1/traces",
+    );
+    expect(otlpFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "https://otel.example.test/otlp/" })).toBe(
+      "https://otel.example.test/otlp/v1/traces",
+    );
+    expect(
+      otlpFromEnv({
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://base:4318",
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://traces:4318/custom",
+      }),
+    ).toBe("http://traces:4318/custom");
+    expect(
+      otlpFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_SDK_DISABLED: "true" }),
+    ).toBeUndefined();
+    expect(() => otlpFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "grpc://c:4317" })).toThrow(
+      'OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL; got "grpc://c:4317"',
+    );
   });
 });

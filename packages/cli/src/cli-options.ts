@@ -44,6 +44,7 @@ export interface RawRunOptions {
   remote?: string;
   redisTimeout?: string;
   stalledCheck?: string;
+  workerWait?: string;
   setup?: string;
   include?: string[];
   /** `--no-dependencies` sets it false; commander's default is true. */
@@ -100,7 +101,13 @@ export interface RunOptions {
   otlp: string | undefined;
   /** Attempts go to `taskledger worker`s through Redis, their work through the git remote. */
   queue:
-    | { redis: string; remote: string; unreachableAfterMs: number; stalledCheckMs: number }
+    | {
+        redis: string;
+        remote: string;
+        unreachableAfterMs: number;
+        stalledCheckMs: number;
+        workerWaitMs: number;
+      }
     | undefined;
   /** What each worktree gets of the project's environment. */
   environment: { dependencies: boolean; include: string[]; setup: SetupOptions | undefined };
@@ -237,8 +244,15 @@ function queueOf(raw: RawRunOptions): Pick<RunOptions, "queue" | "isolation"> {
     throw new UsageError("--redis needs worktree isolation: attempts travel as git commits");
   const unreachableAfterMs = integer("--redis-timeout", raw.redisTimeout, 30_000, 100, 3_600_000);
   const stalledCheckMs = integer("--stalled-check", raw.stalledCheck, 30_000, 100, 3_600_000);
+  const workerWaitMs = integer("--worker-wait", raw.workerWait, 300_000, 100, 86_400_000);
   return {
-    queue: { redis: raw.redis, remote: raw.remote, unreachableAfterMs, stalledCheckMs },
+    queue: {
+      redis: raw.redis,
+      remote: raw.remote,
+      unreachableAfterMs,
+      stalledCheckMs,
+      workerWaitMs,
+    },
     isolation: "worktree",
   };
 }
@@ -265,18 +279,37 @@ function dollars(value: string): number {
   return n;
 }
 
-function otlpUrl(value: string): string {
+function otlpUrl(value: string, name = "--otlp"): string {
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new UsageError(`--otlp must be an http(s) URL; got "${value}"`);
+    throw new UsageError(`${name} must be an http(s) URL; got "${value}"`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new UsageError(`--otlp must be an http(s) URL; got "${value}"`);
+    throw new UsageError(`${name} must be an http(s) URL; got "${value}"`);
   }
   // A collector's base URL gets the standard traces path, as OTEL_EXPORTER_OTLP_ENDPOINT does.
   if (url.pathname === "/" || url.pathname === "") url.pathname = "/v1/traces";
+  return url.toString();
+}
+
+/**
+ * Where spans go without `--otlp`: OpenTelemetry's own variables, the traces endpoint as it is,
+ * else the base endpoint with `v1/traces` appended; none when `OTEL_SDK_DISABLED` is true.
+ */
+export function otlpFromEnv(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true") return undefined;
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  if (traces) {
+    otlpUrl(traces, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+    return traces;
+  }
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  if (!base) return undefined;
+  otlpUrl(base, "OTEL_EXPORTER_OTLP_ENDPOINT");
+  const url = new URL(base);
+  url.pathname = `${url.pathname.replace(/\/$/, "")}/v1/traces`;
   return url.toString();
 }
 

@@ -4,12 +4,14 @@ import {
   InvalidConfigError,
   InvalidRequestError,
   TaskLedgerError,
+  type TaskLedgerInput,
   WorkspaceError,
 } from "@taskledger/core";
 import { Command, CommanderError } from "commander";
 import { type CliIo, exitCodes } from "./cli-io.js";
 import {
   maxSubTasksLimit,
+  otlpFromEnv,
   parseRunOptions,
   type RawRunOptions,
   type RunOptions,
@@ -18,6 +20,7 @@ import {
 import { setUpDemo } from "./demo.js";
 import { hostSettingsOf, loggedOptions } from "./host-settings.js";
 import { addMcpCommand } from "./mcp-command.js";
+import { readPlanFile, requestOfPlan } from "./plan-file.js";
 import { loadProjectConfig, projectConfigName } from "./project-config.js";
 import { readRequest } from "./request-source.js";
 import { resumeCommand } from "./resume-command.js";
@@ -90,6 +93,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         "with --redis: how often to look for attempts whose worker died",
         "30000",
       )
+      .option(
+        "--worker-wait <ms>",
+        "with --redis: fail an attempt that waited this long with no worker running",
+        "300000",
+      )
       .option("--json", "print the final report as JSON on stdout; progress goes to stderr");
 
   // The request as words, `-` for stdin, or a file: argv caps one argument at 128 KB.
@@ -136,10 +144,20 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       "--no-dependencies",
       "do not copy ignored node_modules and Python virtual environments into worktrees",
     )
-    .action(async (words: string[], raw: RawRunOptions & UiFlags) => {
+    .option(
+      "--plan <file>",
+      "run this Task Ledger (JSON, as `plan --json` prints) without planning",
+    )
+    .action(async (words: string[], raw: RawRunOptions & UiFlags & { plan?: string }) => {
+      raw.otlp ??= otlpFromEnv(io.env);
       const options = await runOptionsOf(raw);
-      const source = await readRequest(words, raw.requestFile, io);
-      exitCode = await runCommand(source.request, options, io, source.fromStdin, raw);
+      const plan = raw.plan === undefined ? undefined : await readPlanFile(raw.plan, io.cwd);
+      // A given plan needs no request: its titles stand for one.
+      const source =
+        plan !== undefined && words.length === 0 && raw.requestFile === undefined
+          ? { request: requestOfPlan(plan), fromStdin: false }
+          : await readRequest(words, raw.requestFile, io);
+      exitCode = await runCommand(source.request, options, io, source.fromStdin, raw, plan);
     });
 
   withRequest(program.command("plan"), "what to plan")
@@ -150,18 +168,21 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       exitCode = await runCommand(source.request, options, io, source.fromStdin);
     });
 
-  withRunOptions(program.command("resume").argument("<run-id>", "the run to continue"))
+  withUiOptions(
+    withRunOptions(program.command("resume").argument("<run-id>", "the run to continue")),
+  )
     .description(
       "continue a run stored with --store after a crash, a kill or Ctrl-C; it keeps the options it was started with unless given again",
     )
     .option("-y, --yes", "do not ask before running a replan")
-    .action(async (runId: string, raw: RawRunOptions, command: Command) => {
+    .action(async (runId: string, raw: RawRunOptions & UiFlags, command: Command) => {
       const given = new Set(
         loggedOptions
           .map(([key]) => key)
           .filter((key) => command.getOptionValueSource(key) === "cli"),
       );
-      exitCode = await resumeCommand(runId, raw, given, io);
+      raw.otlp ??= otlpFromEnv(io.env);
+      exitCode = await resumeCommand(runId, raw, given, io, raw);
     });
 
   program
@@ -243,6 +264,7 @@ async function runCommand(
   io: CliIo,
   stdinUsed = false,
   ui: UiFlags = {},
+  plan?: unknown,
 ): Promise<number> {
   if (request.trim() === "") throw new UsageError("the request is empty");
   // With --ui, a page shows the run and can answer its reviews and cancel it.
@@ -265,6 +287,7 @@ async function runCommand(
     const run = await runtime.start(request, {
       abortSignal: io.signal,
       cwd: options.cwd,
+      ...(plan === undefined ? {} : { plan: plan as TaskLedgerInput }),
       // Logged with the run, so `resume` needs only the store.
       settings: { host: { ...hostSettingsOf(options) } },
     });

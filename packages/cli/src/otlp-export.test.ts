@@ -51,7 +51,7 @@ afterEach(async () => {
 });
 
 describe("--otlp (real opencode, scripted provider, a local collector)", () => {
-  it("exports the run's spans to an OTLP/HTTP collector, the key in none of them", async () => {
+  it("exports the run's spans to the collector OTEL_EXPORTER_OTLP_ENDPOINT names (no --otlp), the key in none of them", async () => {
     const key = "sk-planted-otlp-key-0815";
     model = await createModelServer({
       replies: scriptByRole({
@@ -64,7 +64,10 @@ describe("--otlp (real opencode, scripted provider, a local collector)", () => {
     });
     const sink = await fakeCollector();
     collector = sink.server;
-    const t = captureIo({ env: { CI: "true", OPENAI_API_KEY: key } });
+    // OpenTelemetry's standard variable, as a collector's users already set it.
+    const t = captureIo({
+      env: { CI: "true", OPENAI_API_KEY: key, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url },
+    });
     const code = await runCli(
       [
         "run",
@@ -73,8 +76,6 @@ describe("--otlp (real opencode, scripted provider, a local collector)", () => {
         "--agent-model",
         `${compatibleProviderId}/agent-x`,
         "--yes",
-        "--otlp",
-        sink.url,
       ],
       t.io,
     );

@@ -30,6 +30,34 @@ const ledger = {
 const usage = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 };
 
 describe("progress view", () => {
+  it("shows a queued attempt as waiting for a worker until a worker takes it", () => {
+    const state = createProgressState();
+    const status = (seq: number, value: "waiting-for-worker" | "running"): RunEvent => ({
+      ...base,
+      seq,
+      type: "agent-event",
+      subTaskId: "a",
+      attempt: 1,
+      event: { type: "executor-status", status: value },
+    });
+    applyEvent(
+      state,
+      { ...base, seq: 0, type: "plan-created", ledger, decomposed: true, repaired: false, usage },
+      0,
+    );
+    applyEvent(
+      state,
+      { ...base, seq: 1, type: "sub-task-started", subTaskId: "a", attempt: 1, promptTokens: 9 },
+      0,
+    );
+    applyEvent(state, status(2, "waiting-for-worker"), 0);
+    expect(liveFrame(state, "⠋", 3000, c)).toBe(
+      "⠋ Step 1/2: Write A 3.0s · waiting for a worker\n0/2 done",
+    );
+    applyEvent(state, status(3, "running"), 0);
+    expect(liveFrame(state, "⠋", 3000, c)).toBe("⠋ Step 1/2: Write A 3.0s\n0/2 done");
+  });
+
   it("shows the plan, running steps with elapsed time and activity, retries and results", () => {
     const state = createProgressState();
     const lines: string[] = [];

@@ -11,9 +11,11 @@ import {
   gitIn,
   type ModelServer,
   pollUntil,
+  type RecordedRequest,
   type RedisServer,
   redisTestsEnabled,
   roleOf,
+  type ScriptedReply,
   scriptByRole,
   startRedisServer,
   subTaskOf,
@@ -74,6 +76,22 @@ function replies(
       };
     },
   });
+}
+
+/** `reply` (a scripted function resolved for `request`) sent `ms` later. */
+function delayed(
+  reply: ScriptedReply | undefined,
+  request: RecordedRequest,
+  ms: number,
+): ScriptedReply | undefined {
+  let resolved = reply;
+  while (typeof resolved === "function") resolved = resolved(request);
+  return resolved && { ...resolved, delayMs: ms };
+}
+
+/** The run's `attempt-finished` records, in order. */
+function attemptsFinished(store: string) {
+  return logOf(store).flatMap((event) => (event.type === "attempt-finished" ? [event] : []));
 }
 
 function logOf(store: string): RunEvent[] {
@@ -206,14 +224,14 @@ describe.runIf(enabled && process.platform === "linux")(
       workers.push(survivor);
       const { code, t } = await running;
       expect(code, t.err()).toBe(0);
-      const finished = logOf(setup.store).flatMap((event) =>
-        event.type === "attempt-finished" ? [event] : [],
-      );
+      const finished = attemptsFinished(setup.store);
       expect(finished.map((event) => [event.attempt, event.result.outcome])).toEqual([
         [1, "error"],
         [2, "finished"],
       ]);
       expect(finished[0]!.result.error).toContain("interrupted on its worker");
+      // The interrupted attempt holds nothing of the agent's: only attempt 2 is judged.
+      expect(server.requests.filter((request) => roleOf(request) === "judge")).toHaveLength(1);
       expect(finished[1]!.result.details?.worker).toMatchObject({ pid: survivor.pid });
       expect(survivor.log()).not.toMatch(/\.a\.1\b/);
       expect(survivor.log().match(/^started /gm)).toHaveLength(1);
@@ -226,6 +244,55 @@ describe.runIf(enabled && process.platform === "linux")(
         ),
       ).toEqual([]);
     }, 180_000);
+
+    it("a worker with --concurrency 2 runs two attempts at once, and a Redis restart with persistence mid-attempt loses nothing", async () => {
+      const setup = setUp(["a", "b"]);
+      const persistent = await startRedisServer({ persistent: true });
+      try {
+        let waiting = 2;
+        let restarted: Promise<void> | undefined;
+        server = await createModelServer({
+          replies: (request) => {
+            if (roleOf(request) === "agent" && !afterToolResult(request) && --waiting === 0)
+              restarted = persistent.restart();
+            const reply = replies(setup.plan)(request);
+            // Both agents wait on the model while Redis goes down and comes back.
+            return roleOf(request) === "agent" && !afterToolResult(request)
+              ? delayed(reply, request, 2500)
+              : reply;
+          },
+        });
+        const worker = await startWorker(
+          persistent.url,
+          server.openaiBaseURL,
+          join(setup.root, "w1"),
+          ["--concurrency", "2"],
+        );
+        workers.push(worker);
+        const { code, t } = await run(setup, undefined, ["--redis", persistent.url]);
+        expect(code, t.err()).toBe(0);
+        expect(restarted).toBeDefined();
+        await restarted;
+        expect((JSON.parse(t.out()) as JsonReport).status).toBe("completed");
+        // Both started before either finished: one worker ran them at once.
+        expect(
+          worker
+            .log()
+            .match(/^(started|finished) \S+\.(a|b)\.1/gm)
+            ?.map((line) => line.split(" ")[0]),
+        ).toEqual(["started", "started", "finished", "finished"]);
+        const finished = attemptsFinished(setup.store);
+        expect(finished.map((event) => [event.attempt, event.result.outcome])).toEqual([
+          [1, "finished"],
+          [1, "finished"],
+        ]);
+        for (const id of ["a", "b"])
+          expect(readFileSync(join(setup.repo, `${id}.txt`), "utf8")).toBe(`${id}\n`);
+      } finally {
+        await Promise.all(workers.splice(0).map((worker) => worker.stop()));
+        await persistent.stop();
+      }
+    }, 120_000);
 
     it("cancelling the run reaches the worker: the attempt's processes there are killed, the worker goes on", async () => {
       const setup = setUp(["a"]);
@@ -244,6 +311,17 @@ describe.runIf(enabled && process.platform === "linux")(
       expect(await processesUnder(worker.workDir)).toEqual([]);
       expect(worker.child.exitCode).toBeNull();
     }, 120_000);
+
+    it("with no worker running, the run fails after --worker-wait saying no worker took the attempt", async () => {
+      const setup = setUp(["a"]);
+      server = await createModelServer({ replies: replies(setup.plan) });
+      const { code, t } = await run(setup, undefined, ["--worker-wait", "300"]);
+      expect(code).toBe(1);
+      expect((JSON.parse(t.out()) as JsonReport).status).toBe("failed");
+      expect(t.err()).toContain("No worker took the attempt");
+      expect(t.err()).toContain(`taskledger worker --redis ${redis.url}`);
+      expect(server.requests.map(roleOf)).toEqual(["plan"]);
+    }, 60_000);
 
     it("an unreachable Redis ends the run with a queue error after --redis-timeout, and the process exits", async () => {
       const setup = setUp(["a"]);
@@ -352,5 +430,32 @@ describe.runIf(enabled && process.platform === "linux")(
       expect(readFileSync(join(setup.repo, "a.txt"), "utf8")).toBe("a\n");
       expect(await processesUnder(worker.workDir)).toEqual([]);
     }, 180_000);
+
+    // Last: it restarts the shared Redis.
+    it("a Redis restart without persistence mid-attempt: the attempt ends interrupted, unjudged, and the next one completes", async () => {
+      const setup = setUp(["a"]);
+      let first = true;
+      server = await createModelServer({
+        replies: (request) => {
+          const reply = replies(setup.plan)(request);
+          if (roleOf(request) !== "agent" || afterToolResult(request) || !first) return reply;
+          first = false;
+          void redis.restart();
+          return delayed(reply, request, 1500);
+        },
+      });
+      const worker = await startWorker(redis.url, server.openaiBaseURL, join(setup.root, "w1"));
+      workers.push(worker);
+      const { code, t } = await run(setup);
+      expect(code, t.err()).toBe(0);
+      const finished = attemptsFinished(setup.store);
+      expect(finished.map((event) => [event.attempt, event.result.outcome])).toEqual([
+        [1, "error"],
+        [2, "finished"],
+      ]);
+      expect(finished[0]!.result.error).toContain("Redis restarted and lost the job");
+      expect(server.requests.filter((request) => roleOf(request) === "judge")).toHaveLength(1);
+      expect(readFileSync(join(setup.repo, "a.txt"), "utf8")).toBe("a\n");
+    }, 120_000);
   },
 );

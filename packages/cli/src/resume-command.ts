@@ -10,6 +10,7 @@ import type { CliIo } from "./cli-io.js";
 import { parseRunOptions, type RawRunOptions, type RunOptions, UsageError } from "./cli-options.js";
 import { loggedOptions, readHostSettings } from "./host-settings.js";
 import { openSession, printPlan } from "./terminal-session.js";
+import { openRunPage, type UiFlags } from "./ui-command.js";
 
 /**
  * `taskledger resume RUN --store DIR`: continues a stored run where its log ends, with the options
@@ -20,16 +21,23 @@ export async function resumeCommand(
   raw: RawRunOptions,
   given: ReadonlySet<keyof RawRunOptions>,
   io: CliIo,
+  ui: UiFlags = {},
 ): Promise<number> {
   if (!raw.store) throw new UsageError("resume needs --store, the directory the run was stored in");
   const history = await new FileRunStore(resolve(io.cwd, raw.store)).read(runId);
   if (history.length === 0) throw new RunNotFoundError(runId);
   const recovered = recoverRun(history, runId);
-  const { options, notices } = await resumeOptions(recovered, raw, given, io.cwd);
-  const session = openSession(options, io);
+  const resumed = await resumeOptions(recovered, raw, given, io.cwd);
+  const { notices } = resumed;
+  let { options } = resumed;
+  // With --ui, the page of the resumed run, as `run --ui` serves its run's.
+  const page = ui.ui ? openRunPage(options, io, ui) : undefined;
+  if (page) ({ options, io } = page);
+  const session = openSession(options, io, true, page?.reviewer);
   const { human, c, runtime } = session;
   for (const notice of notices) human.write(c.dim(`note: ${notice}\n`));
   try {
+    await page?.listen();
     await runtime.ready(io.signal);
     const done = [...recovered.subTasks.values()].filter((s) => s.status === "completed").length;
     human.write(
@@ -56,9 +64,11 @@ export async function resumeCommand(
           : {}),
       },
     });
+    page?.attach(run);
     return await session.follow(run, history);
   } finally {
     await runtime.close();
+    await page?.close();
   }
 }
 

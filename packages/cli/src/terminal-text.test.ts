@@ -20,6 +20,10 @@ describe("terminalText", () => {
     ["other C1", "a\u0085\u008db", "ab"],
     ["tabs and newlines on one line", "a\tb\nc\r\nd", "a b c d"],
     ["text in other scripts", "naïve 日本 ✔", "naïve 日本 ✔"],
+    ["bidi embeddings and overrides", "a\u202a\u202b\u202c\u202d\u202eevil\u202cb", "aevilb"],
+    ["bidi isolates and marks", "a\u2066\u2067\u2068\u2069\u200e\u200f\u061cb", "ab"],
+    ["zero-width and other invisible format characters", "a\u200b\u2060\ufeff\u00adb", "ab"],
+    ["an emoji joined by ZWJ", "👩\u200d💻", "👩\u200d💻"],
   ])("%s", (_, input, expected) => {
     expect(terminalText(input)).toBe(expected);
   });

@@ -13,7 +13,7 @@ export interface UiFlags {
   port?: string;
 }
 
-/** Adds `--ui` and `--port` to `run`. */
+/** Adds `--ui` and `--port` to `run` and `resume`. */
 export function withUiOptions(command: Command): Command {
   return command
     .option(
@@ -35,11 +35,15 @@ export function addUiCommand(program: Command, io: CliIo, done: (code: number) =
         store: resolve(io.cwd, raw.store),
         port: portOf(raw.port),
       });
-      io.stdout.write(`taskledger ui: ${server.url}\nCtrl-C stops it.\n`);
+      io.stdout.write(
+        `taskledger ui: ${server.url}\nCtrl-C stops the page (no run is affected).\n`,
+      );
       await new Promise<void>((stop) => {
         if (io.signal.aborted) stop();
         else io.signal.addEventListener("abort", () => stop(), { once: true });
       });
+      // Runs are other processes': only the page stops.
+      io.stdout.write("Stopping the page; no run is cancelled.\n");
       await server.close();
       done(exitCodes.completed);
     });
@@ -83,6 +87,9 @@ export function openRunPage(options: RunOptions, io: CliIo, flags: UiFlags): Run
     attach: (started) => {
       run = started;
       if (!server) return;
+      const page = server;
+      // What agents do now reaches the page from here: agent events are not logged.
+      started.on("agent-event", (event) => page.showAgentEvent(event));
       human.write(`Follow and steer this run at ${server.url}#/runs/${started.runId}\n`);
       if (!options.store) human.write(`Its log is kept in ${store} (resume --store ${store}).\n`);
     },

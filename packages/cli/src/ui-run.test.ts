@@ -34,11 +34,15 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** The demo's scripted models; with `slowLibrary` the judge of `library` takes a moment longer. */
-async function setup(slowLibrary = false) {
+/**
+ * The demo's scripted models; with `slowLibrary` the judge of `library` takes a moment longer, and
+ * while `hold.agents` is set every agent waits on its model until cancelled.
+ */
+async function setup(slowLibrary = false, hold = { agents: false }) {
   const replies = createDemoReplies();
   const server: ModelServer = await createModelServer({
     replies: (request: RecordedRequest) => {
+      if (hold.agents && roleOf(request) === "agent") return { hang: true };
       const scripted = replies(request);
       const reply = typeof scripted === "function" ? scripted(request) : scripted;
       // The manager's judge, not opencode: a slower answer changes no agent's turns.
@@ -125,11 +129,13 @@ describe.runIf(browserTests)("taskledger run --ui", () => {
     await later.locator('g.node[data-id="tests"]').click();
     await expect.poll(() => later.locator("#detail .attempt").count()).toBe(2);
     expect(await later.locator("#detail .attempt summary").first().textContent()).toContain(
-      "incomplete",
+      "checks failed",
     );
     if (screenshots) await later.screenshot({ path: join(screenshots, "run-finished.png") });
     stop.abort();
     expect(await serving).toBe(0);
+    // Ctrl-C stops the page, and says that is all it stops.
+    expect(u.out()).toContain("Stopping the page; no run is cancelled.");
   }, 180_000);
 
   it("runs the plan approved on the page while the terminal asks too: the first answer wins", async () => {
@@ -179,16 +185,37 @@ describe.runIf(browserTests)("taskledger run --ui", () => {
     expect(server.requests).toHaveLength(1);
   }, 120_000);
 
-  it("cancels the run from the page: exit 130, no opencode left", async () => {
-    const { cwd, args } = await setup(true);
+  it("cancels the run from the page once confirmed: exit 130, no opencode left; resume --ui serves the resumed run's page", async () => {
+    const hold = { agents: false };
+    const { cwd, args, store } = await setup(true, hold);
     const t = captureIo();
     const { exit, page } = await start([...args, "--yes", "--json"], t.io, t.err);
     await page.locator('g.node[data-id="library"][data-status="running"]').waitFor();
     await page.locator("#cancel").click();
+    await page.locator("#cancel-confirm").click();
     expect(await exit).toBe(130);
-    expect(JSON.parse(t.out()).status).toBe("cancelled");
+    const report = JSON.parse(t.out()) as { status: string; runId: string };
+    expect(report.status).toBe("cancelled");
     expect(await processesUnder(cwd)).toEqual([]);
-  }, 120_000);
+
+    hold.agents = true;
+    const r = captureIo();
+    const resumed = await start(
+      ["resume", report.runId, "--store", store, "--ui", "--yes", "--json"],
+      r.io,
+      r.err,
+    );
+    expect(resumed.page.url()).toContain(`#/runs/${report.runId}`);
+    await resumed.page.locator('g.node[data-id="library"][data-status="running"]').waitFor();
+    // The cancelled session's report is history: the resumed run is running, and can be cancelled.
+    await expect.poll(() => resumed.page.locator("#run-status").textContent()).toBe("running");
+    await resumed.page.locator("#cancel").click();
+    await resumed.page.locator("#cancel-keep").click();
+    await resumed.page.locator("#cancel").click();
+    await resumed.page.locator("#cancel-confirm").click();
+    expect(await resumed.exit).toBe(130);
+    expect(await processesUnder(cwd)).toEqual([]);
+  }, 150_000);
 });
 
 /** A plan whose one sub-task never passes its judge, so it is replanned into one that does. */

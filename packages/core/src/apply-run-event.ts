@@ -79,6 +79,8 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       if (s && agent.type === "tool-use") s.activity = oneLine(`${agent.tool} ${agent.input}`, 60);
       else if (s && agent.type === "text" && agent.text.trim())
         s.activity = oneLine(agent.text, 60);
+      else if (s && agent.type === "executor-status")
+        s.activity = agent.status === "waiting-for-worker" ? "waiting for a worker" : "";
       break;
     }
     case "attempt-finished": {

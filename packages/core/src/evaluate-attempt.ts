@@ -23,6 +23,15 @@ export async function evaluateAttempt(
       "not-finished",
     );
   }
+  // Nothing of the agent's to judge: a judge call would only restate the executor's error.
+  if (result.outcome === "error" && result.infrastructureError) {
+    return incompleteEntry(
+      `The attempt did not run to its end, through no fault of the agent: ${result.error ?? "an infrastructure error"}. ` +
+        "Check what is already done and finish the rest.",
+      "executor",
+      "interrupted",
+    );
+  }
   try {
     return await options.evaluator.evaluate(
       {

@@ -31,6 +31,12 @@ export interface AttemptResult {
   error?: string;
   /** False when no further attempt can do better (a missing binary, a config opencode rejects). */
   retryable?: boolean;
+  /**
+   * True when the attempt ended through no doing of the agent: its worker or server was lost, its
+   * process could not start or was killed from outside, the executor itself failed. Such an
+   * attempt is not judged (there is no work of the agent's to weigh); the next attempt is told why.
+   */
+  infrastructureError?: boolean;
   durationMs: number;
   /** Executor-specific facts for diagnosis: session id, exit code, stderr tail. */
   details?: Record<string, unknown>;
@@ -43,6 +49,8 @@ export type AgentEvent =
   | { type: "tool-use"; tool: string; status: string; input: string; output: string }
   | { type: "step-finish"; reason: string; usage?: Usage }
   | { type: "error"; message: string; statusCode?: number }
+  /** Told by an executor that sends attempts elsewhere: the attempt waits for a worker, or runs. */
+  | { type: "executor-status"; status: "waiting-for-worker" | "running" }
   | { type: "unknown"; rawType: string };
 
 /** An OS process an attempt started, identified by pid and start time so a reused pid is never hit. */

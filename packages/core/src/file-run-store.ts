@@ -2,6 +2,7 @@ import { type FileHandle, open, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { ensureDirectory } from "./ensure-directory.js";
 import { StoreError } from "./errors.js";
+import { isProcessAlive } from "./process-dirs.js";
 import type { RunEvent } from "./run-events.js";
 import type { RunStore } from "./run-store.js";
 
@@ -81,7 +82,7 @@ export class FileRunStore implements RunStore {
         }
       }
       const holder = await readHolder(path);
-      if (holder !== undefined && isAlive(holder)) {
+      if (holder !== undefined && isProcessAlive(holder)) {
         throw new StoreError(`Run "${runId}" is in use by process ${holder} (${path}).`);
       }
       await rm(path, { force: true });
@@ -130,14 +131,5 @@ async function readHolder(path: string): Promise<number | undefined> {
   } catch {
     // A lock file torn by a crash while it was written holds no live claim.
     return undefined;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }

@@ -69,6 +69,7 @@ export {
   priceIn,
   withCost,
 } from "./price.js";
+export { createProcessDir, isProcessAlive, sweepDeadProcessDirs } from "./process-dirs.js";
 export {
   type Evidence,
   evidenceSchema,

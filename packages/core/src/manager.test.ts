@@ -290,6 +290,55 @@ describe("retries", () => {
     expect(report.usage.manager.inputTokens).toBe(20);
   });
 
+  it("judges no attempt that ended in an infrastructure error, and tells the next attempt why", async () => {
+    let calls = 0;
+    const executor = createFakeExecutor({
+      script: {
+        a: [
+          { type: "error", error: "the worker was lost" },
+          { type: "crash", message: "Redis went away" },
+          { type: "success" },
+        ],
+      },
+    });
+    // The first attempt's error is the executor's, not the agent's.
+    const run = executor.run.bind(executor);
+    executor.run = async (prompt, options) => {
+      const result = await run(prompt, options);
+      return options.attempt === 1 ? { ...result, infrastructureError: true } : result;
+    };
+    const evaluator: Evaluator = {
+      async evaluate({ attempt }) {
+        calls++;
+        return {
+          completed: true,
+          summary: `attempt ${attempt} judged`,
+          outputData: "",
+          feedback: "",
+          evidence: [],
+          usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
+        };
+      },
+    };
+    const events: RunEvent[] = [];
+    const report = await createManager({ executor, evaluator }).run("x", {
+      plan: { subTasks: [task("a")] },
+      onEvent: (e) => events.push(e),
+    });
+    expect(report.subTasks[0]).toMatchObject({ status: "completed", attempts: 3 });
+    expect(calls).toBe(1);
+    const entries = events.flatMap((e) => (e.type === "sub-task-evaluated" ? [e.entry] : []));
+    expect(entries.map((entry) => entry.incomplete)).toEqual([
+      "interrupted",
+      "interrupted",
+      undefined,
+    ]);
+    expect(executor.calls[1]?.prompt).toContain(
+      "through no fault of the agent: the worker was lost",
+    );
+    expect(executor.calls[2]?.prompt).toContain("Redis went away");
+  });
+
   it("does not retry blindly an attempt that repeated the previous one", async () => {
     const executor = createFakeExecutor({ fallback: { type: "truncated" } });
     const seen: string[] = [];

@@ -9,10 +9,20 @@ const escapeSequence =
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
 const controlCharacter = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 
+// Invisible format characters (Unicode Cf): bidirectional overrides and isolates (U+202A–U+202E,
+// U+2066–U+2069) reorder what a reader sees ("Trojan Source"), zero-width ones hide text. The
+// zero-width joiner stays: emoji sequences need it and it reorders nothing.
+const formatCharacter = /(?!\u200d)\p{Cf}/gu;
+
 /**
  * Text written by a model, an agent or a tool without terminal escape sequences and control
- * characters (tabs and newlines kept, CRLF made a newline): safe to print or to keep as a line.
+ * characters (tabs and newlines kept, CRLF made a newline) and without invisible format characters
+ * such as bidirectional overrides: safe to print or to keep as a line.
  */
 export function stripControl(text: string): string {
-  return text.replace(escapeSequence, "").replace(/\r\n/g, "\n").replace(controlCharacter, "");
+  return text
+    .replace(escapeSequence, "")
+    .replace(/\r\n/g, "\n")
+    .replace(controlCharacter, "")
+    .replace(formatCharacter, "");
 }

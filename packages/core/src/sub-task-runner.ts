@@ -316,6 +316,7 @@ function failedResult(error: unknown, aborted: boolean, started: number): Attemp
     filesChanged: [],
     usage: emptyUsage(),
     error: cancelled ? "aborted" : describeError(error),
+    ...(cancelled ? {} : { infrastructureError: true }),
     ...(ExecutorError.isInstance(error) && !error.isRetryable ? { retryable: false } : {}),
     durationMs: performance.now() - started,
   };

@@ -55,6 +55,14 @@ describe("decideOutcome", () => {
     const ok = transcriptOf({ type: "step-finish", reason: "stop", usage: usage(9) });
     expect(decideOutcome({ exitCode: 1, signal: null }, ok).outcome).toBe("error");
     expect(decideOutcome({ exitCode: null, signal: "SIGSEGV" }, ok).error).toContain("SIGSEGV");
+    // Lost or killed from outside: not the agent's doing, so not judged; its own errors are.
+    for (const end of [
+      { exitCode: null, signal: "SIGKILL" },
+      { exitCode: null, signal: null, spawnError: "spawn opencode ENOENT" },
+      { exitCode: null, signal: null, serverLost: "the opencode server died" },
+    ])
+      expect(decideOutcome(end, ok).infrastructureError).toBe(true);
+    expect(decideOutcome({ exitCode: 1, signal: null }, ok).infrastructureError).toBeUndefined();
     const failed = transcriptOf({ type: "error", message: "boom", statusCode: 500 });
     expect(decideOutcome(exit0, failed)).toEqual({ outcome: "error", error: "boom (status 500)" });
     const rejected = transcriptOf(

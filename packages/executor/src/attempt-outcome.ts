@@ -28,7 +28,7 @@ export const tinyStopOutputTokens = 2;
 export function decideOutcome(
   end: ProcessEnd,
   transcript: Transcript,
-): { outcome: AttemptOutcome; error?: string; retryable?: false } {
+): { outcome: AttemptOutcome; error?: string; retryable?: false; infrastructureError?: true } {
   if (end.stoppedBy === "abort") return { outcome: "cancelled", error: "aborted" };
   if (end.stoppedBy === "timeout") return { outcome: "timeout", error: "the attempt timed out" };
   if (end.stoppedBy === "step-limit") {
@@ -40,8 +40,9 @@ export function decideOutcome(
       error: `the model stream ended without a finish reason ${transcript.unknownFinishStreak} times in a row; opencode would loop`,
     };
   }
-  if (end.spawnError) return { outcome: "error", error: end.spawnError };
-  if (end.serverLost) return { outcome: "error", error: end.serverLost };
+  // Not the agent's doing: nothing it did is to be judged (the next attempt is told why).
+  if (end.spawnError) return { outcome: "error", error: end.spawnError, infrastructureError: true };
+  if (end.serverLost) return { outcome: "error", error: end.serverLost, infrastructureError: true };
   if (end.configRejection) {
     return {
       outcome: "error",
@@ -54,7 +55,12 @@ export function decideOutcome(
     const status = lastError.statusCode === undefined ? "" : ` (status ${lastError.statusCode})`;
     return { outcome: "error", error: `${lastError.message}${status}` };
   }
-  if (end.signal) return { outcome: "error", error: `opencode was killed by ${end.signal}` };
+  if (end.signal)
+    return {
+      outcome: "error",
+      error: `opencode was killed by ${end.signal}`,
+      infrastructureError: true,
+    };
   if (end.exitCode !== 0) {
     const exited = `opencode exited with code ${end.exitCode}`;
     const said = opencodeErrorMessage(end.stderr ?? "");

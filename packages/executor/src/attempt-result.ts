@@ -16,7 +16,7 @@ export function attemptResult(
     serverUrl?: string | undefined;
   },
 ): AttemptResult {
-  const { outcome, error, retryable } = decideOutcome(
+  const { outcome, error, retryable, infrastructureError } = decideOutcome(
     { ...end, stderr: extra.stderr ?? "" },
     transcript,
   );
@@ -53,5 +53,6 @@ export function attemptResult(
   };
   if (error !== undefined) result.error = error;
   if (retryable === false) result.retryable = false;
+  if (infrastructureError) result.infrastructureError = true;
   return result;
 }

@@ -1,5 +1,6 @@
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { sweepDeadProcessDirs } from "@taskledger/core";
 
 /** Every attempt directory's name starts with this, then the owning process's pid and a dash. */
 export const attemptDirPrefix = "taskledger-opencode-";
@@ -33,28 +34,6 @@ export async function removeDir(path: string): Promise<void> {
  * Removes the attempt directories under `parent` whose owning process is gone (a crash, a
  * `kill -9`): any other process's directory, while it runs, is left alone.
  */
-export async function sweepStaleAttemptDirs(parent: string): Promise<void> {
-  let names: string[];
-  try {
-    names = await readdir(parent);
-  } catch {
-    return;
-  }
-  const stale = names.filter((name) => {
-    const owner = new RegExp(`^${attemptDirPrefix}(\\d+)-`).exec(name)?.[1];
-    return owner !== undefined && !processAlive(Number(owner));
-  });
-  await Promise.all(stale.map((name) => removeDir(join(parent, name))));
-}
-
-function processAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it runs, as another user.
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
+export function sweepStaleAttemptDirs(parent: string): Promise<void> {
+  return sweepDeadProcessDirs(parent, attemptDirPrefix, removeDir);
 }

@@ -44,6 +44,8 @@ export interface AttemptJobResult {
   /** The attempt's commit, pushed to the job's `workRef`; absent when it could not be made. */
   commit?: string;
   worker: WorkerIdentity;
+  /** How long the job waited in the queue before this worker took it. */
+  waitedMs?: number;
 }
 
 /** What travels as a job's progress while it runs: one agent event at a time. */

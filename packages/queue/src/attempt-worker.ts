@@ -1,7 +1,13 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
-import { join } from "node:path";
-import { type AttemptResult, describeError, type Executor, emptyUsage } from "@taskledger/core";
+import {
+  type AttemptResult,
+  createProcessDir,
+  describeError,
+  type Executor,
+  emptyUsage,
+  sweepDeadProcessDirs,
+} from "@taskledger/core";
 import { runSetupCommand } from "@taskledger/git-workspace";
 import { type Job, Worker } from "bullmq";
 import { Redis } from "ioredis";
@@ -31,7 +37,10 @@ export interface AttemptWorkerOptions {
    * (by another worker's stalled check) and its attempt fails as interrupted. Default 30 s.
    */
   lockDurationMs?: number;
-  /** Where clones and worktrees go; default a new temporary directory, removed on close. */
+  /**
+   * Where clones and worktrees go; default a new temporary directory, removed on close (and by the
+   * next worker when this one was killed).
+   */
   workDir?: string;
   /** How long Redis may stay unreachable at the start; default 30 s. */
   unreachableAfterMs?: number;
@@ -41,6 +50,9 @@ export interface AttemptWorkerOptions {
 
 // How long closing waits for Redis to answer before dropping the connections.
 const closeBoundMs = 3000;
+
+/** A worker's own directory is `<tmp>/taskledger-worker-<pid>-…`, so a later one can sweep it. */
+export const workerDirPrefix = "taskledger-worker-";
 
 export interface AttemptWorker {
   /** Stops taking jobs, cancels the running ones (their processes killed) and disconnects. */
@@ -74,7 +86,9 @@ export async function startAttemptWorker(
     throw error;
   }
   const ownDir = options.workDir === undefined;
-  const workDir = options.workDir ?? (await mkdtemp(join(tmpdir(), "taskledger-worker-")));
+  // Directories of workers killed before they could remove theirs (`kill -9`) go first.
+  if (ownDir) await sweepDeadProcessDirs(tmpdir(), workerDirPrefix);
+  const workDir = options.workDir ?? (await createProcessDir(tmpdir(), workerDirPrefix));
   const clones = new WorkerClones(workDir);
   const identity = { host: hostname(), pid: process.pid };
 
@@ -85,6 +99,7 @@ export async function startAttemptWorker(
   ): Promise<AttemptJobResult> => {
     const jobId = job.id!;
     const data = job.data;
+    const waitedMs = Math.max(0, Date.now() - job.timestamp);
     const cancelled = signal ?? new AbortController().signal;
     options.onJob?.({ type: "started", jobId });
     const slot = await clones.checkout(data, jobId, cancelled);
@@ -127,7 +142,12 @@ export async function startAttemptWorker(
         result = { ...result, error: result.error ? `${result.error}. ${note}` : note };
       }
       options.onJob?.({ type: "finished", jobId, outcome: result.outcome });
-      return { result, ...(commit ? { commit } : {}), worker: { ...identity, jobId } };
+      return {
+        result,
+        ...(commit ? { commit } : {}),
+        worker: { ...identity, jobId },
+        waitedMs,
+      };
     } finally {
       await clones.remove(slot).catch(() => {});
     }

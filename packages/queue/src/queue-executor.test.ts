@@ -1,5 +1,5 @@
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -150,7 +150,9 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
       attempt: 1,
       cwd: worktree("attempt"),
       abortSignal: controller.signal,
-      onEvent: () => controller.abort(),
+      onEvent: (event) => {
+        if (event.type === "text") controller.abort();
+      },
     });
     const ended = await running.catch((error: unknown) => error);
     expect(fake.calls[0]?.abortSignal.aborted).toBe(true);
@@ -195,6 +197,99 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
     expect(seen).toHaveLength(1);
   });
 
+  it("an attempt with no worker running says it waits for one, and fails after workerWaitMs saying no worker took it", async () => {
+    const { remote, worktree } = repository();
+    executor = createQueueExecutor({
+      redis: redis.url,
+      remote,
+      queueName: "q4",
+      workerWaitMs: 300,
+    });
+    const events: AgentEvent[] = [];
+    const ended = await executor.run("prompt", {
+      runId: "run-4",
+      subTask: subTask("d"),
+      attempt: 1,
+      cwd: worktree("attempt"),
+      abortSignal: new AbortController().signal,
+      onEvent: (event) => events.push(event),
+    });
+    expect(events).toEqual([{ type: "executor-status", status: "waiting-for-worker" }]);
+    expect(ended).toMatchObject({ outcome: "error", retryable: false, infrastructureError: true });
+    expect(ended.error).toMatch(/No worker took the attempt .* within 0 s: no worker is running/);
+  });
+
+  it("an attempt waits past workerWaitMs while its worker is busy, and is taken once it is free", async () => {
+    const { remote, worktree } = repository();
+    const holding = writingExecutor(true);
+    const writing = writingExecutor();
+    const fake: Executor = {
+      run: (prompt, options) =>
+        (options.subTask.id === "busy" ? holding : writing).executor.run(prompt, options),
+    };
+    worker = await startAttemptWorker({ redis: redis.url, executor: fake, queueName: "q5" });
+    executor = createQueueExecutor({
+      redis: redis.url,
+      remote,
+      queueName: "q5",
+      workerWaitMs: 200,
+    });
+    const busy = new AbortController();
+    const attempt = (id: string, signal: AbortSignal, onEvent: (event: AgentEvent) => void) =>
+      executor!.run("prompt", {
+        runId: "run-5",
+        subTask: subTask(id),
+        attempt: 1,
+        cwd: worktree(id),
+        abortSignal: signal,
+        onEvent,
+      });
+    let took: () => void = () => {};
+    const taken = new Promise<void>((done) => {
+      took = done;
+    });
+    const first = attempt("busy", busy.signal, (event) => {
+      if (event.type === "text") took();
+    });
+    await taken;
+    const events: AgentEvent[] = [];
+    const second = attempt("e", new AbortController().signal, (event) => events.push(event));
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    busy.abort();
+    await first.catch(() => {});
+    const ended = await second;
+    expect(ended.outcome).toBe("finished");
+    expect(events.slice(0, 2)).toEqual([
+      { type: "executor-status", status: "waiting-for-worker" },
+      { type: "executor-status", status: "running" },
+    ]);
+    expect(ended.details?.waitedForWorkerMs).toBeGreaterThanOrEqual(600);
+  });
+
+  it("a worker removes the directories of workers killed before they could, and keeps live ones'", async () => {
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid!;
+    const leftover = join(tmpdir(), `taskledger-worker-${dead}-abc123`);
+    const live = join(tmpdir(), `taskledger-worker-${process.ppid}-def456`);
+    for (const dir of [leftover, live])
+      mkdirSync(join(dir, "0123456789abcdef.git"), { recursive: true });
+    worker = await startAttemptWorker({
+      redis: redis.url,
+      executor: writingExecutor().executor,
+      queueName: "q6",
+    });
+    expect(existsSync(leftover)).toBe(false);
+    expect(existsSync(live)).toBe(true);
+    expect(
+      readdirSync(tmpdir()).filter((name) => name.startsWith(`taskledger-worker-${process.pid}-`)),
+    ).toHaveLength(1);
+    await worker.close();
+    worker = undefined;
+    expect(
+      readdirSync(tmpdir()).filter((name) => name.startsWith(`taskledger-worker-${process.pid}-`)),
+    ).toHaveLength(0);
+    rmSync(live, { recursive: true });
+  });
+
   // Last: it restarts the shared server.
   it("a Redis restart that loses a running job ends its attempt as interrupted, not a hang", async () => {
     const { remote, worktree } = repository();
@@ -219,7 +314,11 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
     });
     await redis.restart();
     const ended = await running;
-    expect(ended).toMatchObject({ outcome: "error", details: { interrupted: true } });
+    expect(ended).toMatchObject({
+      outcome: "error",
+      infrastructureError: true,
+      details: { interrupted: true },
+    });
     expect(ended.error).toContain("Redis restarted and lost the job");
   });
 });

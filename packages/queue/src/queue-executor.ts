@@ -44,7 +44,15 @@ export interface QueueExecutorOptions {
   stalledCheckMs?: number;
   /** How long finished jobs stay in Redis (a resumed coordinator takes their result); default 1 day. */
   keepJobsMs?: number;
+  /**
+   * How long an attempt may wait with no worker running before it fails, saying no worker took
+   * it (attempts waiting for busy workers wait on); default 5 minutes.
+   */
+  workerWaitMs?: number;
 }
+
+/** How long an attempt waits with no worker running, unless told otherwise. */
+export const defaultWorkerWaitMs = 300_000;
 
 /** An executor that runs each attempt as a BullMQ job on a `taskledger worker`. */
 export interface QueueExecutor extends Executor {
@@ -66,6 +74,8 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
   const keepSeconds = Math.round((options.keepJobsMs ?? 86_400_000) / 1000);
   const listeners = new Map<string, ExecuteOptions["onEvent"]>();
   const onStalled = new Map<string, () => void>();
+  const onActive = new Map<string, () => void>();
+  const workerWaitMs = options.workerWaitMs ?? defaultWorkerWaitMs;
   let opened:
     | {
         queue: Queue;
@@ -108,6 +118,8 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
       autorun: false,
       maxStalledCount: 0,
       stalledInterval: options.stalledCheckMs ?? 30_000,
+      // Named, so counting the workers that could take a job leaves coordinators out.
+      name: checkerName,
     });
     checker.on("error", () => {});
     void checker.startStalledCheckTimer().catch(() => {});
@@ -118,6 +130,7 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
     // BullMQ moves a stalled job back to wait, to be failed by the next worker that takes it: the
     // coordinator counts it interrupted at once, without waiting for a worker.
     events.on("stalled", ({ jobId }) => onStalled.get(jobId)?.());
+    events.on("active", ({ jobId }) => onActive.get(jobId)?.());
     events.on("progress", ({ jobId, data }) => {
       const event = (data as Partial<AttemptJobProgress> | undefined)?.event;
       if (event) listeners.get(jobId)?.(event);
@@ -190,6 +203,7 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
       };
       listeners.set(jobId, execute.onEvent);
       let stopWatching = () => {};
+      let waitTimer: NodeJS.Timeout | undefined;
       try {
         let onReconnect = () => {};
         // Redis gone past the bound ends every wait below with a QueueError instead of a hang.
@@ -230,6 +244,36 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
               reject,
             );
           };
+          // Waiting is bounded only while no worker runs at all: busy workers take it in time.
+          const noWorker = async () => {
+            waitTimer = undefined;
+            const [state, workers] = await Promise.all([job.getState(), workersRunning(queue)]);
+            if (state !== "waiting" && state !== "prioritized") return;
+            if (workers > 0) {
+              armWait();
+              return;
+            }
+            await job.remove();
+            resolve({ ok: false, error: new NoWorkerError(jobId, workerWaitMs, where) });
+          };
+          const armWait = () => {
+            waitTimer = setTimeout(() => noWorker().catch(() => {}), workerWaitMs);
+          };
+          let taken = false;
+          onActive.set(jobId, () => {
+            taken = true;
+            clearTimeout(waitTimer);
+            execute.onEvent?.({ type: "executor-status", status: "running" });
+          });
+          job.getState().then(
+            (state) => {
+              if (state !== "waiting" && state !== "prioritized") return;
+              if (taken) return;
+              execute.onEvent?.({ type: "executor-status", status: "waiting-for-worker" });
+              armWait();
+            },
+            () => {},
+          );
           onStalled.set(jobId, () => {
             resolve({ ok: false, error: new Error("its worker stopped (the job's lock expired)") });
             // Waiting with a failure mark, it would only be failed when a worker takes it.
@@ -264,12 +308,18 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
         }
         return {
           ...output.result,
-          details: { ...output.result.details, worker: output.worker },
+          details: {
+            ...output.result.details,
+            worker: output.worker,
+            ...(output.waitedMs === undefined ? {} : { waitedForWorkerMs: output.waitedMs }),
+          },
         };
       } finally {
+        clearTimeout(waitTimer);
         stopWatching();
         listeners.delete(jobId);
         onStalled.delete(jobId);
+        onActive.delete(jobId);
       }
     },
 
@@ -289,6 +339,15 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
 
 // How long closing waits for Redis to answer before dropping the connections.
 const closeBoundMs = 3000;
+
+// The coordinator's own stalled checker is a BullMQ worker by that name; it takes no job.
+const checkerName = "taskledger-coordinator";
+
+/** Workers connected to the queue that take jobs (coordinators' checkers left out); 0 when unknown. */
+async function workersRunning(queue: Queue): Promise<number> {
+  const clients = await queue.getWorkers().catch(() => []);
+  return clients.filter((client) => !client.rawname?.endsWith(`:w:${checkerName}`)).length;
+}
 
 /** Closes BullMQ clients gracefully, or drops their connections when Redis does not answer. */
 export async function closeWithin(
@@ -329,9 +388,12 @@ async function remoteGit(cwd: string, args: string[], abortSignal: AbortSignal):
 
 /**
  * A job that failed instead of finishing: its worker died (BullMQ's stalled check, with no
- * second chance, fails it) or threw. The attempt counts as interrupted; the next one is new.
+ * second chance, fails it) or threw, and the attempt counts as interrupted, the next one new; or
+ * no worker ran to take it, and another attempt would wait the same: the ladder fails the sub-task
+ * at once, saying why. Neither is the agent's doing.
  */
 function interruptedResult(jobId: string, error: unknown, started: number): AttemptResult {
+  const noWorker = error instanceof NoWorkerError;
   const reason = error instanceof Error ? error.message : String(error);
   return {
     outcome: "error",
@@ -340,8 +402,22 @@ function interruptedResult(jobId: string, error: unknown, started: number): Atte
     stepFinishReasons: [],
     filesChanged: [],
     usage: emptyUsage(),
-    error: `The attempt was interrupted on its worker (job ${jobId}): ${reason}`,
+    error: noWorker
+      ? reason
+      : `The attempt was interrupted on its worker (job ${jobId}): ${reason}`,
+    ...(noWorker ? { retryable: false } : {}),
+    infrastructureError: true,
     durationMs: performance.now() - started,
-    details: { interrupted: true, jobId },
+    details: noWorker ? { noWorker: true, jobId } : { interrupted: true, jobId },
   };
+}
+
+/** No worker ran while an attempt waited past the bound; the job was taken off the queue. */
+class NoWorkerError extends Error {
+  constructor(jobId: string, waitedMs: number, where: string) {
+    super(
+      `No worker took the attempt (job ${jobId}) within ${Math.round(waitedMs / 1000)} s: no ` +
+        `worker is running. Start one with \`taskledger worker --redis ${where}\`.`,
+    );
+  }
 }

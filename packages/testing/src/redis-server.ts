@@ -1,14 +1,20 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
+import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
-/** A real `redis-server` on 127.0.0.1 at a free port, for tests; nothing is written to disk. */
+/**
+ * A real `redis-server` on 127.0.0.1 at a free port, for tests; nothing is written to disk unless
+ * it is `persistent` (an append-only file synced on every write, in a directory of its own).
+ */
 export interface RedisServer {
   url: string;
   port: number;
   /** Stops it (SIGKILL when `hard`) and waits for the process to end. */
   stop(options?: { hard?: boolean }): Promise<void>;
-  /** Starts it again on the same port, empty. */
+  /** Kills it and starts it again on the same port: empty, or as it was when `persistent`. */
   restart(): Promise<void>;
 }
 
@@ -42,10 +48,13 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
-function launch(port: number): Promise<ChildProcess> {
+function launch(port: number, dir: string | undefined): Promise<ChildProcess> {
+  const storage = dir
+    ? ["--dir", dir, "--appendonly", "yes", "--appendfsync", "always"]
+    : ["--appendonly", "no"];
   const child = spawn(
     "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", ...storage],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   return new Promise((resolve, reject) => {
@@ -71,22 +80,29 @@ function launch(port: number): Promise<ChildProcess> {
   });
 }
 
-export async function startRedisServer(): Promise<RedisServer> {
+export async function startRedisServer(
+  options: { persistent?: boolean } = {},
+): Promise<RedisServer> {
   const port = await freePort();
-  let child = await launch(port);
+  const dir = options.persistent ? await mkdtemp(join(tmpdir(), "taskledger-redis-")) : undefined;
+  let child = await launch(port, dir);
   const stop = async (options: { hard?: boolean } = {}) => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, "exit");
     child.kill(options.hard ? "SIGKILL" : "SIGTERM");
     await exited;
   };
+  const remove = () => (dir ? rm(dir, { recursive: true, force: true }) : Promise.resolve());
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
-    stop,
+    async stop(options) {
+      await stop(options);
+      await remove();
+    },
     async restart() {
       await stop({ hard: true });
-      child = await launch(port);
+      child = await launch(port, dir);
     },
   };
 }

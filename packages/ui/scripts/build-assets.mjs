@@ -15,6 +15,6 @@ await build({
   legalComments: "none",
   logLevel: "warning",
 });
-for (const file of ["index.html", "app.css"]) {
+for (const file of ["index.html", "app.css", "icon.svg"]) {
   await copyFile(new URL(`src/web/${file}`, root), new URL(file, out));
 }

@@ -1,6 +1,7 @@
 import { type FSWatcher, watch } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { isProcessAlive } from "@taskledger/core";
 import { type LogChange, RunLog } from "./run-log.js";
 
 const safeRunId = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
@@ -89,11 +90,9 @@ export class RunCatalog {
       const { pid } = JSON.parse(await readFile(join(this.directory, `${runId}.lock`), "utf8")) as {
         pid?: unknown;
       };
-      if (typeof pid !== "number") return false;
-      process.kill(pid, 0);
-      return true;
-    } catch (error) {
-      return (error as NodeJS.ErrnoException).code === "EPERM";
+      return typeof pid === "number" && isProcessAlive(pid);
+    } catch {
+      return false;
     }
   }
 

@@ -39,6 +39,10 @@ export class RunLog {
   error: string | undefined;
   /** When the run was first started (its run-started record). */
   startedAt: string | undefined;
+  /** A session began after the last `run-finished` (a cancelled run resumed): its report is old. */
+  resumedAfterReport = false;
+  /** When each sub-task completed, for the timeline. */
+  readonly completedAt = new Map<string, string>();
   #offset = 0;
   #partial: Buffer[] = [];
   #partialBytes = 0;
@@ -143,6 +147,8 @@ export class RunLog {
     }
     this.#records++;
     if (record.type === "run-started") this.startedAt ??= record.time;
+    if (record.type === "run-resumed") this.resumedAfterReport = this.state.report !== undefined;
+    if (record.type === "run-finished") this.resumedAfterReport = false;
     const planBefore = this.state.subTasks.size;
     applyRunEvent(this.state, record);
     change.records++;
@@ -172,6 +178,7 @@ export class RunLog {
       case "attempt-finished": {
         const a = find();
         if (a) fillResult(a, record.result);
+        if (a) a.finishedAt = record.time;
         if (a && record.commit) a.commit = record.commit;
         break;
       }
@@ -191,6 +198,9 @@ export class RunLog {
           };
         break;
       }
+      case "sub-task-completed":
+        this.completedAt.set(id, record.time);
+        break;
       case "sub-task-retrying": {
         const a = find();
         if (a) a.retryFeedback = clip(record.feedback);
@@ -245,6 +255,8 @@ function fillResult(a: AttemptView, result: AttemptResult): void {
   a.filesChanged = (result.filesChanged ?? [])
     .slice(0, textLimits.items)
     .map((f) => clip(f, textLimits.short));
+  const waited = result.details?.waitedForWorkerMs;
+  if (typeof waited === "number" && Number.isFinite(waited)) a.waitedForWorkerMs = waited;
   // Diffs arrive with isolation (another change); shown when the result carries one.
   const diff = (result as { diff?: unknown }).diff;
   if (typeof diff === "string") a.diff = clip(diff, textLimits.diff);

@@ -15,6 +15,8 @@ import type {
   RunSummaryView,
   RunView,
   SubTaskDetailView,
+  TimelineRowView,
+  TimelineView,
   TokensView,
 } from "./view.js";
 
@@ -26,9 +28,12 @@ export function tokensOf(usage: Usage): TokensView {
   };
 }
 
-/** `active`: a process holds the run now (its lock, or this very process). */
-export function statusOf(state: RunState, active: boolean): RunStatusView {
-  if (state.report) return state.report.status;
+/**
+ * `active`: a process holds the run now (its lock, or this very process). `resumed`: a session
+ * began after the last report (a cancelled run taken up again), so that report is history.
+ */
+export function statusOf(state: RunState, active: boolean, resumed = false): RunStatusView {
+  if (state.report && !resumed) return state.report.status;
   if (state.failure) return "failed";
   if (!active) return "stopped";
   if (state.planReviewPending || state.replanReview) return "awaiting-review";
@@ -41,7 +46,7 @@ export function summaryOf(log: RunLog, active: boolean): RunSummaryView {
   return {
     runId: state.runId,
     request: oneLine(state.request, 200),
-    status: statusOf(state, active),
+    status: statusOf(state, active, log.resumedAfterReport),
     startedAt: firstStart(log),
     durationMs: elapsedMs(state),
     done: current.filter((s) => s.status === "completed").length,
@@ -64,7 +69,42 @@ export function nodeOf(s: SubTaskState): NodeView {
     dependsOn: [...s.subTask.dependsOn],
     attempts: s.attempts,
     tokens: tokensOf(s.usage),
+    activity: activityOf(s),
   };
+}
+
+/** The live activity a running sub-task's agent was last seen at ("" when none is known). */
+function activityOf(s: SubTaskState): string {
+  return s.status === "running" ? clip(s.activity, textLimits.short) : "";
+}
+
+/** The run's sub-tasks as rows of attempts on one time axis, from its start to now (or its end). */
+export function timelineOf(log: RunLog, active: boolean, now = Date.now()): TimelineView {
+  const { state } = log;
+  const time = (iso: string | undefined) => (iso === undefined ? Number.NaN : Date.parse(iso));
+  const start = time(summaryOf(log, active).startedAt);
+  const end = active ? now : (state.lastRecordAt ?? now);
+  const rows: TimelineRowView[] = [...state.subTasks.values()].map((s) => {
+    const id = s.subTask.id;
+    const ready = s.subTask.dependsOn.map((dep) => time(log.completedAt.get(dep)));
+    return {
+      id,
+      title: clip(s.subTask.title, textLimits.short),
+      status: s.status,
+      dependsOn: [...s.subTask.dependsOn],
+      readyAt: ready.length && ready.every(Number.isFinite) ? Math.max(...ready) : undefined,
+      attempts: (log.attempts.get(id) ?? []).map((a) => ({
+        attempt: a.attempt,
+        start: time(a.startedAt),
+        end: a.finishedAt === undefined ? undefined : time(a.finishedAt),
+        outcome: a.outcome,
+        completed: a.verdict?.completed,
+        agentModel: a.agentModel,
+        waitedForWorkerMs: a.waitedForWorkerMs,
+      })),
+    };
+  });
+  return { start: Number.isFinite(start) ? start : end, end, rows };
 }
 
 export function runViewOf(
@@ -121,5 +161,6 @@ export function detailOf(log: RunLog, id: string): SubTaskDetailView | undefined
     tokens: tokensOf(s.usage),
     outputData: s.status === "completed" ? clip(s.entry?.outputData, textLimits.text * 2) : "",
     replacedBy: s.replacedBy,
+    activity: activityOf(s),
   };
 }

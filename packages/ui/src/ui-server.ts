@@ -3,11 +3,12 @@ import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { fileURLToPath } from "node:url";
+import { applyRunEvent, type RunEventOf } from "@taskledger/core";
 import { commitDiff } from "@taskledger/git-workspace";
 import type { PageAnswer, ReviewBroker } from "./review-broker.js";
 import { RunCatalog } from "./run-catalog.js";
 import type { RunLog } from "./run-log.js";
-import { detailOf, nodeOf, runViewOf, summaryOf } from "./run-views.js";
+import { detailOf, nodeOf, runViewOf, summaryOf, timelineOf } from "./run-views.js";
 import { textLimits } from "./text-limits.js";
 import type { RunListView, RunSummaryView, StreamMessage } from "./view.js";
 
@@ -33,6 +34,11 @@ export interface UiServer {
   /** The page's address with its token: the one URL that opens it. */
   readonly url: string;
   readonly port: number;
+  /**
+   * Shows what an agent is doing now on the pages of its run (the latest tool call or text). Agent
+   * events are not logged, so only the process running the run can tell: `run --ui` passes its own.
+   */
+  showAgentEvent(event: RunEventOf<"agent-event">): void;
   close(): Promise<void>;
 }
 
@@ -46,6 +52,13 @@ const assets = {
   "/assets/app.js": { file: "app.js", type: "text/javascript; charset=utf-8" },
   "/assets/app.css": { file: "app.css", type: "text/css; charset=utf-8" },
 } as const;
+// The page's own icon needs no token: it tells nothing, and browsers ask for it without one.
+const icons = {
+  "/favicon.svg": { file: "icon.svg", type: "image/svg+xml" },
+  "/favicon.ico": { file: "icon.svg", type: "image/svg+xml" },
+} as const;
+// Live agent activity reaches open pages at most this often per run.
+const activityEveryMs = 250;
 
 const securityHeaders = {
   "content-security-policy":
@@ -68,6 +81,9 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const sockets = new Set<Socket>();
   // Each open event stream, with a way to wait until what it was given to send has gone out.
   const streams = new Map<ServerResponse, () => Promise<void>>();
+  // Per run: the open streams' updaters, and the sub-tasks whose activity changed since the last.
+  const activityWatchers = new Map<string, Set<(ids: Iterable<string>) => void>>();
+  const activityChanged = new Map<string, { ids: Set<string>; timer: NodeJS.Timeout }>();
   let port = 0;
 
   const tokenMatches = (given: string | null | undefined) => {
@@ -93,6 +109,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     // A page on another site that rebinds a name to 127.0.0.1 still sends its own Host.
     if (!hosts().includes(req.headers.host ?? "")) return sendJson(res, 403, { error: "bad host" });
     const method = req.method ?? "GET";
+    if (method === "GET" && url.pathname in icons)
+      return sendAsset(res, icons[url.pathname as keyof typeof icons]);
     if (method === "POST") {
       const refusal = postRefusal(req);
       if (refusal) return sendJson(res, 403, { error: refusal });
@@ -116,6 +134,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     if (!log) return sendJson(res, 404, { error: `no run "${runId}"` });
     if (rest === "") return sendJson(res, 200, await runView(log));
     if (rest === "/events") return openStream(req, res, log);
+    if (rest === "/timeline") return sendJson(res, 200, timelineOf(log, await isActive(log.runId)));
     const commit = /^\/commits\/([0-9a-f]{40})\/diff$/.exec(rest)?.[1];
     if (commit) return sendDiff(res, log, commit);
     const subTask = /^\/sub-tasks\/([^/]+)$/.exec(rest);
@@ -255,6 +274,9 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         };
       });
     streams.set(res, () => queue);
+    const watchers = activityWatchers.get(log.runId) ?? new Set();
+    activityWatchers.set(log.runId, watchers);
+    watchers.add(update);
     snapshot();
     const unsubscribe = catalog.subscribe(log.runId, (change) => {
       if (change.plan) snapshot();
@@ -264,6 +286,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), 15_000);
     heartbeat.unref();
     req.on("close", () => {
+      watchers.delete(update);
       clearInterval(heartbeat);
       unsubscribe();
       unwatchReviews?.();
@@ -302,10 +325,38 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     });
   });
   port = (server.address() as AddressInfo).port;
+  const showAgentEvent = (event: RunEventOf<"agent-event">) => {
+    const { runId, subTaskId } = event;
+    if (!activityWatchers.get(runId)?.size) return;
+    void catalog.get(runId).then(
+      (log) => {
+        const s = log?.state.subTasks.get(subTaskId);
+        if (!log || s?.status !== "running" || s.attempts !== event.attempt) return;
+        // The one fold: it sets the sub-task's activity as the terminal's view has it.
+        applyRunEvent(log.state, event);
+        let pending = activityChanged.get(runId);
+        if (!pending) {
+          const ids = new Set<string>();
+          const timer = setTimeout(() => {
+            activityChanged.delete(runId);
+            for (const watcher of activityWatchers.get(runId) ?? []) watcher(ids);
+          }, activityEveryMs);
+          timer.unref();
+          pending = { ids, timer };
+          activityChanged.set(runId, pending);
+        }
+        pending.ids.add(subTaskId);
+      },
+      () => {},
+    );
+  };
+
   return {
     url: `http://127.0.0.1:${port}/?token=${encodeURIComponent(token)}`,
     port,
+    showAgentEvent,
     close: async () => {
+      for (const { timer } of activityChanged.values()) clearTimeout(timer);
       // A run that just ended reaches its pages before they are closed.
       await catalog.pokeAll();
       await Promise.all([...streams.values()].map((drained) => drained()));

@@ -48,6 +48,8 @@ export interface NodeView {
   dependsOn: string[];
   attempts: number;
   tokens: TokensView;
+  /** While it runs under `run --ui`: what its agent is doing now (the latest tool call or text). */
+  activity: string;
 }
 
 /** A plan or replan waiting for an answer on the page. */
@@ -113,6 +115,10 @@ export interface AttemptView {
     | undefined;
   /** The feedback the retry after this attempt was given. */
   retryFeedback: string | undefined;
+  /** When its result was logged. */
+  finishedAt?: string;
+  /** How long it waited in the queue for a worker (attempts sent to workers). */
+  waitedForWorkerMs?: number;
 }
 
 export interface SubTaskDetailView {
@@ -129,6 +135,38 @@ export interface SubTaskDetailView {
   /** What dependents were given: the output of the attempt it completed with. */
   outputData: string;
   replacedBy: string[] | null;
+  /** While it runs under `run --ui`: what its agent is doing now. */
+  activity: string;
+}
+
+/** One sub-task's row on the timeline: its attempts as bars on the run's time axis. */
+export interface TimelineRowView {
+  id: string;
+  title: string;
+  status: string;
+  dependsOn: string[];
+  /** When its last dependency completed (ms since epoch); before that it waited for them. */
+  readyAt: number | undefined;
+  attempts: {
+    attempt: number;
+    /** ms since epoch */
+    start: number;
+    /** Absent while it runs. */
+    end: number | undefined;
+    outcome: string | undefined;
+    /** The evaluator's verdict, once given. */
+    completed: boolean | undefined;
+    agentModel: string | undefined;
+    waitedForWorkerMs: number | undefined;
+  }[];
+}
+
+/** Where a run's time went: a row per sub-task on one time axis from its start to `end`. */
+export interface TimelineView {
+  /** ms since epoch */
+  start: number;
+  end: number;
+  rows: TimelineRowView[];
 }
 
 /** One message on the run's event stream. */

@@ -8,37 +8,77 @@ import type {
   RunView,
   StreamMessage,
   SubTaskDetailView,
+  TimelineView,
 } from "../view.js";
 import { detailView } from "./detail-view.js";
-import { api, badge, cost, duration, h, post, runPath, s, token, tokens } from "./dom.js";
+import {
+  ApiError,
+  api,
+  badge,
+  cost,
+  duration,
+  fitText,
+  h,
+  post,
+  runPath,
+  s,
+  token,
+  tokens,
+} from "./dom.js";
+import { timelineView } from "./timeline-view.js";
 
 const main = document.getElementById("main") as HTMLElement;
 const connection = document.getElementById("connection") as HTMLElement;
 const nodeWidth = 220;
-const nodeHeight = 52;
+const nodeHeight = 66;
+// The run list is read again this often while it is shown.
+const listEveryMs = 1000;
 
 let closeStream: (() => void) | undefined;
 
 function route(): void {
   closeStream?.();
   closeStream = undefined;
+  connection.textContent = "";
   const match = /^#\/runs\/(.+)$/.exec(location.hash);
   if (match) void showRun(decodeURIComponent(match[1] ?? ""));
   else void showList();
 }
 
+/** The run list, read again every second while shown: runs appear, and change status, live. */
 async function showList(): Promise<void> {
-  let list: RunListView;
-  try {
-    list = await api<RunListView>("/api/runs");
-  } catch (error) {
-    main.replaceChildren(h("p", { class: "error" }, String((error as Error).message)));
-    return;
-  }
-  if (list.live && location.hash === "") {
-    location.hash = `#/runs/${encodeURIComponent(list.live)}`;
-    return;
-  }
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  closeStream = () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+  let first = true;
+  const refresh = async () => {
+    let list: RunListView;
+    try {
+      list = await api<RunListView>("/api/runs");
+    } catch (error) {
+      if (stopped) return;
+      if (first) main.replaceChildren(h("p", { class: "error" }, String((error as Error).message)));
+      connection.textContent = "reconnecting…";
+      timer = setTimeout(() => void refresh(), listEveryMs);
+      return;
+    }
+    if (stopped) return;
+    if (first && list.live && location.hash === "") {
+      location.hash = `#/runs/${encodeURIComponent(list.live)}`;
+      return;
+    }
+    first = false;
+    connection.textContent = "live";
+    drawList(list);
+    timer = setTimeout(() => void refresh(), listEveryMs);
+  };
+  await refresh();
+}
+
+function drawList(list: RunListView): void {
   const rows = list.runs.map((run) => runRow(run));
   main.replaceChildren(
     h("h1", {}, "Runs"),
@@ -85,11 +125,72 @@ function runRow(run: RunSummaryView): HTMLElement {
 
 /** The run page: header, review, graph and side panel, kept current by the event stream. */
 async function showRun(runId: string): Promise<void> {
+  let gone = false;
+  closeStream = () => {
+    gone = true;
+  };
+  try {
+    await api(runPath(runId));
+  } catch (error) {
+    if (gone) return;
+    const missing = error instanceof ApiError && error.status === 404;
+    main.replaceChildren(
+      h("p", { class: "crumbs" }, h("a", { href: "#/" }, "← all runs")),
+      h(
+        "p",
+        { class: "error", id: "no-run" },
+        missing ? `No such run: ${runId}` : String((error as Error).message),
+      ),
+    );
+    connection.textContent = "";
+    return;
+  }
+  if (gone) return;
   const header = h("section", { id: "run-header" });
   const review = h("section", { id: "review-slot" });
   const graph = h("div", { id: "graph" });
+  const timeline = h("div", { id: "timeline-slot", hidden: "" });
   const panel = h("aside", { id: "detail" }, h("p", { class: "muted" }, "Select a sub-task."));
-  main.replaceChildren(header, review, h("div", { class: "run-body" }, graph, panel));
+  const graphTab = h("button", { type: "button", id: "show-graph", class: "tab active" }, "Graph");
+  const timelineTab = h(
+    "button",
+    { type: "button", id: "show-timeline", class: "tab" },
+    "Timeline",
+  );
+  const tabs = h("div", { class: "tabs", role: "tablist" }, graphTab, timelineTab);
+  main.replaceChildren(
+    header,
+    review,
+    tabs,
+    h("div", { class: "run-body" }, h("div", { class: "views" }, graph, timeline), panel),
+  );
+  let showing: "graph" | "timeline" = "graph";
+  let timelineDue: ReturnType<typeof setTimeout> | undefined;
+  const drawTimeline = async () => {
+    timelineDue = undefined;
+    if (showing !== "timeline") return;
+    try {
+      const view = await api<TimelineView>(`${runPath(runId)}/timeline`);
+      if (showing === "timeline") timeline.replaceChildren(timelineView(view));
+    } catch (error) {
+      timeline.replaceChildren(h("p", { class: "error" }, String((error as Error).message)));
+    }
+  };
+  // Read again after changes, at most twice a second.
+  const timelineChanged = () => {
+    if (showing === "timeline" && timelineDue === undefined)
+      timelineDue = setTimeout(() => void drawTimeline(), 500);
+  };
+  const show = (which: "graph" | "timeline") => {
+    showing = which;
+    graphTab.classList.toggle("active", which === "graph");
+    timelineTab.classList.toggle("active", which === "timeline");
+    graph.toggleAttribute("hidden", which !== "graph");
+    timeline.toggleAttribute("hidden", which !== "timeline");
+    if (which === "timeline") void drawTimeline();
+  };
+  graphTab.addEventListener("click", () => show("graph"));
+  timelineTab.addEventListener("click", () => show("timeline"));
   const nodes = new Map<string, NodeView>();
   const elements = new Map<string, SVGElement>();
   let selected: string | undefined;
@@ -153,11 +254,11 @@ async function showRun(runId: string): Promise<void> {
       });
       group.append(s("rect", { width: nodeWidth, height: nodeHeight, rx: 6 }));
       const title = s("text", { x: 10, y: 21, class: "title" });
-      title.textContent = node.title.length > 28 ? `${node.title.slice(0, 27)}…` : node.title;
-      const sub = s("text", { x: 10, y: 40, class: "sub" });
+      const sub = s("text", { x: 10, y: 39, class: "sub" });
+      const activity = s("text", { x: 10, y: 56, class: "activity" });
       const tooltip = s("title");
       tooltip.textContent = `${node.id}: ${node.title}`;
-      group.append(tooltip, title, sub);
+      group.append(tooltip, title, sub, activity);
       group.addEventListener("click", () => void select(node.id));
       group.addEventListener("keydown", (event) => {
         if ((event as KeyboardEvent).key === "Enter") void select(node.id);
@@ -167,6 +268,11 @@ async function showRun(runId: string): Promise<void> {
       svg.append(group);
     }
     graph.replaceChildren(svg);
+    // Titles are cut to their box by width once drawn (measured), the whole title on hover.
+    for (const node of nodes.values()) {
+      const title = elements.get(node.id)?.querySelector("text.title");
+      if (title) fitText(title as SVGTextContentElement, node.title, nodeWidth - 20);
+    }
     if (selected) for (const [id, el] of elements) el.classList.toggle("selected", id === selected);
   };
 
@@ -179,19 +285,56 @@ async function showRun(runId: string): Promise<void> {
       const attempts = node.attempts ? ` · attempt ${node.attempts}` : "";
       sub.textContent = `${node.id.length > 14 ? `${node.id.slice(0, 13)}…` : node.id} · ${node.status}${attempts}`;
     }
+    const activity = group.querySelector("text.activity");
+    if (activity) {
+      if (activity.isConnected)
+        fitText(activity as SVGTextContentElement, node.activity, nodeWidth - 20);
+      else activity.textContent = node.activity;
+    }
+  };
+
+  // Cancelling stops running attempts, so it is asked twice; the question outlives redraws.
+  let cancelStep: "button" | "asking" | "sent" | { error: string } = "button";
+  const cancelControl = (): HTMLElement => {
+    if (cancelStep === "sent")
+      return h("span", { class: "muted", id: "cancel-sent" }, "Cancelling…");
+    if (typeof cancelStep === "object") return h("span", { class: "error" }, cancelStep.error);
+    if (cancelStep === "button") {
+      const button = h("button", { id: "cancel", class: "danger" }, "Cancel run");
+      button.addEventListener("click", () => {
+        cancelStep = "asking";
+        button.replaceWith(cancelControl());
+      });
+      return button;
+    }
+    const yes = h("button", { id: "cancel-confirm", class: "danger" }, "Yes, cancel the run");
+    const no = h("button", { id: "cancel-keep" }, "Keep it running");
+    const ask = h(
+      "span",
+      { id: "cancel-ask", class: "confirm" },
+      "Cancel this run? Its running attempts are stopped. ",
+      yes,
+      " ",
+      no,
+    );
+    no.addEventListener("click", () => {
+      cancelStep = "button";
+      ask.replaceWith(cancelControl());
+    });
+    yes.addEventListener("click", async () => {
+      yes.setAttribute("disabled", "");
+      const answer = await post(`${runPath(runId)}/cancel`, {});
+      cancelStep = answer.ok ? "sent" : { error: answer.error ?? "failed" };
+      document.getElementById("cancel-ask")?.replaceWith(cancelControl());
+    });
+    return ask;
   };
 
   const drawHeader = (run: RunView, summary: RunSummaryView) => {
     const final = ["completed", "partial", "failed", "cancelled", "stopped"].includes(
       summary.status,
     );
-    const cancel =
-      run.live && !final ? h("button", { id: "cancel", class: "danger" }, "Cancel run") : null;
-    cancel?.addEventListener("click", async () => {
-      cancel.setAttribute("disabled", "");
-      const answer = await post(`${runPath(runId)}/cancel`, {});
-      if (!answer.ok) cancel.replaceWith(h("span", { class: "error" }, answer.error ?? "failed"));
-    });
+    const cancel = run.live && !final ? cancelControl() : null;
     header.replaceChildren(
       h("p", { class: "crumbs" }, h("a", { href: "#/" }, "← all runs"), ` · ${runId}`),
       h("pre", { class: "request-text" }, run.request),
@@ -227,7 +370,9 @@ async function showRun(runId: string): Promise<void> {
     const send = async (body: Record<string, unknown>) => {
       const answer = await post(`${runPath(runId)}/review`, { id: pending.id, ...body });
       if (answer.ok) {
-        review.replaceChildren(h("p", { class: "muted", id: "review-sent" }, "Answer sent."));
+        // The run may have taken the answer (and the page said so) before this reply came.
+        if (reviewId === pending.id)
+          review.replaceChildren(h("p", { class: "muted", id: "review-sent" }, "Answer sent."));
         return;
       }
       error.textContent = answer.error ?? "refused";
@@ -282,17 +427,23 @@ async function showRun(runId: string): Promise<void> {
   };
 
   const source = new EventSource(`${runPath(runId)}/events?token=${encodeURIComponent(token)}`);
-  closeStream = () => source.close();
-  source.onopen = () => {
-    connection.textContent = "live";
+  closeStream = () => {
+    source.close();
+    clearTimeout(timelineDue);
+    showing = "graph";
   };
+  const ended = () =>
+    ["completed", "partial", "failed", "cancelled"].includes(current?.summary.status ?? "");
+  // The top bar says what the page shows: a run that goes on changing, or one that has ended.
+  const sayLive = () => {
+    connection.textContent = ended() ? "run ended" : "live";
+  };
+  source.onopen = sayLive;
   source.onerror = () => {
-    const ended = ["completed", "partial", "failed", "cancelled"].includes(
-      current?.summary.status ?? "",
-    );
+    const over = ended();
     // A finished run's page stays as it was when its server stopped.
-    if (ended) source.close();
-    connection.textContent = ended ? "run ended" : "reconnecting…";
+    if (over) source.close();
+    connection.textContent = over ? "run ended" : "reconnecting…";
   };
   source.onmessage = (event) => {
     const message = JSON.parse(event.data as string) as StreamMessage;
@@ -303,6 +454,8 @@ async function showRun(runId: string): Promise<void> {
       drawHeader(message.run, message.run.summary);
       drawReview(message.run.review);
       drawGraph();
+      timelineChanged();
+      sayLive();
       if (selected && nodes.has(selected)) void select(selected);
       return;
     }
@@ -315,6 +468,8 @@ async function showRun(runId: string): Promise<void> {
     }
     drawHeader(current, message.summary);
     drawReview(message.review);
+    timelineChanged();
+    sayLive();
   };
 }
 

@@ -13,6 +13,7 @@ export function detailView(d: SubTaskDetailView, runId: string): Node[] {
       d.dependsOn.length ? ` · after ${d.dependsOn.join(", ")}` : "",
     ),
     d.reason ? h("p", { class: "reason" }, d.reason) : null,
+    d.activity ? h("p", { class: "activity", id: "activity" }, `Now: ${d.activity}`) : null,
     d.replacedBy ? h("p", { class: "muted" }, `Replaced by ${d.replacedBy.join(", ")}`) : null,
     h("h3", {}, "Description"),
     h("pre", { class: "text" }, d.description),
@@ -40,9 +41,7 @@ function attemptView(a: AttemptView, runId: string): HTMLElement {
       "summary",
       {},
       `Attempt ${a.attempt}: ${a.outcome ?? "running"}`,
-      verdict
-        ? ` · ${verdict.completed ? "judged complete" : `incomplete (${verdict.incomplete ?? "judged"})`}`
-        : "",
+      verdict ? ` · ${verdictWords(verdict.completed, verdict.incomplete)}` : "",
       a.durationMs !== undefined ? ` · ${duration(a.durationMs)}` : "",
       a.tokens ? ` · ${tokens(a.tokens)}` : "",
     ),
@@ -98,6 +97,23 @@ function attemptView(a: AttemptView, runId: string): HTMLElement {
       : null,
     diffSlot(a, runId),
   );
+}
+
+// Why an attempt is incomplete, said once in words (the log's reason codes are for programs).
+const incompleteWords: Record<string, string> = {
+  "judged-incomplete": "judged incomplete",
+  "checks-failed": "checks failed",
+  "not-finished": "did not finish",
+  stuck: "no progress over the attempt before",
+  "judge-unavailable": "not judged: the judge was unavailable",
+  "evaluator-failed": "the evaluator failed",
+  interrupted: "interrupted, not judged",
+  "merge-conflict": "its work did not merge",
+};
+
+export function verdictWords(completed: boolean, incomplete: string | undefined): string {
+  if (completed) return "judged complete";
+  return (incomplete && incompleteWords[incomplete]) || "incomplete";
 }
 
 /** With worktrees an attempt is a commit: its diff is fetched when asked for, shown as text. */

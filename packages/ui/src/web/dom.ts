@@ -27,9 +27,22 @@ export function s(tag: string, attributes: Record<string, string | number> = {})
   return element;
 }
 
+/** An API answer that was not OK, with its HTTP status (404: no such run or sub-task). */
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
 export async function api<T>(path: string): Promise<T> {
   const response = await fetch(path, { headers: { "x-taskledger-token": token } });
-  if (!response.ok) throw new Error(((await response.json()) as { error: string }).error);
+  if (!response.ok) {
+    const body = (await response.json().catch(() => ({}))) as { error?: string };
+    throw new ApiError(body.error ?? `HTTP ${response.status}`, response.status);
+  }
   return (await response.json()) as T;
 }
 
@@ -70,4 +83,22 @@ export function cost(t: TokensView | undefined): HTMLElement {
 
 export function badge(status: string): HTMLElement {
   return h("span", { class: `badge status-${status}` }, status);
+}
+
+/**
+ * Sets an SVG text to `text`, cut with "…" to fit `width` pixels as drawn (not a fixed count of
+ * characters); the element must be on the page to be measured.
+ */
+export function fitText(element: SVGTextContentElement, text: string, width: number): void {
+  element.textContent = text;
+  if (element.getComputedTextLength() <= width) return;
+  let low = 0;
+  let high = text.length;
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    element.textContent = `${text.slice(0, mid)}…`;
+    if (element.getComputedTextLength() <= width) low = mid;
+    else high = mid - 1;
+  }
+  element.textContent = `${text.slice(0, low)}…`;
 }

@@ -1,0 +1,114 @@
+// The timeline: a row per sub-task, its attempts as bars on the run's time axis, so a person sees
+// where the time went and what ran in parallel.
+import type { TimelineRowView, TimelineView } from "../view.js";
+import { duration, fitText, h, s } from "./dom.js";
+
+const labelWidth = 220;
+const plotWidth = 760;
+const rowHeight = 24;
+const axisHeight = 22;
+
+type Bar = TimelineRowView["attempts"][number];
+
+/** How a bar is coloured: complete, incomplete, error, cancelled, or still running. */
+export function barKind(bar: Bar): string {
+  if (bar.end === undefined) return "running";
+  if (bar.completed === true) return "complete";
+  if (bar.outcome === "cancelled") return "cancelled";
+  if (bar.outcome === "error" || bar.outcome === "timeout") return "error";
+  return "incomplete";
+}
+
+export function timelineView(view: TimelineView): HTMLElement {
+  const span = Math.max(1, view.end - view.start);
+  const x = (t: number) =>
+    labelWidth + ((Math.min(Math.max(t, view.start), view.end) - view.start) / span) * plotWidth;
+  const height = axisHeight + view.rows.length * rowHeight + 6;
+  const svg = s("svg", {
+    width: labelWidth + plotWidth + 12,
+    height,
+    role: "img",
+    id: "timeline-svg",
+  });
+  for (let i = 0; i <= 4; i++) {
+    const tx = labelWidth + (i / 4) * plotWidth;
+    svg.append(s("line", { x1: tx, x2: tx, y1: axisHeight - 4, y2: height, class: "tick" }));
+    const label = s("text", {
+      x: tx,
+      y: 13,
+      class: "tick-label",
+      "text-anchor": i === 0 ? "start" : i === 4 ? "end" : "middle",
+    });
+    label.textContent = duration((i / 4) * span);
+    svg.append(label);
+  }
+  const titles: [SVGTextContentElement, string][] = [];
+  view.rows.forEach((row, i) => {
+    const y = axisHeight + i * rowHeight;
+    const group = s("g", { class: "row", "data-id": row.id, "data-status": row.status });
+    const label = s("text", { x: 4, y: y + 16, class: "row-label" }) as SVGTextContentElement;
+    const full = s("title");
+    full.textContent = `${row.id}: ${row.title} (${row.status})`;
+    group.append(full, label);
+    titles.push([label, row.title]);
+    if (row.readyAt !== undefined && row.readyAt > view.start) {
+      const wait = s("line", {
+        x1: x(view.start),
+        x2: x(row.readyAt),
+        y1: y + 12,
+        y2: y + 12,
+        class: "wait-deps",
+      });
+      const why = s("title");
+      why.textContent = `waiting for ${row.dependsOn.join(", ")}: ${duration(row.readyAt - view.start)}`;
+      wait.append(why);
+      group.append(wait);
+    }
+    let model: string | undefined;
+    for (const bar of row.attempts) {
+      const end = bar.end ?? view.end;
+      const left = x(bar.start);
+      const escalated = bar.attempt > 1 && bar.agentModel !== model;
+      model = bar.agentModel;
+      const rect = s("rect", {
+        x: left,
+        y: y + 4,
+        width: Math.max(2, x(end) - left),
+        height: rowHeight - 8,
+        rx: 2,
+        class: `bar ${barKind(bar)}${escalated ? " escalated" : ""}`,
+        "data-attempt": bar.attempt,
+      });
+      const tip = s("title");
+      tip.textContent =
+        `Attempt ${bar.attempt}: ${bar.outcome ?? "running"}` +
+        (bar.completed === undefined ? "" : bar.completed ? ", judged complete" : ", incomplete") +
+        `, ${duration(end - bar.start)}` +
+        (bar.agentModel ? ` · agent model ${bar.agentModel}` : "") +
+        (escalated ? " (escalated)" : "") +
+        (bar.waitedForWorkerMs ? ` · waited ${duration(bar.waitedForWorkerMs)} for a worker` : "");
+      rect.append(tip);
+      group.append(rect);
+      if (bar.waitedForWorkerMs) {
+        const waited = s("rect", {
+          x: left,
+          y: y + 4,
+          width: Math.max(1, x(bar.start + bar.waitedForWorkerMs) - left),
+          height: rowHeight - 8,
+          class: "wait-worker",
+        });
+        const whyWait = s("title");
+        whyWait.textContent = `waiting for a worker: ${duration(bar.waitedForWorkerMs)}`;
+        waited.append(whyWait);
+        group.append(waited);
+      }
+    }
+    svg.append(group);
+  });
+  const box = h("div", { id: "timeline" }, svg);
+  // Labels are cut to their column once drawn, when their width can be measured.
+  requestAnimationFrame(() => {
+    for (const [label, text] of titles) fitText(label, text, labelWidth - 12);
+  });
+  return box;
+}
