@@ -71,6 +71,7 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       subTask(state, event.subTaskId)?.inFlight?.processes.push({
         pid: event.pid,
         startTime: event.startTime,
+        ...(event.marker === undefined ? {} : { marker: event.marker }),
       });
       break;
     case "agent-event": {

@@ -49,6 +49,11 @@ export type AgentEvent =
 export interface AttemptProcess {
   pid: number;
   startTime: string;
+  /**
+   * An environment entry (`NAME=value`) every process of the attempt inherits, reported with its
+   * first process: `reclaim` finds by it what the attempt started after its last report.
+   */
+  marker?: string;
 }
 
 export interface ExecuteOptions {

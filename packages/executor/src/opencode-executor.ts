@@ -27,7 +27,12 @@ import { type OpencodeEvent, parseOpencodeEvents } from "./opencode-events.js";
 import { priceStep } from "./price-step.js";
 import { spawnGroup } from "./process-group.js";
 import { ProcessGuard } from "./process-guard.js";
-import { signalTracked, startTimeOf, type TrackedProcess } from "./process-tree.js";
+import {
+  attemptMarker,
+  reclaimProcesses,
+  startTimeOf,
+  type TrackedProcess,
+} from "./process-tree.js";
 import { Transcript } from "./transcript.js";
 
 /** The opencode release this package is built and tested against (its `opencode-ai` dependency). */
@@ -99,7 +104,7 @@ export class OpencodeExecutor implements Executor {
    * process that still runs with the same start time, and its process group.
    */
   async reclaim(processes: readonly AttemptProcess[]): Promise<void> {
-    for (const process of processes) signalTracked(process, "SIGKILL");
+    await reclaimProcesses(processes, this.settings().killGraceMs);
   }
 
   async run(prompt: string, given: ExecuteOptions): Promise<AttemptResult> {
@@ -179,7 +184,7 @@ export class OpencodeExecutor implements Executor {
     try {
       const child = spawnGroup(binary, args, { cwd: options.cwd, env, stdin: prompt });
       pid = child.pid;
-      return await this.supervise(child, options, transcript, settings);
+      return await this.supervise(child, env, options, transcript, settings);
     } finally {
       this.watchdog.release(pid);
     }
@@ -187,6 +192,7 @@ export class OpencodeExecutor implements Executor {
 
   private async supervise(
     child: ChildProcess,
+    env: Record<string, string>,
     options: ExecuteOptions,
     transcript: Transcript,
     settings: AttemptSettings,
@@ -196,10 +202,12 @@ export class OpencodeExecutor implements Executor {
     const stderr = new HeadTailBuffer(0, settings.maxStderrChars);
     child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
     const end: ProcessEnd = { exitCode: null, signal: null };
+    // Every process of the attempt inherits its own TMPDIR: what finds one no scan has seen yet.
+    const marker = attemptMarker(env);
     const record = (process: TrackedProcess) => {
-      if (pid !== undefined) this.watchdog.watch(pid, process);
+      if (pid !== undefined) this.watchdog.watch(pid, process, marker);
       try {
-        options.onProcess?.(process);
+        options.onProcess?.(process.pid === pid ? { ...process, marker } : process);
       } catch {
         // A host listener's fault must not end the attempt.
       }
@@ -207,9 +215,11 @@ export class OpencodeExecutor implements Executor {
     const leaderStart = pid === undefined ? undefined : startTimeOf(pid);
     if (pid !== undefined && leaderStart !== undefined) record({ pid, startTime: leaderStart });
     // A leader already gone still leaves its group to guard.
-    else if (pid !== undefined) this.watchdog.watch(pid, { pid, startTime: "" });
+    else if (pid !== undefined) this.watchdog.watch(pid, { pid, startTime: "" }, marker);
     const guard =
-      pid === undefined ? undefined : new ProcessGuard(pid, settings.treePollMs, record);
+      pid === undefined
+        ? undefined
+        : new ProcessGuard(pid, settings.treePollMs, record, { marker });
     const stop = (reason: NonNullable<ProcessEnd["stoppedBy"]>) => {
       end.stoppedBy ??= reason;
       guard?.terminate(settings.killGraceMs);

@@ -10,7 +10,7 @@ import { createAttemptDirs, hermeticEnvironment } from "./hermetic-config.js";
 import { resolveOpencodeBinary } from "./opencode-binary.js";
 import { type OpencodeExecutorOptions, opencodeVersion } from "./opencode-executor.js";
 import { OpencodeServer, type ServerStartFailure } from "./opencode-server.js";
-import { signalTracked } from "./process-tree.js";
+import { reclaimProcesses } from "./process-tree.js";
 import { ServerPool } from "./server-pool.js";
 import { runServerSession } from "./server-session.js";
 import { Transcript } from "./transcript.js";
@@ -69,9 +69,8 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
    * executor's own running servers are spared (a run resumed in the same process as another).
    */
   async reclaim(processes: readonly AttemptProcess[]): Promise<void> {
-    for (const process of processes) {
-      if (!this.pool.owns(process)) signalTracked(process, "SIGKILL");
-    }
+    const theirs = processes.filter((process) => !this.pool.owns(process));
+    await reclaimProcesses(theirs, attemptSettings(this.options).killGraceMs);
   }
 
   /** Stops every server; the executor runs no attempt after this. */
@@ -119,7 +118,7 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
         }
       };
       // A manager that dies mid-attempt has the server recorded, so a resume stops it.
-      record({ pid: server.pid, startTime: server.startTime });
+      record({ pid: server.pid, startTime: server.startTime, marker: server.marker });
       end = await runServerSession({
         server,
         prompt,
