@@ -147,6 +147,23 @@ describe("examples/electron-bridge.ts", () => {
     expect(unused.calls).toHaveLength(0);
   });
 
+  it("an answer from the UI that is no decision comes back for review with its problems; nothing runs until a real one", async () => {
+    const ipc = new FakeIpcMain();
+    const renderer = new FakeRenderer();
+    const { manager, executor } = managerWith();
+    registerTaskLedgerIpc(ipc, renderer, manager);
+    const asked = renderer.next("taskledger:review");
+    const runId = await ipc.invoke("taskledger:start", request);
+    await asked;
+    const askedAgain = renderer.next<{ problems?: string[] }>("taskledger:review");
+    ipc.send("taskledger:review-answer", runId, { action: "maybe" });
+    expect((await askedAgain).problems?.[0]).toContain('got {"action":"maybe"}');
+    expect(executor.calls).toHaveLength(0);
+    const reported = renderer.next<{ report: RunReport }>("taskledger:report");
+    ipc.send("taskledger:review-answer", runId, { action: "approve" });
+    expect((await reported).report.status).toBe("completed");
+  });
+
   it("a run waiting for review when the app quits asks again after a restart", async () => {
     const store = new MemoryRunStore();
     const first = createManager({

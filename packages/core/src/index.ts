@@ -16,6 +16,7 @@ export {
   ModelError,
   type PlanIssue,
   type PlanIssueKind,
+  PlanReviewError,
   PlanValidationError,
   QueueError,
   type QueueErrorReason,

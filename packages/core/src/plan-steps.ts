@@ -1,3 +1,4 @@
+import { askReviewer } from "./ask-reviewer.js";
 import { describeError } from "./describe-error.js";
 import { PlanValidationError, StructuredOutputError } from "./errors.js";
 import type { LanguageModel } from "./model.js";
@@ -58,31 +59,28 @@ export async function reviewPlan(
   const hook = ctx.input.reviewPlan ?? ctx.options.reviewPlan;
   if (!hook) return ledger;
   await ctx.recorder.record({ type: "plan-review-requested", kind, ledger, ...(change ?? {}) });
-  const decision = await hook({
-    runId: ctx.input.runId,
-    request: ctx.input.request,
-    kind,
-    ledger,
-    ...(change ?? {}),
-    abortSignal: ctx.stop.signal,
-  });
+  const decision = await askReviewer(
+    hook,
+    { runId: ctx.input.runId, request: ctx.input.request, kind, ledger, ...(change ?? {}) },
+    ctx.stop.signal,
+    (edited) => {
+      const valid = validateTaskLedger(edited, { maxSubTasks: ctx.settings.maxSubTasks });
+      if (kind === "replan") checkKeepsCompleted(ctx, valid);
+      return valid;
+    },
+  );
   if (decision.action === "reject") {
     const reason = decision.reason ?? "rejected in review";
     await ctx.recorder.record({ type: "plan-reviewed", kind, action: "reject", reason });
     return undefined;
   }
-  const reviewed =
-    decision.action === "edit"
-      ? validateTaskLedger(decision.ledger, { maxSubTasks: ctx.settings.maxSubTasks })
-      : ledger;
-  if (kind === "replan") checkKeepsCompleted(ctx, reviewed);
   await ctx.recorder.record({
     type: "plan-reviewed",
     kind,
     action: decision.action,
-    ledger: reviewed,
+    ledger: decision.ledger,
   });
-  return reviewed;
+  return decision.ledger;
 }
 
 /** A replan may change what is left to do, never drop what is done. */
