@@ -167,6 +167,7 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
             ? "skipped"
             : "cancelled";
       if (s) settle(s, status, event.reason);
+      if (s && event.type === "sub-task-failed" && event.code) s.failure = event.code;
       if (event.type === "sub-task-failed" && event.usage)
         state.usage.manager = addUsage(state.usage.manager, event.usage);
       // A cancelled attempt stays in flight: a resumed run runs it again.

@@ -20,6 +20,7 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
     summary: s.entry?.summary ?? "",
     outputData: s.status === "completed" ? (s.entry?.outputData ?? "") : "",
     reason: s.status === "completed" ? null : s.reason,
+    ...(s.status === "failed" && s.failure ? { failure: s.failure } : {}),
     replacedBy: s.replacedBy,
     ...(s.merged && s.status === "completed"
       ? { commit: s.merged.commit, filesChanged: s.merged.filesChanged }

@@ -159,7 +159,7 @@ describe("escalation ladder", () => {
     expect(started).toEqual([undefined, undefined, "p/one", "p/two"]);
   });
 
-  it("does not retry or escalate an executor that cannot run at all, nor blame a judge outage on the plan", async () => {
+  it("does not retry or escalate an executor that cannot run at all, nor blame a judge outage on the plan; each says why as a code", async () => {
     const model = createScriptedModel(); // a replan call would throw
     const broken = createFakeExecutor();
     broken.run = async () => {
@@ -167,6 +167,7 @@ describe("escalation ladder", () => {
         isRetryable: false,
       });
     };
+    const events: RunEvent[] = [];
     const report = await createManager({
       model,
       executor: broken,
@@ -174,8 +175,16 @@ describe("escalation ladder", () => {
       alternateAgentModels: ["p/m"],
     }).run("x", {
       plan: { subTasks: [task("a")] },
+      onEvent: (e) => events.push(e),
     });
-    expect(report.subTasks[0]).toMatchObject({ status: "failed", attempts: 1 });
+    expect(report.subTasks[0]).toMatchObject({
+      status: "failed",
+      attempts: 1,
+      failure: "executor-unavailable",
+    });
+    expect(events.find((e) => e.type === "sub-task-failed")).toMatchObject({
+      code: "executor-unavailable",
+    });
     expect(report.subTasks[0]?.reason).toContain(
       "The executor cannot run attempts: opencode binary not found",
     );
@@ -205,5 +214,6 @@ describe("escalation ladder", () => {
     expect(executor.calls).toHaveLength(2);
     expect(model.calls).toHaveLength(0);
     expect(judged.subTasks[0]?.reason).toContain("could not be judged (timed out)");
+    expect(judged.subTasks[0]?.failure).toBe("judge-unavailable");
   });
 });

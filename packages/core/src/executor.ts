@@ -88,6 +88,12 @@ export interface Executor {
    * takes its result instead of starting the next attempt.
    */
   readonly resumesAttempts?: boolean;
+  /**
+   * Checks what every attempt needs (the agent's binary, the agent models it may be given: its
+   * own and `agentModels`) before the run pays for a plan; throws a typed error naming what is
+   * wrong (`InvalidConfigError` for an unknown model, `ExecutorError` for a missing binary).
+   */
+  preflight?(input: { agentModels: readonly string[]; abortSignal: AbortSignal }): Promise<void>;
   /** Stops processes of attempts a dead manager process left running; called on resume. */
   reclaim?(processes: readonly AttemptProcess[]): Promise<void>;
   /**

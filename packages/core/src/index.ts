@@ -106,8 +106,10 @@ export {
   type RunStatus,
   runReportSchema,
   runStatusSchema,
+  type SubTaskFailure,
   type SubTaskReport,
   type SubTaskStatus,
+  subTaskFailureSchema,
   subTaskReportSchema,
   subTaskStatusSchema,
 } from "./run-report.js";

@@ -111,11 +111,16 @@ export async function replanStep(
   subTaskId: string,
   entry: ProgressEntry,
   reason: string,
-): Promise<{ failed: string | undefined; usage: Usage }> {
+): Promise<{
+  failed: string | undefined;
+  code: "replan-rejected" | "replan-failed" | undefined;
+  usage: Usage;
+}> {
   const { state, recorder } = ctx;
   const model = ctx.options.model;
   const failed = state.subTasks.get(subTaskId)!;
-  if (!model) return { failed: "No model to replan with.", usage: emptyUsage() };
+  if (!model)
+    return { failed: "No model to replan with.", code: "replan-failed", usage: emptyUsage() };
   // A replan proposed before a restart and still waiting for review is asked about, not remade.
   const proposed = state.replanReview?.replaced[0] === subTaskId ? state.replanReview : undefined;
   const replaced = proposed?.replaced ?? [subTaskId, ...pendingDownstream(state, subTaskId)];
@@ -130,13 +135,21 @@ export async function replanStep(
       : await askForReplan(ctx, model, failed, entry, replaced);
     usage = result.usage;
     const reviewed = await reviewPlan(ctx, "replan", result.ledger, { replaced, reason });
-    if (!reviewed) return { failed: "A replan was proposed and rejected in review.", usage };
+    if (!reviewed) {
+      return {
+        failed: "A replan was proposed and rejected in review.",
+        code: "replan-rejected",
+        usage,
+      };
+    }
     revised = reviewed;
   } catch (error) {
     const spent = StructuredOutputError.isInstance(error) || PlanValidationError.isInstance(error);
     if (spent && error.usage) usage = error.usage;
-    if (ctx.stop.signal.aborted) return { failed: "The run stopped while replanning.", usage };
-    return { failed: `Replanning failed: ${describeError(error)}`, usage };
+    if (ctx.stop.signal.aborted) {
+      return { failed: "The run stopped while replanning.", code: "replan-failed", usage };
+    }
+    return { failed: `Replanning failed: ${describeError(error)}`, code: "replan-failed", usage };
   }
   const added = revised.subTasks.filter((s) => !state.subTasks.has(s.id)).map((s) => s.id);
   await recorder.record({
@@ -149,7 +162,7 @@ export async function replanStep(
   });
   await ctx.stop.checkSpendBudgets();
   ctx.schedule(added.filter((id) => state.subTasks.get(id)?.waitingOn === 0));
-  return { failed: undefined, usage: emptyUsage() };
+  return { failed: undefined, code: undefined, usage: emptyUsage() };
 }
 
 function askForReplan(

@@ -1,6 +1,6 @@
 import type { AgentEvent, AttemptProcess, AttemptResult } from "./executor.js";
 import type { ProgressEntry } from "./progress-entry.js";
-import type { RunReport } from "./run-report.js";
+import type { RunReport, SubTaskFailure } from "./run-report.js";
 import type { RunSettings } from "./run-settings.js";
 import type { TaskLedger } from "./task-ledger.js";
 import type { Usage } from "./usage.js";
@@ -123,6 +123,8 @@ export type RunEvent = EventBase &
         subTaskId: string;
         attempts: number;
         reason: string;
+        /** Why, as a value (absent in logs written before it existed). */
+        code?: SubTaskFailure;
         /** Manager tokens spent on a last step that did not work out (a rejected replan). */
         usage?: Usage;
       }

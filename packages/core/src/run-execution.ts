@@ -106,6 +106,13 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
         ...(input.trace ? { trace: input.trace } : {}),
       });
     }
+    // A missing agent or an unknown agent model fails every attempt alike: found before planning.
+    if (hasWorkLeft(state)) {
+      await base.options.executor.preflight?.({
+        agentModels: base.settings.alternateAgentModels,
+        abortSignal: stop.signal,
+      });
+    }
     if (!state.planned) await planRun(ctx);
     else if (state.planReviewPending) await reviewPlan(ctx, "plan", currentLedger(state));
   } catch (error) {
@@ -119,6 +126,13 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
   recorder.throwIfFatal();
   await settleUnstarted(ctx);
   return finish();
+}
+
+/** A run not yet planned, or with a sub-task neither done nor given up on. */
+function hasWorkLeft(state: RunState): boolean {
+  if (!state.planned) return true;
+  const settled = new Set(["completed", "failed", "skipped"]);
+  return [...state.subTasks.values()].some((s) => !settled.has(s.status));
 }
 
 /** The host's plan, logged so a resume needs nothing else; an invalid one fails in planning. */

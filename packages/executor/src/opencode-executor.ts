@@ -22,8 +22,10 @@ import {
 import { createAttemptRoot, removeDir, sweepStaleAttemptDirs } from "./attempt-temp-dir.js";
 import { AttemptWatchdog } from "./attempt-watchdog.js";
 import { createAttemptDirs, hermeticEnvironment, type OpencodeConfig } from "./hermetic-config.js";
+import { checkModels, explainUnknownModel, type ModelCheck, modelCheckFor } from "./model-check.js";
 import { resolveOpencodeBinary } from "./opencode-binary.js";
 import { type OpencodeEvent, parseOpencodeEvents } from "./opencode-events.js";
+import { opencodeVersion } from "./opencode-version.js";
 import { priceStep } from "./price-step.js";
 import { spawnGroup } from "./process-group.js";
 import { ProcessGuard } from "./process-guard.js";
@@ -35,8 +37,7 @@ import {
 } from "./process-tree.js";
 import { Transcript } from "./transcript.js";
 
-/** The opencode release this package is built and tested against (its `opencode-ai` dependency). */
-export const opencodeVersion = "1.18.33";
+export { opencodeVersion } from "./opencode-version.js";
 
 export interface OpencodeExecutorOptions extends AttemptLimitOptions {
   /** `provider/model`, as opencode's `--model` takes it. */
@@ -87,10 +88,24 @@ export class OpencodeExecutor implements Executor {
   private swept: Promise<void> | undefined;
   /** Kills this executor's attempts if the host process dies while they run. */
   private readonly watchdog: AttemptWatchdog;
+  private readonly models: ModelCheck;
 
   constructor(private readonly options: OpencodeExecutorOptions) {
     checkExecutorOptions({ ...options }, []);
     this.watchdog = new AttemptWatchdog(this.settings().killGraceMs);
+    this.models = modelCheckFor(options, this.watchdog, () => {
+      this.binary ??= resolveOpencodeBinary(this.options.binaryPath);
+      return this.binary;
+    });
+  }
+
+  /** The opencode binary is there and knows every agent model the run may use; before a plan is paid for. */
+  async preflight(input: {
+    agentModels: readonly string[];
+    abortSignal: AbortSignal;
+  }): Promise<void> {
+    this.binary ??= resolveOpencodeBinary(this.options.binaryPath);
+    await checkModels(this.models, [this.options.model, ...input.agentModels], input.abortSignal);
   }
 
   /** Puts a process group the run starts beside its attempts (a check) under the watchdog too. */
@@ -157,12 +172,13 @@ export class OpencodeExecutor implements Executor {
         transcript,
         settings,
       );
-      return this.result(transcript, end, started, {
+      const result = this.result(transcript, end, started, {
         model,
         pid,
         stderr,
         attemptDir: keep ? root : undefined,
       });
+      return await explainUnknownModel(result, this.models, model, options.abortSignal);
     } finally {
       // A kept directory keeps its config and data; what opencode left in its temp directory goes.
       await removeDir(keep ? join(root, "tmp") : root);

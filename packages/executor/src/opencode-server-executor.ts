@@ -7,9 +7,11 @@ import { attemptSettings, checkExecutorOptions, checkModel } from "./attempt-set
 import { createAttemptRoot, removeDir, sweepStaleAttemptDirs } from "./attempt-temp-dir.js";
 import { AttemptWatchdog } from "./attempt-watchdog.js";
 import { createAttemptDirs, hermeticEnvironment } from "./hermetic-config.js";
+import { checkModels, explainUnknownModel, type ModelCheck, modelCheckFor } from "./model-check.js";
 import { resolveOpencodeBinary } from "./opencode-binary.js";
-import { type OpencodeExecutorOptions, opencodeVersion } from "./opencode-executor.js";
+import type { OpencodeExecutorOptions } from "./opencode-executor.js";
 import { OpencodeServer, type ServerStartFailure } from "./opencode-server.js";
+import { opencodeVersion } from "./opencode-version.js";
 import { reclaimProcesses } from "./process-tree.js";
 import { ServerPool } from "./server-pool.js";
 import { runServerSession } from "./server-session.js";
@@ -36,6 +38,7 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
   private swept: Promise<void> | undefined;
   private readonly watchdog: AttemptWatchdog;
   private readonly pool: ServerPool;
+  private readonly models: ModelCheck;
 
   constructor(private readonly options: OpencodeServerExecutorOptions) {
     checkExecutorOptions({ ...options }, [
@@ -46,6 +49,10 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
     ]);
     const settings = attemptSettings(options);
     this.watchdog = new AttemptWatchdog(settings.killGraceMs);
+    this.models = modelCheckFor(options, this.watchdog, () => {
+      this.binary ??= resolveOpencodeBinary(this.options.binaryPath);
+      return this.binary;
+    });
     this.pool = new ServerPool(
       Math.floor(options.poolSize ?? 4),
       (signal) => this.startServer(signal),
@@ -57,6 +64,15 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
   /** Servers running now. */
   get runningServers(): number {
     return this.pool.running;
+  }
+
+  /** The opencode binary is there and knows every agent model the run may use; before a plan is paid for. */
+  async preflight(input: {
+    agentModels: readonly string[];
+    abortSignal: AbortSignal;
+  }): Promise<void> {
+    this.binary ??= resolveOpencodeBinary(this.options.binaryPath);
+    await checkModels(this.models, [this.options.model, ...input.agentModels], input.abortSignal);
   }
 
   guard(process: AttemptProcess): () => void {
@@ -134,12 +150,13 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
         record,
       });
       await server.cleanTemp();
-      return result(end, {
+      const ended = result(end, {
         pid: server.pid,
         serverUrl: server.url,
         ...(end.serverLost === undefined ? {} : { stderr: server.stderrText() }),
         ...(this.options.keepAttemptDirs ? { attemptDir: server.dirs.root } : {}),
       });
+      return await explainUnknownModel(ended, this.models, model, options.abortSignal);
     } finally {
       this.pool.release(server, end !== undefined && end.serverLost === undefined);
     }
