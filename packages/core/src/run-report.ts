@@ -83,7 +83,7 @@ export const runReportSchema = z.object({
   workspace: z
     .object({
       isolation: z.enum(["shared", "worktree"]),
-      /** The run's branch (`taskledger/<run id>`), absent when shared or not made. */
+      /** The run's branch (`taskledger/<run id>`), absent when shared or not made (`note` says why). */
       branch: z.string().optional(),
       /** The branch's tip. */
       commit: z.string().optional(),
