@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { EventHub } from "./event-hub.js";
 import { createManager } from "./manager.js";
 import type { RunEvent } from "./run-events.js";
+import { MemoryRunStore } from "./run-store.js";
 import { task } from "./test-support/sub-task-fixture.js";
 
 const plan = { subTasks: [task("a"), task("b", ["a"])] };
@@ -36,6 +37,64 @@ describe("a run's events", () => {
     const types = (await collect(run)).map((e) => e.type);
     expect(types[0]).toBe("run-started");
     expect(types.at(-1)).toBe("run-finished");
+  });
+
+  it("reach a loop started late on a resumed run from the run's first event, plan included; listeners hear only the new session", async () => {
+    const store = new MemoryRunStore();
+    const controller = new AbortController();
+    const first = createManager({
+      executor: createFakeExecutor({ script: { a: [{ type: "hang" }] } }),
+      store,
+    }).start("x", { plan, abortSignal: controller.signal });
+    first.on("sub-task-started", () => controller.abort());
+    await first.result;
+    const heard: RunEvent[] = [];
+    const resumed = createManager({
+      executor: createFakeExecutor({ fallback: { type: "success", text: "done" } }),
+      store,
+    }).resume(first.runId, { onEvent: (e) => heard.push(e) });
+    await resumed.result;
+    const types = (await collect(resumed)).map((e) => e.type);
+    expect(types[0]).toBe("run-started");
+    expect(types).toContain("plan-created");
+    expect(types.filter((t) => t === "run-finished")).toHaveLength(2);
+    expect(heard[0]?.type).toBe("run-resumed");
+  });
+
+  it("a run refused before its first record (no such cwd) still emits run-failed, and writes no log", async () => {
+    const store = new MemoryRunStore();
+    const heard: RunEvent[] = [];
+    const run = createManager({ executor: createFakeExecutor(), store }).start("x", {
+      plan,
+      cwd: "/no/such/directory",
+      onEvent: (e) => heard.push(e),
+    });
+    await expect(run.result).rejects.toMatchObject({ code: "invalid-config" });
+    expect(heard).toMatchObject([
+      { type: "run-failed", runId: run.runId, error: { code: "invalid-config" } },
+    ]);
+    expect(await store.read(run.runId)).toEqual([]);
+  });
+
+  it("a listener that throws on every event is reported once a run", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on("warning", onWarning);
+    try {
+      const run = createManager({
+        executor: createFakeExecutor({ fallback: { type: "success", text: "done" } }),
+      }).start("x", {
+        plan,
+        onEvent: () => {
+          throw new Error("listener bug");
+        },
+      });
+      expect((await run.result).status).toBe("completed");
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings.filter((w) => w.includes("listener bug"))).toHaveLength(1);
   });
 
   it("replay every state change but only the latest 1,000 agent events", async () => {

@@ -85,6 +85,7 @@ export class Manager {
       const records = await this.options.store.read(runId);
       if (records.length === 0) throw new RunNotFoundError(runId);
       const recovered = recoverRun(records, runId);
+      hub.remembered(records);
       if (isFinal(recovered) && recovered.report) return recovered.report;
       return executeRun(
         this.options,

@@ -65,6 +65,8 @@ export async function executeRun(
     // Only a log this session wrote to gets the failure: never someone else's, never a new one.
     if (!StoreError.isInstance(error) && recorder.recorded > 0) {
       await recorder.record({ type: "run-failed", error: errorInfo(error) }).catch(() => {});
+    } else if (recorder.recorded === 0) {
+      recorder.announce({ type: "run-failed", error: errorInfo(error) });
     }
     throw error;
   } finally {
