@@ -132,6 +132,11 @@ export type RunEvent = EventBase &
     /** The run stopped (a cancel, a budget) while the sub-task ran or before it started. */
     | { type: "sub-task-cancelled"; subTaskId: string; reason: string }
     | ({ type: "budget-exhausted" } & BudgetExhaustion)
+    /**
+     * The money budget cannot be enforced: calls of these models have no known price, so what
+     * they cost is not counted. Once per model a session.
+     */
+    | { type: "budget-unenforceable"; kind: "cost"; limit: number; unpricedModels: string[] }
     /** Retries did not finish a sub-task; the next step of the ladder is taken. */
     | {
         type: "sub-task-escalated";
