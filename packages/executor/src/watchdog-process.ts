@@ -44,7 +44,7 @@ lines.on("close", () => {
   };
   signalAll("SIGTERM");
   const deadline = Date.now() + graceMs;
-  const check = setInterval(() => {
+  setInterval(() => {
     const alive = [...guarded].some(([leader, { tracked, marker }]) =>
       tree.attemptAlive(leader, tracked, marker),
     );
