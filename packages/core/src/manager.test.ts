@@ -14,6 +14,7 @@ import { createManager } from "./manager.js";
 import type { RunEvent } from "./run-events.js";
 import { MemoryRunStore } from "./run-store.js";
 import { task } from "./test-support/sub-task-fixture.js";
+import { emptyUsage } from "./usage.js";
 
 const diamond = {
   subTasks: [task("a"), task("b", ["a"]), task("c", ["a"]), task("d", ["b", "c"])],
@@ -148,6 +149,40 @@ describe("planning", () => {
     );
     // @ts-expect-error the executor is required
     expect(() => createManager({})).toThrowError(/executor/);
+  });
+});
+
+describe("declared checks", () => {
+  it("core's default evaluator runs none, so a plan declaring them is refused before any attempt; a given evaluator takes them", async () => {
+    const checked = {
+      subTasks: [{ ...task("a"), checks: [{ type: "file-exists" as const, path: "a.txt" }] }],
+    };
+    const executor = createFakeExecutor({ fallback: { type: "success" } });
+    const refused = await createManager({ executor })
+      .run("x", { plan: checked })
+      .catch((e: unknown) => e);
+    expect(InvalidConfigError.isInstance(refused)).toBe(true);
+    expect((refused as Error).message).toContain("sub-task(s) a");
+    expect((refused as Error).message).toContain("createEvaluator");
+    expect(executor.calls).toHaveLength(0);
+
+    const seen: number[] = [];
+    const evaluator: Evaluator = {
+      async evaluate(input) {
+        seen.push(input.subTask.checks.length);
+        return {
+          completed: true,
+          summary: "ok",
+          outputData: "",
+          feedback: "",
+          evidence: [],
+          usage: emptyUsage(),
+        };
+      },
+    };
+    const report = await createManager({ executor, evaluator }).run("x", { plan: checked });
+    expect(report.status).toBe("completed");
+    expect(seen).toEqual([1]);
   });
 });
 

@@ -1,6 +1,7 @@
 import { askReviewer } from "./ask-reviewer.js";
 import { describeError } from "./describe-error.js";
-import { PlanValidationError, StructuredOutputError } from "./errors.js";
+import { InvalidConfigError, PlanValidationError, StructuredOutputError } from "./errors.js";
+import { outcomeEvaluator } from "./evaluator.js";
 import type { LanguageModel } from "./model.js";
 import { planRequest } from "./planner.js";
 import type { ProgressEntry } from "./progress-entry.js";
@@ -56,6 +57,7 @@ export async function reviewPlan(
   ledger: TaskLedger,
   change: { replaced: string[]; reason: string } | undefined = undefined,
 ): Promise<TaskLedger | undefined> {
+  checkChecksRun(ctx, ledger);
   const hook = ctx.input.reviewPlan ?? ctx.options.reviewPlan;
   if (!hook) return ledger;
   await ctx.recorder.record({ type: "plan-review-requested", kind, ledger, ...(change ?? {}) });
@@ -66,6 +68,7 @@ export async function reviewPlan(
     (edited) => {
       const valid = validateTaskLedger(edited, { maxSubTasks: ctx.settings.maxSubTasks });
       if (kind === "replan") checkKeepsCompleted(ctx, valid);
+      checkChecksRun(ctx, valid);
       return valid;
     },
   );
@@ -81,6 +84,21 @@ export async function reviewPlan(
     ledger: decision.ledger,
   });
   return decision.ledger;
+}
+
+/**
+ * Core's default evaluator (`outcomeEvaluator`) runs no declared check: a plan that declares
+ * some would pass them unrun, so it is refused before any attempt, saying what evaluator to give.
+ */
+function checkChecksRun(ctx: RunContext, ledger: TaskLedger): void {
+  if (ctx.options.evaluator !== outcomeEvaluator) return;
+  const withChecks = ledger.subTasks.filter((s) => s.checks.length > 0).map((s) => s.id);
+  if (withChecks.length === 0) return;
+  throw new InvalidConfigError(
+    `The plan declares checks (sub-task(s) ${withChecks.join(", ")}) but this manager's evaluator ` +
+      "runs none (core's default outcomeEvaluator): give `evaluator: createEvaluator({ model })` " +
+      "from @taskledger/evaluator, or use `createManager` from taskledger, which does.",
+  );
 }
 
 /** A replan may change what is left to do, never drop what is done. */
