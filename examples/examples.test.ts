@@ -215,47 +215,79 @@ async function readSse(response: Response): Promise<{ type: string; seq: number 
 
 describe("examples/http-server.ts", () => {
   async function listen(manager: ReturnType<typeof createManager>) {
-    const server = createTaskLedgerServer(manager);
+    const workRoot = await mkdtemp(join(tmpdir(), "http-server-"));
+    const { server, close } = createTaskLedgerServer(manager, { workRoot });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    return { url, close: () => new Promise((resolve) => server.close(resolve)) };
+    const post = (path: string, body?: unknown) =>
+      fetch(`${url}${path}`, {
+        method: "POST",
+        ...(body === undefined
+          ? {}
+          : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+      });
+    return {
+      url,
+      post,
+      close: async () => {
+        await close();
+        await rm(workRoot, { recursive: true, force: true });
+      },
+    };
   }
 
-  it("starts a run and streams its events as Server-Sent Events, then serves the report", async () => {
-    const { url, close } = await listen(managerWith().manager);
-    const started = await fetch(`${url}/runs`, {
-      method: "POST",
-      body: JSON.stringify({ request }),
-    });
+  it("starts runs, each in its own directory, streams their events as Server-Sent Events, then serves the report", async () => {
+    const { manager, executor } = managerWith();
+    const { url, post, close } = await listen(manager);
+    const started = await post("/runs", { request });
     expect(started.status).toBe(202);
-    const { runId } = (await started.json()) as { runId: string };
+    const { runId, cwd } = (await started.json()) as { runId: string; cwd: string };
     const events = await readSse(await fetch(`${url}/runs/${runId}/events`));
     expect(events[0]?.type).toBe("run-started");
     expect(events.at(-1)?.type).toBe("run-finished");
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i));
     const report = (await (await fetch(`${url}/runs/${runId}`)).json()) as RunReport;
     expect(report.status).toBe("completed");
+    const second = (await (await post("/runs", { request })).json()) as { cwd: string };
+    expect(second.cwd).not.toBe(cwd);
+    expect(new Set(executor.calls.map((c) => c.cwd))).toContain(cwd);
+    // A finished run cannot be cancelled.
+    expect((await post(`/runs/${runId}/cancel`)).status).toBe(409);
     await close();
   });
 
-  it("cancels a run over HTTP and rejects bad input with 400", async () => {
+  it("cancels a run over HTTP and answers bad input: 400 for no string request, 413 for a 2 MB body", async () => {
     const { manager, executor } = managerWith(createFakeExecutor({ fallback: { type: "hang" } }));
-    const { url, close } = await listen(manager);
-    const { runId } = (await (
-      await fetch(`${url}/runs`, { method: "POST", body: JSON.stringify({ request }) })
-    ).json()) as { runId: string };
+    const { url, post, close } = await listen(manager);
+    const { runId } = (await (await post("/runs", { request })).json()) as { runId: string };
     const stream = fetch(`${url}/runs/${runId}/events`).then(readSse);
     while (executor.active === 0) await new Promise((resolve) => setTimeout(resolve, 5));
-    expect((await fetch(`${url}/runs/${runId}/cancel`, { method: "POST" })).status).toBe(202);
+    expect((await post(`/runs/${runId}/cancel`)).status).toBe(202);
     const events = await stream;
     expect(events.at(-1)).toMatchObject({ type: "run-finished", report: { status: "cancelled" } });
-    expect((await fetch(`${url}/runs`, { method: "POST", body: "not json" })).status).toBe(400);
-    expect(
-      (await fetch(`${url}/runs`, { method: "POST", body: JSON.stringify({ request: " " }) }))
-        .status,
-    ).toBe(400);
+    expect((await post("/runs", "not json")).status).toBe(400);
+    expect((await post("/runs", { request: " " })).status).toBe(400);
+    expect((await post("/runs", { request: 42 })).status).toBe(400);
+    expect((await post("/runs", "null")).status).toBe(400);
+    expect((await post("/runs", { request: "x".repeat(2 * 1024 * 1024) })).status).toBe(413);
     expect((await fetch(`${url}/runs/nope`)).status).toBe(404);
+    // Only the first request started a run.
+    expect(new Set(executor.calls.map((c) => c.cwd)).size).toBe(1);
     await close();
+  });
+
+  it("close() cancels a run whose event stream is open: nothing more is dispatched, the stream ends", async () => {
+    const { manager, executor } = managerWith(createFakeExecutor({ fallback: { type: "hang" } }));
+    const { url, post, close } = await listen(manager);
+    const { runId } = (await (await post("/runs", { request })).json()) as { runId: string };
+    const stream = fetch(`${url}/runs/${runId}/events`).then(readSse);
+    while (executor.active === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await close();
+    const events = await stream;
+    expect(events.at(-1)).toMatchObject({ type: "run-finished", report: { status: "cancelled" } });
+    expect(executor.active).toBe(0);
+    // "a" hung and was cancelled; its dependent "b" and the independent "c" may have started, no more.
+    expect(executor.calls.map((c) => c.subTaskId)).not.toContain("b");
   });
 });
 
