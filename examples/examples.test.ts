@@ -31,6 +31,7 @@ const request = "Do a, then b, and also c.";
 function managerWith(executor = createFakeExecutor({ fallback: { type: "success", delayMs: 5 } })) {
   return {
     manager: createManager({
+      cwd: process.cwd(),
       model: createScriptedModel({ responses: [{ object: plan }] }),
       executor,
     }),
@@ -167,6 +168,7 @@ describe("examples/electron-bridge.ts", () => {
   it("a run waiting for review when the app quits asks again after a restart", async () => {
     const store = new MemoryRunStore();
     const first = createManager({
+      cwd: process.cwd(),
       model: createScriptedModel({ responses: [{ object: plan }] }),
       executor: createFakeExecutor(),
       store,
@@ -184,7 +186,7 @@ describe("examples/electron-bridge.ts", () => {
     for (const record of records) await afterRestart.append(started, record);
 
     const executor = createFakeExecutor({ fallback: { type: "success" } });
-    const manager = createManager({ executor, store: afterRestart });
+    const manager = createManager({ cwd: process.cwd(), executor, store: afterRestart });
     const renderer2 = new FakeRenderer();
     const ipc2 = new FakeIpcMain();
     registerTaskLedgerIpc(ipc2, renderer2, manager);

@@ -82,6 +82,7 @@ describe.concurrent("bad input: a typed error that says what is wrong, and no pa
     const storeDir = join(await tempDir(), "store");
     const executor = createFakeExecutor({ fallback: { type: "success" } });
     const manager = createManager({
+      cwd: process.cwd(),
       executor,
       store: new FileRunStore(storeDir),
       maxRequestChars: 1000,
@@ -134,6 +135,7 @@ describe.concurrent("bad input: a typed error that says what is wrong, and no pa
       const executor = createFakeExecutor({ fallback: { type: "success" } });
       const events: RunEvent[] = [];
       const manager = createManager({
+        cwd: process.cwd(),
         model: createModel({
           provider: "openai-compatible",
           model: "m",
@@ -169,7 +171,11 @@ describe.concurrent("bad input: a typed error that says what is wrong, and no pa
     await writeFile(file, "not a directory\n");
     const storeDir = join(file, "store");
     const executor = createFakeExecutor({ fallback: { type: "success" } });
-    const manager = createManager({ executor, store: new FileRunStore(storeDir) });
+    const manager = createManager({
+      cwd: process.cwd(),
+      executor,
+      store: new FileRunStore(storeDir),
+    });
     const error = await thrown(() => manager.run("Do one thing"));
     expect(StoreError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ code: "store-error" });
@@ -184,6 +190,7 @@ describe.concurrent("bad input: a typed error that says what is wrong, and no pa
     const storeDir = await tempDir();
     const store = new FileRunStore(storeDir);
     const manager = createManager({
+      cwd: process.cwd(),
       executor: createFakeExecutor({ fallback: { type: "success" } }),
       store,
     });
@@ -330,7 +337,7 @@ describe.concurrent("bad input: a typed error that says what is wrong, and no pa
       baseURL: server.openaiBaseURL,
     });
     const refused = await thrown(() =>
-      createManager({ model, executor, maxRetries: 0 }).run("Do one thing", {
+      createManager({ cwd: process.cwd(), model, executor, maxRetries: 0 }).run("Do one thing", {
         cwd: tmpdir(),
       }),
     );

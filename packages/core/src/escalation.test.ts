@@ -22,10 +22,13 @@ describe("escalation ladder", () => {
       fallback: { type: "success" },
     });
     const events: RunEvent[] = [];
-    const report = await createManager({ model, executor, maxRetries: 1 }).run("x", {
-      plan,
-      onEvent: (e) => events.push(e),
-    });
+    const report = await createManager({ cwd: process.cwd(), model, executor, maxRetries: 1 }).run(
+      "x",
+      {
+        plan,
+        onEvent: (e) => events.push(e),
+      },
+    );
     const status = Object.fromEntries(report.subTasks.map((s) => [s.id, s.status]));
     expect(status).toEqual({
       a: "completed",
@@ -72,9 +75,12 @@ describe("escalation ladder", () => {
     });
     // a fails, its replacement a2 fails too: maxPerSubTask 1 stops a second replan.
     const executor = createFakeExecutor({ fallback: { type: "error" } });
-    const report = await createManager({ model, executor, maxRetries: 0 }).run("x", {
-      plan: { subTasks: [task("a")] },
-    });
+    const report = await createManager({ cwd: process.cwd(), model, executor, maxRetries: 0 }).run(
+      "x",
+      {
+        plan: { subTasks: [task("a")] },
+      },
+    );
     expect(model.calls).toHaveLength(2);
     expect(model.calls[1]?.messages.at(-1)?.content).toContain('"a" is already used in this run');
     expect(report.subTasks.map((s) => [s.id, s.status])).toEqual([
@@ -86,6 +92,7 @@ describe("escalation ladder", () => {
 
     const perRun = createScriptedModel({ responses: [{ object: { subTasks: [task("x1")] } }] });
     const report2 = await createManager({
+      cwd: process.cwd(),
       model: perRun,
       executor: createFakeExecutor({ fallback: { type: "error" } }),
       maxRetries: 0,
@@ -112,6 +119,7 @@ describe("escalation ladder", () => {
     };
     const events: RunEvent[] = [];
     const report = await createManager({
+      cwd: process.cwd(),
       executor,
       evaluator,
       maxRetries: 5,
@@ -144,6 +152,7 @@ describe("escalation ladder", () => {
     };
     const events: RunEvent[] = [];
     const report = await createManager({
+      cwd: process.cwd(),
       executor,
       maxRetries: 1,
       alternateAgentModels: ["p/one", "p/two"],
@@ -169,6 +178,7 @@ describe("escalation ladder", () => {
     };
     const events: RunEvent[] = [];
     const report = await createManager({
+      cwd: process.cwd(),
       model,
       executor: broken,
       maxRetries: 3,
@@ -203,6 +213,7 @@ describe("escalation ladder", () => {
       },
     };
     const judged = await createManager({
+      cwd: process.cwd(),
       model,
       executor,
       evaluator: judgeDown,

@@ -42,7 +42,10 @@ export interface ManagerOptions {
   replan?: { enabled?: boolean; maxPerSubTask?: number; maxPerRun?: number };
   /** Approve, edit or reject the plan before it runs, and every replan before it applies. */
   reviewPlan?: ReviewPlan;
-  /** Working directory of the agents. Default `process.cwd()` at run start. */
+  /**
+   * Working directory of the agents, unless `start`/`run` gives one. Required one way or the
+   * other: a run without it fails with `InvalidConfigError` (a library never edits its host).
+   */
   cwd?: string;
   /**
    * Where attempts work. `worktree`: each attempt in its own git worktree, completed work merged

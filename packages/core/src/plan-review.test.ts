@@ -15,6 +15,7 @@ describe("reviewPlan", () => {
     const reviews: PlanReview[] = [];
     const executor = createFakeExecutor({ fallback: { type: "success" } });
     const report = await createManager({
+      cwd: process.cwd(),
       model: createScriptedModel({ responses: [{ object: plan }] }),
       executor,
       reviewPlan: (review) => {
@@ -38,6 +39,7 @@ describe("reviewPlan", () => {
     const reviews: PlanReview[] = [];
     const executor = createFakeExecutor({ fallback: { type: "success" } });
     const report = await createManager({
+      cwd: process.cwd(),
       executor,
       reviewPlan: (review) => {
         reviews.push(review);
@@ -56,6 +58,7 @@ describe("reviewPlan", () => {
     let asked = 0;
     const executor = createFakeExecutor({ fallback: { type: "success" } });
     const run = createManager({
+      cwd: process.cwd(),
       executor,
       reviewPlan: () => {
         asked++;
@@ -74,6 +77,7 @@ describe("reviewPlan", () => {
     const executor = createFakeExecutor({ fallback: { type: "success" } });
     const events: RunEvent[] = [];
     const run = createManager({
+      cwd: process.cwd(),
       executor,
       reviewPlan: (review) => {
         problems.push(review.problems);
@@ -97,6 +101,7 @@ describe("reviewPlan", () => {
     const events: RunEvent[] = [];
     const thrown = new Error("renderer went away");
     const run = createManager({
+      cwd: process.cwd(),
       executor,
       reviewPlan: () => {
         throw thrown;
@@ -118,6 +123,7 @@ describe("reviewPlan", () => {
     const executor = createFakeExecutor({ fallback: { type: "success" } });
     const controller = new AbortController();
     const run = createManager({
+      cwd: process.cwd(),
       executor,
       reviewPlan: () => {
         controller.abort();
@@ -132,6 +138,7 @@ describe("reviewPlan", () => {
   it("a rejected plan runs nothing and reports cancelled with the reason", async () => {
     const executor = createFakeExecutor({ fallback: { type: "success" } });
     const report = await createManager({
+      cwd: process.cwd(),
       executor,
       reviewPlan: () => ({ action: "reject", reason: "too broad" }),
     }).run(request, { plan });
@@ -147,6 +154,7 @@ describe("reviewPlan", () => {
       fallback: { type: "success" },
     });
     const report = await createManager({
+      cwd: process.cwd(),
       model: createScriptedModel({ responses: [{ object: { subTasks: [task("b1", ["a"])] } }] }),
       executor,
       maxRetries: 0,
@@ -167,6 +175,7 @@ describe("reviewPlan", () => {
     const executor = createFakeExecutor({ fallback: { type: "success" } });
     // The first process shows the plan and is closed before anyone answers.
     const first = createManager({
+      cwd: process.cwd(),
       executor,
       store,
       createRunId: () => "run-r",
@@ -181,6 +190,7 @@ describe("reviewPlan", () => {
     const later = createFakeExecutor({ fallback: { type: "success" } });
     const reviews: PlanReview[] = [];
     const report = await createManager({
+      cwd: process.cwd(),
       executor: later,
       store: restarted,
       reviewPlan: (review) => {
@@ -209,6 +219,7 @@ describe("reviewPlan", () => {
       fallback: { type: "success" as const },
     };
     const first = createManager({
+      cwd: process.cwd(),
       model: createScriptedModel({ responses: [{ object: replan }] }),
       executor: createFakeExecutor(failing),
       store,
@@ -227,6 +238,7 @@ describe("reviewPlan", () => {
     const model = createScriptedModel(); // any call would throw UnexpectedCallError
     const reviews: PlanReview[] = [];
     const report = await createManager({
+      cwd: process.cwd(),
       model,
       executor: createFakeExecutor({ fallback: { type: "success" } }),
       store: restarted,

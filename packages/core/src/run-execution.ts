@@ -26,10 +26,11 @@ export interface LiveState {
 /** One run of the manager loop: plan, dispatch, execute, evaluate, retry, report. */
 export async function executeRun(
   options: ResolvedManagerOptions,
-  input: RunInput,
+  given: Omit<RunInput, "cwd"> & { cwd: string | undefined },
   hub: EventHub,
   live: LiveState = { state: undefined },
 ): Promise<RunReport> {
+  const input = given as RunInput;
   const state = input.recovered ?? createRunState(input.runId);
   live.state = state;
   let stop: StopConditions | undefined;
@@ -40,7 +41,7 @@ export async function executeRun(
   let workspace: RunWorkspace | undefined;
   try {
     // Checked before anything is logged or paid for: a bad directory fails every attempt alike.
-    await checkWorkingDirectory(input.cwd);
+    input.cwd = await checkWorkingDirectory(given.cwd);
     // Claimed before the first record, so another process cannot run this run at the same time.
     release = await options.store.lock?.(input.runId);
     if (!input.recovered && (await options.store.read(input.runId)).length > 0) {

@@ -56,7 +56,7 @@ it("plans for the core manager through the OpenAI SDK over HTTP", async () => {
     model: "m",
   });
   const executor = createFakeExecutor({ fallback: { type: "success", text: "done" } });
-  const manager = createManager({ model, executor, evaluator });
+  const manager = createManager({ cwd: process.cwd(), model, executor, evaluator });
   const report = await manager.start(
     "Add a slugify helper, then test it and document how to use it.",
   ).result;
@@ -86,7 +86,7 @@ it("lets the manager repair a plan whose graph is invalid, over the same wire", 
     model: "m",
   });
   const executor = createFakeExecutor({ fallback: { type: "success" } });
-  const report = await createManager({ model, executor, evaluator }).start(
+  const report = await createManager({ cwd: process.cwd(), model, executor, evaluator }).start(
     "Add a slugify helper, then test it and document how to use it.",
   ).result;
   expect(report.status).toBe("completed");
