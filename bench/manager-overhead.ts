@@ -1,11 +1,17 @@
 // What the manager itself costs in tokens (planning and judging) as a share of a whole run, on the
 // demo (real opencode sessions) and on scripted plans of growing size.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { createManager, type SubTaskInput, totalTokens } from "@taskledger/core";
 import { createEvaluator } from "@taskledger/evaluator";
 import { createModel } from "@taskledger/llm";
 import { createFakeExecutor, createModelServer } from "@taskledger/testing";
 import { type JsonReport, runCli } from "taskledger";
+
+// The runs work in an empty directory of their own, never in this repository.
+const benchDir = mkdtempSync(join(tmpdir(), "taskledger-bench-"));
 
 export interface ManagerOverheadRow {
   scenario: string;
@@ -101,6 +107,7 @@ export async function scriptedOverhead(
         },
       });
       const manager = createManager({
+        cwd: benchDir,
         model,
         executor,
         evaluator: createEvaluator({ model }),

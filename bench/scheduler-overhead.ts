@@ -1,7 +1,13 @@
 // The manager's own cost per sub-task: an instant executor and evaluator, so everything measured
 // is planning-free dispatch, prompt building, events and bookkeeping.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createManager, type SubTaskInput } from "@taskledger/core";
 import { createFakeExecutor } from "@taskledger/testing";
+
+// The runs work in an empty directory of their own, never in this repository.
+const benchDir = mkdtempSync(join(tmpdir(), "taskledger-bench-"));
 
 export interface OverheadRow {
   subTasks: number;
@@ -39,7 +45,7 @@ export async function benchSchedulerOverhead(
     const subTasks = randomDag(n, n);
     const dependencies = subTasks.reduce((sum, s) => sum + (s.dependsOn?.length ?? 0), 0);
     const executor = createFakeExecutor({ fallback: { type: "success" } });
-    const manager = createManager({ executor, concurrency: 8, maxSubTasks: n });
+    const manager = createManager({ cwd: benchDir, executor, concurrency: 8, maxSubTasks: n });
     const started = performance.now();
     const report = await manager.run("bench", { plan: { subTasks } });
     const totalMs = performance.now() - started;

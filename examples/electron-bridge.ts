@@ -5,7 +5,7 @@
 // that was waiting for the person's review when the app closed asks again after `resume`.
 //
 // Renderer → main                                   Main → renderer
-//   invoke("taskledger:start", request) → runId       send("taskledger:review", { runId, kind, ledger, replaced?, reason? })
+//   invoke("taskledger:start", request) → runId       send("taskledger:review", { runId, kind, ledger, replaced?, reason?, problems? })
 //   invoke("taskledger:resume", runId) → runId        send("taskledger:event", event)
 //   send("taskledger:review-answer", runId, answer)   send("taskledger:report", { runId, report })
 //   send("taskledger:cancel", runId)                  send("taskledger:error", { runId, code, message })
@@ -26,8 +26,8 @@ export interface WebContentsLike {
 
 interface LiveRun {
   controller: AbortController;
-  /** Resolves the review the renderer is looking at. */
-  answer?: (decision: PlanReviewDecision) => void;
+  /** Resolves the review the renderer is looking at (once; then there is none). */
+  answer?: ((decision: PlanReviewDecision) => void) | undefined;
 }
 
 /** Wires the channels above; returns a function that removes them and cancels every run. */
@@ -87,8 +87,14 @@ export function registerTaskLedgerIpc(
     });
     return follow(run, live);
   });
+  // The renderer's answer goes as sent: the manager checks it, and one that is no decision (or an
+  // edit that does not validate) comes back as a new "taskledger:review" with its `problems`.
   ipcMain.on("taskledger:review-answer", (_event, runId, answer) => {
-    runs.get(String(runId))?.answer?.(answer as PlanReviewDecision);
+    const live = runs.get(String(runId));
+    const resolve = live?.answer;
+    if (live === undefined || resolve === undefined) return;
+    live.answer = undefined;
+    resolve(answer as PlanReviewDecision);
   });
   ipcMain.on("taskledger:cancel", (_event, runId) => runs.get(String(runId))?.controller.abort());
 

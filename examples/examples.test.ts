@@ -31,6 +31,7 @@ const request = "Do a, then b, and also c.";
 function managerWith(executor = createFakeExecutor({ fallback: { type: "success", delayMs: 5 } })) {
   return {
     manager: createManager({
+      cwd: process.cwd(),
       model: createScriptedModel({ responses: [{ object: plan }] }),
       executor,
     }),
@@ -147,9 +148,27 @@ describe("examples/electron-bridge.ts", () => {
     expect(unused.calls).toHaveLength(0);
   });
 
+  it("an answer from the UI that is no decision comes back for review with its problems; nothing runs until a real one", async () => {
+    const ipc = new FakeIpcMain();
+    const renderer = new FakeRenderer();
+    const { manager, executor } = managerWith();
+    registerTaskLedgerIpc(ipc, renderer, manager);
+    const asked = renderer.next("taskledger:review");
+    const runId = await ipc.invoke("taskledger:start", request);
+    await asked;
+    const askedAgain = renderer.next<{ problems?: string[] }>("taskledger:review");
+    ipc.send("taskledger:review-answer", runId, { action: "maybe" });
+    expect((await askedAgain).problems?.[0]).toContain('got {"action":"maybe"}');
+    expect(executor.calls).toHaveLength(0);
+    const reported = renderer.next<{ report: RunReport }>("taskledger:report");
+    ipc.send("taskledger:review-answer", runId, { action: "approve" });
+    expect((await reported).report.status).toBe("completed");
+  });
+
   it("a run waiting for review when the app quits asks again after a restart", async () => {
     const store = new MemoryRunStore();
     const first = createManager({
+      cwd: process.cwd(),
       model: createScriptedModel({ responses: [{ object: plan }] }),
       executor: createFakeExecutor(),
       store,
@@ -167,7 +186,7 @@ describe("examples/electron-bridge.ts", () => {
     for (const record of records) await afterRestart.append(started, record);
 
     const executor = createFakeExecutor({ fallback: { type: "success" } });
-    const manager = createManager({ executor, store: afterRestart });
+    const manager = createManager({ cwd: process.cwd(), executor, store: afterRestart });
     const renderer2 = new FakeRenderer();
     const ipc2 = new FakeIpcMain();
     registerTaskLedgerIpc(ipc2, renderer2, manager);
@@ -198,47 +217,79 @@ async function readSse(response: Response): Promise<{ type: string; seq: number 
 
 describe("examples/http-server.ts", () => {
   async function listen(manager: ReturnType<typeof createManager>) {
-    const server = createTaskLedgerServer(manager);
+    const workRoot = await mkdtemp(join(tmpdir(), "http-server-"));
+    const { server, close } = createTaskLedgerServer(manager, { workRoot });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    return { url, close: () => new Promise((resolve) => server.close(resolve)) };
+    const post = (path: string, body?: unknown) =>
+      fetch(`${url}${path}`, {
+        method: "POST",
+        ...(body === undefined
+          ? {}
+          : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+      });
+    return {
+      url,
+      post,
+      close: async () => {
+        await close();
+        await rm(workRoot, { recursive: true, force: true });
+      },
+    };
   }
 
-  it("starts a run and streams its events as Server-Sent Events, then serves the report", async () => {
-    const { url, close } = await listen(managerWith().manager);
-    const started = await fetch(`${url}/runs`, {
-      method: "POST",
-      body: JSON.stringify({ request }),
-    });
+  it("starts runs, each in its own directory, streams their events as Server-Sent Events, then serves the report", async () => {
+    const { manager, executor } = managerWith();
+    const { url, post, close } = await listen(manager);
+    const started = await post("/runs", { request });
     expect(started.status).toBe(202);
-    const { runId } = (await started.json()) as { runId: string };
+    const { runId, cwd } = (await started.json()) as { runId: string; cwd: string };
     const events = await readSse(await fetch(`${url}/runs/${runId}/events`));
     expect(events[0]?.type).toBe("run-started");
     expect(events.at(-1)?.type).toBe("run-finished");
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i));
     const report = (await (await fetch(`${url}/runs/${runId}`)).json()) as RunReport;
     expect(report.status).toBe("completed");
+    const second = (await (await post("/runs", { request })).json()) as { cwd: string };
+    expect(second.cwd).not.toBe(cwd);
+    expect(new Set(executor.calls.map((c) => c.cwd))).toContain(cwd);
+    // A finished run cannot be cancelled.
+    expect((await post(`/runs/${runId}/cancel`)).status).toBe(409);
     await close();
   });
 
-  it("cancels a run over HTTP and rejects bad input with 400", async () => {
+  it("cancels a run over HTTP and answers bad input: 400 for no string request, 413 for a 2 MB body", async () => {
     const { manager, executor } = managerWith(createFakeExecutor({ fallback: { type: "hang" } }));
-    const { url, close } = await listen(manager);
-    const { runId } = (await (
-      await fetch(`${url}/runs`, { method: "POST", body: JSON.stringify({ request }) })
-    ).json()) as { runId: string };
+    const { url, post, close } = await listen(manager);
+    const { runId } = (await (await post("/runs", { request })).json()) as { runId: string };
     const stream = fetch(`${url}/runs/${runId}/events`).then(readSse);
     while (executor.active === 0) await new Promise((resolve) => setTimeout(resolve, 5));
-    expect((await fetch(`${url}/runs/${runId}/cancel`, { method: "POST" })).status).toBe(202);
+    expect((await post(`/runs/${runId}/cancel`)).status).toBe(202);
     const events = await stream;
     expect(events.at(-1)).toMatchObject({ type: "run-finished", report: { status: "cancelled" } });
-    expect((await fetch(`${url}/runs`, { method: "POST", body: "not json" })).status).toBe(400);
-    expect(
-      (await fetch(`${url}/runs`, { method: "POST", body: JSON.stringify({ request: " " }) }))
-        .status,
-    ).toBe(400);
+    expect((await post("/runs", "not json")).status).toBe(400);
+    expect((await post("/runs", { request: " " })).status).toBe(400);
+    expect((await post("/runs", { request: 42 })).status).toBe(400);
+    expect((await post("/runs", "null")).status).toBe(400);
+    expect((await post("/runs", { request: "x".repeat(2 * 1024 * 1024) })).status).toBe(413);
     expect((await fetch(`${url}/runs/nope`)).status).toBe(404);
+    // Only the first request started a run.
+    expect(new Set(executor.calls.map((c) => c.cwd)).size).toBe(1);
     await close();
+  });
+
+  it("close() cancels a run whose event stream is open: nothing more is dispatched, the stream ends", async () => {
+    const { manager, executor } = managerWith(createFakeExecutor({ fallback: { type: "hang" } }));
+    const { url, post, close } = await listen(manager);
+    const { runId } = (await (await post("/runs", { request })).json()) as { runId: string };
+    const stream = fetch(`${url}/runs/${runId}/events`).then(readSse);
+    while (executor.active === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await close();
+    const events = await stream;
+    expect(events.at(-1)).toMatchObject({ type: "run-finished", report: { status: "cancelled" } });
+    expect(executor.active).toBe(0);
+    // "a" hung and was cancelled; its dependent "b" and the independent "c" may have started, no more.
+    expect(executor.calls.map((c) => c.subTaskId)).not.toContain("b");
   });
 });
 

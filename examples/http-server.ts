@@ -1,27 +1,52 @@
 // A Node HTTP backend: start runs, stream their events as Server-Sent Events, cancel them.
 //
-//   POST /runs            {"request": "..."}  → 202 {"runId": "..."}
+//   POST /runs            {"request": "..."}  → 202 {"runId": "...", "cwd": "..."}
 //   GET  /runs/:id/events                    → text/event-stream, every event from the start
-//   POST /runs/:id/cancel                    → 202
+//   POST /runs/:id/cancel                    → 202 (409 once the run has ended)
 //   GET  /runs/:id                           → 200 the report, or 202 {"status": "running"}
+//
+// Each run works in a directory of its own under `workRoot`, so two requests never edit the same
+// files. `close()` cancels every run, ends every event stream and stops the server.
+import { mkdtemp } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { Manager, RunEvent, RunReport } from "@taskledger/core";
+import { join } from "node:path";
+import type { Manager, RunEvent, RunReport, TaskRun } from "@taskledger/core";
 import { InvalidRequestError } from "@taskledger/core";
 
 interface RunEntry {
   controller: AbortController;
   events: RunEvent[];
   listeners: Set<(event: RunEvent) => void>;
+  done: Promise<unknown>;
   report?: RunReport;
   error?: string;
 }
 
-const maxBodyBytes = 1024 * 1024;
+export interface TaskLedgerServerOptions {
+  /** Where each run's own working directory is made. */
+  workRoot: string;
+  /** Largest request body; a bigger one is answered 413. Default 1 MiB. */
+  maxBodyBytes?: number;
+}
+
+export interface TaskLedgerServer {
+  server: Server;
+  /** Cancels every run, waits for them to end, closes every stream and stops listening. */
+  close(): Promise<void>;
+}
+
 // Finished runs kept for late readers; the oldest go first.
 const maxRunsKept = 100;
 
-export function createTaskLedgerServer(manager: Manager): Server {
+class BodyTooLarge extends Error {}
+
+export function createTaskLedgerServer(
+  manager: Manager,
+  options: TaskLedgerServerOptions,
+): TaskLedgerServer {
   const runs = new Map<string, RunEntry>();
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  let closing = false;
 
   const server = createServer((req, res) => {
     route(req, res).catch((error: unknown) => json(res, 500, { error: String(error) }));
@@ -36,6 +61,7 @@ export function createTaskLedgerServer(manager: Manager): Server {
     if (!entry) return json(res, 404, { error: `no run ${id}` });
     if (req.method === "GET" && action === "events") return stream(req, res, entry);
     if (req.method === "POST" && action === "cancel") {
+      if (entry.report || entry.error) return json(res, 409, { error: "the run has ended" });
       entry.controller.abort();
       return json(res, 202, { cancelled: true });
     }
@@ -51,35 +77,54 @@ export function createTaskLedgerServer(manager: Manager): Server {
   }
 
   async function start(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (closing) return json(res, 503, { error: "the server is closing" });
+    let body: string;
+    try {
+      body = await readBody(req, maxBodyBytes);
+    } catch (error) {
+      if (error instanceof BodyTooLarge) {
+        return json(res, 413, { error: `the body is over ${maxBodyBytes} bytes` });
+      }
+      throw error;
+    }
     let request: unknown;
     try {
-      request = (JSON.parse(await readBody(req)) as { request?: unknown }).request;
+      request = (JSON.parse(body) as { request?: unknown } | null)?.request;
     } catch {
-      return json(res, 400, { error: 'body must be JSON: {"request": "..."}' });
+      // Answered below, like a body without a string request.
     }
-    const entry: RunEntry = { controller: new AbortController(), events: [], listeners: new Set() };
-    let run: ReturnType<Manager["start"]>;
+    if (typeof request !== "string") {
+      return json(res, 400, { error: 'body must be JSON: {"request": "..."} with a string' });
+    }
+    const cwd = await mkdtemp(join(options.workRoot, "run-"));
+    const controller = new AbortController();
+    let run: TaskRun;
     try {
-      run = manager.start(String(request ?? ""), { abortSignal: entry.controller.signal });
+      run = manager.start(request, { cwd, abortSignal: controller.signal });
     } catch (error) {
       if (InvalidRequestError.isInstance(error)) return json(res, 400, { error: error.message });
       throw error;
     }
+    const entry: RunEntry = {
+      controller,
+      events: [],
+      listeners: new Set(),
+      done: run.result.then(
+        (report) => {
+          entry.report = report;
+        },
+        (error: unknown) => {
+          entry.error = error instanceof Error ? error.message : String(error);
+        },
+      ),
+    };
     runs.set(run.runId, entry);
     while (runs.size > maxRunsKept) runs.delete(runs.keys().next().value as string);
     run.on("*", (event) => {
       entry.events.push(event);
       for (const listener of entry.listeners) listener(event);
     });
-    run.result.then(
-      (report) => {
-        entry.report = report;
-      },
-      (error: unknown) => {
-        entry.error = error instanceof Error ? error.message : String(error);
-      },
-    );
-    json(res, 202, { runId: run.runId });
+    json(res, 202, { runId: run.runId, cwd });
   }
 
   function stream(req: IncomingMessage, res: ServerResponse, entry: RunEntry): void {
@@ -99,10 +144,19 @@ export function createTaskLedgerServer(manager: Manager): Server {
     req.on("close", () => entry.listeners.delete(write));
   }
 
-  server.on("close", () => {
-    for (const entry of runs.values()) entry.controller.abort();
-  });
-  return server;
+  return {
+    server,
+    async close() {
+      closing = true;
+      // An open event stream would keep `server.close` waiting: the runs end first, which ends
+      // their streams, then whatever connection is left is closed.
+      for (const entry of runs.values()) entry.controller.abort();
+      await Promise.all([...runs.values()].map((entry) => entry.done));
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await stopped;
+    },
+  };
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {
@@ -110,12 +164,13 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+async function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
   let size = 0;
   const chunks: Buffer[] = [];
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > maxBodyBytes) throw new Error("body too large");
+    // The rest is left unread; the answer closes the connection.
+    if (size > maxBytes) throw new BodyTooLarge();
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString("utf8");

@@ -47,10 +47,13 @@ describe("the agent's provider failing for one sub-task, on the real opencode CL
     });
     const events: RunEvent[] = [];
     const store = new FileRunStore(join(root, "store"));
-    const report = await createManager({ executor, store, concurrency: 3, maxRetries: 1 }).run(
-      "Do three independent steps",
-      { plan, cwd, onEvent: (event) => events.push(event) },
-    );
+    const report = await createManager({
+      cwd: process.cwd(),
+      executor,
+      store,
+      concurrency: 3,
+      maxRetries: 1,
+    }).run("Do three independent steps", { plan, cwd, onEvent: (event) => events.push(event) });
 
     expect(report.status).toBe("partial");
     const byId = Object.fromEntries(report.subTasks.map((s) => [s.id, s]));

@@ -82,6 +82,7 @@ describe.concurrent("bad input: a typed error that says what is wrong, and no pa
     const storeDir = join(await tempDir(), "store");
     const executor = createFakeExecutor({ fallback: { type: "success" } });
     const manager = createManager({
+      cwd: process.cwd(),
       executor,
       store: new FileRunStore(storeDir),
       maxRequestChars: 1000,
@@ -134,6 +135,7 @@ describe.concurrent("bad input: a typed error that says what is wrong, and no pa
       const executor = createFakeExecutor({ fallback: { type: "success" } });
       const events: RunEvent[] = [];
       const manager = createManager({
+        cwd: process.cwd(),
         model: createModel({
           provider: "openai-compatible",
           model: "m",
@@ -169,7 +171,11 @@ describe.concurrent("bad input: a typed error that says what is wrong, and no pa
     await writeFile(file, "not a directory\n");
     const storeDir = join(file, "store");
     const executor = createFakeExecutor({ fallback: { type: "success" } });
-    const manager = createManager({ executor, store: new FileRunStore(storeDir) });
+    const manager = createManager({
+      cwd: process.cwd(),
+      executor,
+      store: new FileRunStore(storeDir),
+    });
     const error = await thrown(() => manager.run("Do one thing"));
     expect(StoreError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ code: "store-error" });
@@ -184,6 +190,7 @@ describe.concurrent("bad input: a typed error that says what is wrong, and no pa
     const storeDir = await tempDir();
     const store = new FileRunStore(storeDir);
     const manager = createManager({
+      cwd: process.cwd(),
       executor: createFakeExecutor({ fallback: { type: "success" } }),
       store,
     });
@@ -322,11 +329,33 @@ describe.concurrent("bad input: a typed error that says what is wrong, and no pa
     );
     expect((error as Error).message).toContain("npm install opencode-ai");
 
-    const report = await createManager({ executor, maxRetries: 0 }).run("Do one thing", {
-      cwd: await tempDir(),
+    // A run finds it before it pays for a plan: the executor's preflight.
+    const server = await modelServer(() => ({ status: 400, body: { error: { message: "no" } } }));
+    const model = createModel({
+      provider: "openai-compatible",
+      model: "m",
+      baseURL: server.openaiBaseURL,
     });
-    expect(report.status).toBe("failed");
-    expect(report.subTasks[0]?.status).toBe("failed");
-    expect(report.subTasks[0]?.reason).toContain("npm install opencode-ai");
+    const refused = await thrown(() =>
+      createManager({ cwd: process.cwd(), model, executor, maxRetries: 0 }).run("Do one thing", {
+        cwd: tmpdir(),
+      }),
+    );
+    expect(ExecutorError.isInstance(refused)).toBe(true);
+    expect((refused as Error).message).toContain("npm install opencode-ai");
+    expect(server.requests).toHaveLength(0);
   });
+
+  it("an agent model opencode does not know: exit 2 naming it, before any model call", async () => {
+    const server = await modelServer(() => ({ status: 400, body: { error: { message: "no" } } }));
+    const t = captureIo({ env: { CI: "true" } });
+    const argv = ["run", "Do one thing", ...compatibleArgs(server.openaiBaseURL), "--yes"];
+    const code = await runCli(
+      [...argv, "--agent-model", "nosuchprovider/nosuchmodel", "--cwd", await tempDir()],
+      t.io,
+    );
+    expect(code, t.err()).toBe(2);
+    expect(t.err()).toContain('agent model "nosuchprovider/nosuchmodel" is not one opencode knows');
+    expect(server.requests).toHaveLength(0);
+  }, 60_000);
 });

@@ -111,8 +111,8 @@ describe("cost (real opencode, scripted provider)", () => {
     expect(err).not.toContain("unknown");
   }, 120_000);
 
-  it("shows an unknown price as unknown, naming each model once, never as $0.0000", async () => {
-    const { code, report, err } = await run([]);
+  it("shows an unknown price as unknown, naming each model once, never as $0.0000; a --max-cost it cannot enforce is warned about", async () => {
+    const { code, report, err } = await run(["--max-cost", "5"]);
     expect(code, err).toBe(0);
     expect(report.usage.total.costUsd).toBeUndefined();
     expect(report.usage.total.unpricedModels).toEqual(["openai-compatible/m", agentModel]);
@@ -122,6 +122,13 @@ describe("cost (real opencode, scripted provider)", () => {
     expect(named).toEqual([
       `no price for openai-compatible/m, ${agentModel} (give one with --prices FILE)`,
     ]);
+    // The budget cannot stop what it cannot count: said once for each model, as it shows up.
+    const warned = err.match(/warning: --max-cost .*/g) ?? [];
+    expect(warned).toEqual([
+      "warning: --max-cost $5 cannot be enforced for openai-compatible/m: no price is known, so their spend is not counted",
+      `warning: --max-cost $5 cannot be enforced for ${agentModel}: no price is known, so their spend is not counted`,
+    ]);
+    expect(report.status).toBe("completed");
   }, 120_000);
 
   it("--max-cost stops the run like the other budgets, with the reason in the report", async () => {

@@ -33,7 +33,7 @@ describe("taskledger's createManager", () => {
     const executor = createFakeExecutor({
       fallback: { type: "success", text: "I think I am done." },
     });
-    const report = await createManager({ model, executor }).run("x", { plan });
+    const report = await createManager({ cwd: process.cwd(), model, executor }).run("x", { plan });
     expect(model.calls.map((c) => c.output?.name)).toEqual([
       "progress_ledger_entry",
       "progress_ledger_entry",
@@ -48,7 +48,9 @@ describe("taskledger's createManager", () => {
 
   it("keeps core's finish-reason evaluator without a model, and an explicit evaluator always", async () => {
     const executor = createFakeExecutor({ fallback: { type: "success" } });
-    expect((await createManager({ executor }).run("x", { plan })).status).toBe("completed");
+    expect((await createManager({ cwd: process.cwd(), executor }).run("x", { plan })).status).toBe(
+      "completed",
+    );
     const model = createScriptedModel();
     const evaluator = {
       evaluate: async () => ({
@@ -60,7 +62,10 @@ describe("taskledger's createManager", () => {
         usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
       }),
     };
-    const report = await createManager({ model, executor, evaluator }).run("x", { plan });
+    const report = await createManager({ cwd: process.cwd(), model, executor, evaluator }).run(
+      "x",
+      { plan },
+    );
     expect(report.subTasks[0]?.outputData).toBe("o");
     expect(model.calls).toHaveLength(0);
   });

@@ -66,8 +66,14 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
         c.yellow(
           event.kind === "tokens"
             ? `Token budget reached (${event.used} of ${event.limit}): nothing new starts.`
-            : `Time budget of ${formatDuration(event.limit)} reached: stopping.`,
+            : event.kind === "cost"
+              ? `Cost budget of $${event.limit} reached ($${event.used.toFixed(4)} spent): nothing new starts.`
+              : `Time budget of ${formatDuration(event.limit)} reached: stopping.`,
         ),
+      ];
+    case "budget-unenforceable":
+      return [
+        `${c.yellow("warning:")} --max-cost $${event.limit} cannot be enforced for ${terminalText(event.unpricedModels.join(", "))}: no price is known, so their spend is not counted`,
       ];
     case "run-resumed":
       return [

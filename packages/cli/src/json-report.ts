@@ -19,6 +19,7 @@ export function toJsonReport(report: RunReport) {
       summary: s.summary,
       outputData: s.outputData,
       reason: s.reason,
+      ...(s.failure ? { failure: s.failure } : {}),
       replacedBy: s.replacedBy,
       ...(s.commit ? { commit: s.commit, filesChanged: s.filesChanged ?? [] } : {}),
       ...(s.usage ? { usage: s.usage } : {}),

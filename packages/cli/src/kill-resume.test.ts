@@ -1,10 +1,10 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { existsSync, readdirSync, readFileSync, watch } from "node:fs";
+import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { RunEvent } from "@taskledger/core";
-import { createModelServer, type RecordedRequest } from "@taskledger/testing";
+import { createModelServer, type RecordedRequest, scriptByRole } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import { createDemoReplies, demoRequest } from "./demo-scenario.js";
 import type { JsonReport } from "./json-report.js";
@@ -194,3 +194,140 @@ describe.runIf(process.platform === "linux")("kill -9 of the manager, then resum
     }, 240_000);
   }
 });
+
+describe.runIf(process.platform === "linux")(
+  "kill -9 of the manager and its watchdog the moment an agent's tool starts",
+  () => {
+    it("resume stops the tool by its attempt's TMPDIR before going on: nothing runs once it is done", async () => {
+      expect(existsSync(bin), "run `npm run build` first").toBe(true);
+      const root = await mkdtemp(join(tmpdir(), "taskledger-kill-tool-"));
+      const cwd = join(root, "work");
+      const store = join(root, "store");
+      await mkdir(cwd);
+      // Attempt directories, so every attempt's marker, under `root`.
+      await mkdir(join(root, "tmp"));
+      const plan = {
+        subTasks: [
+          {
+            id: "wait",
+            title: "Wait",
+            description: "Wait",
+            successCriteria: ["waited"],
+            dependsOn: [],
+            checks: [],
+          },
+        ],
+      };
+      let agentCalls = 0;
+      const server = await createModelServer({
+        replies: scriptByRole({
+          plan: { text: JSON.stringify(plan) },
+          judge: {
+            text: JSON.stringify({ completed: true, summary: "ok", outputData: "", feedback: "" }),
+          },
+          // The first attempt's tool runs 45 s; the resumed attempt just answers.
+          agent: () =>
+            ++agentCalls === 1
+              ? {
+                  toolCalls: [
+                    {
+                      name: "bash",
+                      arguments: {
+                        command: "echo started > started.txt; sleep 45; echo bye > bye.txt",
+                        description: "wait",
+                      },
+                    },
+                  ],
+                }
+              : { text: "Done." },
+        }),
+      });
+      const env = { ...process.env, CI: "true", TMPDIR: join(root, "tmp") };
+      const args = [
+        ...compatibleArgs(server.openaiBaseURL),
+        "--agent-model",
+        `${compatibleProviderId}/agent`,
+        "--store",
+        store,
+        "--cwd",
+        cwd,
+        "--json",
+      ];
+      const first = spawn(process.execPath, [bin, "run", "Wait a while", "--yes", ...args], {
+        env,
+        stdio: "ignore",
+      });
+      const exited = new Promise<NodeJS.Signals | null>((r) => first.on("exit", (_, s) => r(s)));
+      const watcher = watch(cwd);
+      const started = new Promise<void>((r) =>
+        watcher.on("change", (_, name) => {
+          if (name !== "started.txt") return;
+          watcher.close();
+          // The watchdog first (a watchdog that died too), then the manager.
+          for (const pid of processesWithCommand(root, "watchdog-process"))
+            process.kill(pid, "SIGKILL");
+          process.kill(first.pid as number, "SIGKILL");
+          r();
+        }),
+      );
+      try {
+        await started;
+        expect(await exited).toBe("SIGKILL");
+        // The tool outlived both: what only a resume can stop now.
+        expect(processesWithCommand(root, "sleep 45").length).toBeGreaterThan(0);
+        const [file] = await readdir(store);
+        const runId = (file as string).replace(/\.jsonl$/, "");
+        // Not spawnSync: the model server answers from this process.
+        const second = spawn(process.execPath, [bin, "resume", runId, "--store", store, "--json"], {
+          env,
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let stdout = "";
+        let stderr = "";
+        second.stdout.on("data", (d) => {
+          stdout += d;
+        });
+        second.stderr.on("data", (d) => {
+          stderr += d;
+        });
+        const code = await new Promise<number | null>((r) => second.on("exit", r));
+        const resumed = { status: code, stdout, stderr };
+        expect(resumed.status, resumed.stderr).toBe(0);
+        expect((JSON.parse(resumed.stdout) as JsonReport).status).toBe("completed");
+        const left = await processesUnder(root);
+        expect(left.map((pid) => `${pid} ${commandLine(pid)}`)).toEqual([]);
+      } finally {
+        watcher.close();
+        if (first.exitCode === null && first.signalCode === null) first.kill("SIGKILL");
+        await server.close();
+        await killProcessesUnder(root);
+        await rm(root, { recursive: true, force: true });
+      }
+    }, 120_000);
+  },
+);
+
+/** A process's command line, its arguments joined by spaces ("" once it is gone). */
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim();
+  } catch {
+    return "";
+  }
+}
+
+/** The live processes under `root` whose command line contains `text`. */
+function processesWithCommand(root: string, text: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    if (!commandLine(Number(name)).includes(text)) continue;
+    try {
+      const environ = readFileSync(`/proc/${name}/environ`, "utf8");
+      if (environ.includes(root)) pids.push(Number(name));
+    } catch {
+      // Gone.
+    }
+  }
+  return pids;
+}

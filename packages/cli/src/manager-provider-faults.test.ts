@@ -90,6 +90,7 @@ function managerFor(server: ModelServer) {
     backoff: { initialDelayMs: 1, maxDelayMs: 10 },
   });
   return createManager({
+    cwd: process.cwd(),
     model,
     executor: createFakeExecutor({ fallback: { type: "success", text: "Done." } }),
     decompose: "always",

@@ -49,10 +49,10 @@ async function collectGarbage(): Promise<number> {
 describe("50 runs in one process at once (fake executor)", () => {
   it("all finish; no timer, handle or abort listener is left; the runs are collected", async () => {
     // One run first, so code compiled and modules loaded on first use are not counted as retained.
-    await createManager({ executor: createFakeExecutor({ fallback: { type: "success" } }) }).run(
-      "Warm up",
-      { plan },
-    );
+    await createManager({
+      cwd: process.cwd(),
+      executor: createFakeExecutor({ fallback: { type: "success" } }),
+    }).run("Warm up", { plan });
     const heapBefore = await collectGarbage();
     const resourcesBefore = resourceCounts();
     const controller = new AbortController();
@@ -71,7 +71,12 @@ describe("50 runs in one process at once (fake executor)", () => {
           delayMs: 5,
         }),
       });
-      const manager = createManager({ executor, concurrency: 2, maxRetries: 0 });
+      const manager = createManager({
+        cwd: process.cwd(),
+        executor,
+        concurrency: 2,
+        maxRetries: 0,
+      });
       const started: TaskRun[] = [];
       for (let index = 0; index < runs; index++) {
         const run = manager.start(`Request ${index}`, { plan, abortSignal: controller.signal });

@@ -73,7 +73,7 @@ describe("the packed packages", () => {
       import { createQueueExecutor } from "@taskledger/queue";
       import { runCli } from "taskledger";
       for (const f of [createModel, createOpencodeExecutor, createEvaluator, createQueueExecutor, runCli]) if (typeof f !== "function") throw new Error("missing export");
-      const manager = createManager({ executor: createFakeExecutor({ fallback: { type: "success" } }) });
+      const manager = createManager({ cwd: process.cwd(), executor: createFakeExecutor({ fallback: { type: "success" } }) });
       const report = await manager.run("Fix the typo", {});
       console.log(report.status, typeof TaskLedgerError.isInstance);
     `;
@@ -166,7 +166,7 @@ describe("the packed packages", () => {
     const source = `
       import { createManager, type RunReport } from "@taskledger/core";
       import { createFakeExecutor } from "@taskledger/testing";
-      const manager = createManager({ executor: createFakeExecutor() });
+      const manager = createManager({ cwd: process.cwd(), executor: createFakeExecutor() });
       export const report: Promise<RunReport> = manager.run("x");
     `;
     await writeFile(join(project, "consumer.ts"), source);

@@ -143,6 +143,7 @@ describe.concurrent("a planted API key appears nowhere", () => {
     const storeDir = await tempDir("secrets-store-");
     const events: RunEvent[] = [];
     const manager = createManager({
+      cwd: process.cwd(),
       model: modelFor(target),
       executor: createFakeExecutor({ fallback: { type: "success", text: "Wrote notes.txt." } }),
       store: new FileRunStore(storeDir),
@@ -177,6 +178,7 @@ describe.concurrent("a planted API key appears nowhere", () => {
     const storeDir = await tempDir("secrets-store-");
     const events: RunEvent[] = [];
     const manager = createManager({
+      cwd: process.cwd(),
       model: modelFor(target),
       executor: createFakeExecutor({ fallback: { type: "success" } }),
       store: new FileRunStore(storeDir),
@@ -214,6 +216,7 @@ describe.concurrent("a planted API key appears nowhere", () => {
       apiKey: plain,
     });
     const manager = createManager({
+      cwd: process.cwd(),
       model,
       executor: createFakeExecutor({ fallback: { type: "success" } }),
       decompose: "always",
@@ -237,6 +240,7 @@ describe.concurrent("a planted API key appears nowhere", () => {
     const storeDir = await tempDir("secrets-store-");
     const events: RunEvent[] = [];
     const manager = createManager({
+      cwd: process.cwd(),
       model: modelFor(target),
       executor: createFakeExecutor({ fallback: { type: "success" } }),
       store: new FileRunStore(storeDir),

@@ -83,7 +83,7 @@ describe("sub-task text never reaches a shell", () => {
     });
     const before = await pwnedIn([process.cwd(), tmpdir()], false);
 
-    const report = await createManager({ executor, maxRetries: 0 }).run(
+    const report = await createManager({ cwd: process.cwd(), executor, maxRetries: 0 }).run(
       `Quote this: $(touch pwned) \`touch pwned\`\n'; touch pwned`,
       { plan, cwd },
     );

@@ -71,6 +71,7 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       subTask(state, event.subTaskId)?.inFlight?.processes.push({
         pid: event.pid,
         startTime: event.startTime,
+        ...(event.marker === undefined ? {} : { marker: event.marker }),
       });
       break;
     case "agent-event": {
@@ -168,6 +169,7 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
             ? "skipped"
             : "cancelled";
       if (s) settle(s, status, event.reason);
+      if (s && event.type === "sub-task-failed" && event.code) s.failure = event.code;
       if (event.type === "sub-task-failed" && event.usage)
         state.usage.manager = addUsage(state.usage.manager, event.usage);
       // A cancelled attempt stays in flight: a resumed run runs it again.

@@ -20,6 +20,7 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
     summary: s.entry?.summary ?? "",
     outputData: s.status === "completed" ? (s.entry?.outputData ?? "") : "",
     reason: s.status === "completed" ? null : s.reason,
+    ...(s.status === "failed" && s.failure ? { failure: s.failure } : {}),
     replacedBy: s.replacedBy,
     ...(s.merged && s.status === "completed"
       ? { commit: s.merged.commit, filesChanged: s.merged.filesChanged }
@@ -45,7 +46,7 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
             .join(", ")}.`;
   }
   const { manager, agents } = state.usage;
-  const workspace = workspaceReport(state);
+  const workspace = workspaceReport(state, context.cancelled);
   return {
     runId: state.runId,
     request: state.request,
@@ -60,7 +61,7 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
   };
 }
 
-function workspaceReport(state: RunState): RunReport["workspace"] {
+function workspaceReport(state: RunState, cancelled: boolean): RunReport["workspace"] {
   const record = state.workspace;
   if (!record) return undefined;
   if (record.kind === "shared") {
@@ -71,14 +72,32 @@ function workspaceReport(state: RunState): RunReport["workspace"] {
     };
   }
   const outcome = state.workspaceOutcome;
+  const slots = state.slots.length > 0 ? { slots: state.slots.map((slot) => ({ ...slot })) } : {};
+  // The branch is made only when the run ends with work on it: never name one that is not there.
+  if (outcome === undefined || outcome.commit === record.base) {
+    return {
+      isolation: "worktree",
+      applied: false,
+      note: noBranchNote(state, record, cancelled),
+      ...slots,
+    };
+  }
   return {
     isolation: "worktree",
-    branch: outcome?.branch ?? record.branch,
-    ...(state.tip ? { commit: state.tip } : {}),
-    applied: outcome?.applied ?? false,
-    ...(outcome ? { note: outcome.note } : {}),
-    ...(state.slots.length > 0 ? { slots: state.slots.map((slot) => ({ ...slot })) } : {}),
+    branch: outcome.branch,
+    commit: outcome.commit,
+    applied: outcome.applied,
+    note: outcome.note,
+    ...slots,
   };
+}
+
+function noBranchNote(state: RunState, record: { branch: string }, cancelled: boolean): string {
+  if (state.planRejected !== undefined) return "No branch made: the plan was rejected in review.";
+  if (cancelled) {
+    return `No branch made: the run was cancelled. Resume it to go on; ${record.branch} is made when it ends.`;
+  }
+  return state.workspaceOutcome?.note ?? "No branch made: no sub-task completed.";
 }
 
 function subTaskUsage(s: SubTaskState): NonNullable<SubTaskReport["usage"]> {

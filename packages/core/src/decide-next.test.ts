@@ -188,7 +188,7 @@ describe("decideNext", () => {
     expect(got).toBe(expected);
   });
 
-  it("says why in the reason: stuck, exhausted, stopped, executor", () => {
+  it("says why in the reason and as a code: stuck, exhausted, stopped, executor", () => {
     expect(
       decide(
         "stuck",
@@ -198,6 +198,7 @@ describe("decideNext", () => {
     ).toEqual({
       kind: "fail",
       reason: "No progress: attempt 2 repeated the previous one. feedback",
+      code: "stuck",
     });
     expect(decide("not-finished", { attempts: 3, stepAttempts: 3 }, options())).toEqual({
       kind: "replan",
@@ -212,12 +213,14 @@ describe("decideNext", () => {
     ).toEqual({
       kind: "fail",
       reason: "Incomplete after 1 attempt(s); not retried because the run was cancelled. feedback",
+      code: "run-stopping",
     });
     expect(
       decide("not-finished", { attempts: 1, stepAttempts: 1, retryable: false }, options()),
     ).toEqual({
       kind: "fail",
       reason: "The executor cannot run attempts: spawn opencode ENOENT",
+      code: "executor-unavailable",
     });
   });
 

@@ -1,4 +1,5 @@
 import { incompleteReasonOf, type ProgressEntry } from "./progress-entry.js";
+import type { SubTaskFailure } from "./run-report.js";
 import type { SubTaskState } from "./run-state.js";
 
 /** What the escalation ladder does after an incomplete attempt. */
@@ -6,7 +7,7 @@ export type LadderDecision =
   | { kind: "retry" }
   | { kind: "alternate-model"; model: string; reason: string }
   | { kind: "replan"; reason: string }
-  | { kind: "fail"; reason: string };
+  | { kind: "fail"; reason: string; code: SubTaskFailure };
 
 export interface LadderOptions {
   maxRetries: number;
@@ -39,12 +40,14 @@ export function decideNext(
     return {
       kind: "fail",
       reason: `The executor cannot run attempts: ${sub.finished.result.error ?? "not retryable"}`,
+      code: "executor-unavailable",
     };
   }
   if (options.stopReason !== undefined) {
     return {
       kind: "fail",
       reason: `Incomplete after ${attempt} attempt(s); not retried because ${options.stopReason}. ${detail}`,
+      code: "run-stopping",
     };
   }
   const why = incompleteReasonOf(entry);
@@ -57,7 +60,8 @@ export function decideNext(
       ? `No progress: attempt ${attempt} repeated the previous one. ${entry.feedback}`
       : `Incomplete after ${attempt} attempt(s). ${detail}`;
   // A judge that could not answer is no reason to change the agent model or the plan.
-  if (why === "judge-unavailable") return { kind: "fail", reason };
+  const code = why === "stuck" ? "stuck" : why === "judge-unavailable" ? why : "incomplete";
+  if (why === "judge-unavailable") return { kind: "fail", reason, code };
   const alternate = options.alternateAgentModels[sub.alternatesUsed];
   if (alternate !== undefined) return { kind: "alternate-model", model: alternate, reason };
   const { replan } = options;
@@ -68,5 +72,5 @@ export function decideNext(
   ) {
     return { kind: "replan", reason };
   }
-  return { kind: "fail", reason };
+  return { kind: "fail", reason, code };
 }

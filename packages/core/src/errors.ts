@@ -19,6 +19,7 @@ export type TaskLedgerErrorCode =
   | "run-not-found"
   | "unsupported-log-version"
   | "unexpected-call"
+  | "plan-review-failed"
   | "aborted";
 
 export interface TaskLedgerErrorOptions {
@@ -114,6 +115,20 @@ export class PlanValidationError extends TaskLedgerError {
   }
   static override isInstance(error: unknown): error is PlanValidationError {
     return TaskLedgerError.isInstance(error) && error.code === "invalid-plan";
+  }
+}
+
+/**
+ * The host's plan review hook threw, or answered with no usable decision (not `approve`, `edit`
+ * or `reject`, or an edit that does not validate) as many times as it was asked: nothing ran.
+ */
+export class PlanReviewError extends TaskLedgerError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super("plan-review-failed", { message, ...options });
+    this.name = "PlanReviewError";
+  }
+  static override isInstance(error: unknown): error is PlanReviewError {
+    return TaskLedgerError.isInstance(error) && error.code === "plan-review-failed";
   }
 }
 

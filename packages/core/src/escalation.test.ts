@@ -22,10 +22,13 @@ describe("escalation ladder", () => {
       fallback: { type: "success" },
     });
     const events: RunEvent[] = [];
-    const report = await createManager({ model, executor, maxRetries: 1 }).run("x", {
-      plan,
-      onEvent: (e) => events.push(e),
-    });
+    const report = await createManager({ cwd: process.cwd(), model, executor, maxRetries: 1 }).run(
+      "x",
+      {
+        plan,
+        onEvent: (e) => events.push(e),
+      },
+    );
     const status = Object.fromEntries(report.subTasks.map((s) => [s.id, s.status]));
     expect(status).toEqual({
       a: "completed",
@@ -72,9 +75,12 @@ describe("escalation ladder", () => {
     });
     // a fails, its replacement a2 fails too: maxPerSubTask 1 stops a second replan.
     const executor = createFakeExecutor({ fallback: { type: "error" } });
-    const report = await createManager({ model, executor, maxRetries: 0 }).run("x", {
-      plan: { subTasks: [task("a")] },
-    });
+    const report = await createManager({ cwd: process.cwd(), model, executor, maxRetries: 0 }).run(
+      "x",
+      {
+        plan: { subTasks: [task("a")] },
+      },
+    );
     expect(model.calls).toHaveLength(2);
     expect(model.calls[1]?.messages.at(-1)?.content).toContain('"a" is already used in this run');
     expect(report.subTasks.map((s) => [s.id, s.status])).toEqual([
@@ -86,6 +92,7 @@ describe("escalation ladder", () => {
 
     const perRun = createScriptedModel({ responses: [{ object: { subTasks: [task("x1")] } }] });
     const report2 = await createManager({
+      cwd: process.cwd(),
       model: perRun,
       executor: createFakeExecutor({ fallback: { type: "error" } }),
       maxRetries: 0,
@@ -112,6 +119,7 @@ describe("escalation ladder", () => {
     };
     const events: RunEvent[] = [];
     const report = await createManager({
+      cwd: process.cwd(),
       executor,
       evaluator,
       maxRetries: 5,
@@ -144,6 +152,7 @@ describe("escalation ladder", () => {
     };
     const events: RunEvent[] = [];
     const report = await createManager({
+      cwd: process.cwd(),
       executor,
       maxRetries: 1,
       alternateAgentModels: ["p/one", "p/two"],
@@ -159,7 +168,7 @@ describe("escalation ladder", () => {
     expect(started).toEqual([undefined, undefined, "p/one", "p/two"]);
   });
 
-  it("does not retry or escalate an executor that cannot run at all, nor blame a judge outage on the plan", async () => {
+  it("does not retry or escalate an executor that cannot run at all, nor blame a judge outage on the plan; each says why as a code", async () => {
     const model = createScriptedModel(); // a replan call would throw
     const broken = createFakeExecutor();
     broken.run = async () => {
@@ -167,15 +176,25 @@ describe("escalation ladder", () => {
         isRetryable: false,
       });
     };
+    const events: RunEvent[] = [];
     const report = await createManager({
+      cwd: process.cwd(),
       model,
       executor: broken,
       maxRetries: 3,
       alternateAgentModels: ["p/m"],
     }).run("x", {
       plan: { subTasks: [task("a")] },
+      onEvent: (e) => events.push(e),
     });
-    expect(report.subTasks[0]).toMatchObject({ status: "failed", attempts: 1 });
+    expect(report.subTasks[0]).toMatchObject({
+      status: "failed",
+      attempts: 1,
+      failure: "executor-unavailable",
+    });
+    expect(events.find((e) => e.type === "sub-task-failed")).toMatchObject({
+      code: "executor-unavailable",
+    });
     expect(report.subTasks[0]?.reason).toContain(
       "The executor cannot run attempts: opencode binary not found",
     );
@@ -194,6 +213,7 @@ describe("escalation ladder", () => {
       },
     };
     const judged = await createManager({
+      cwd: process.cwd(),
       model,
       executor,
       evaluator: judgeDown,
@@ -205,5 +225,6 @@ describe("escalation ladder", () => {
     expect(executor.calls).toHaveLength(2);
     expect(model.calls).toHaveLength(0);
     expect(judged.subTasks[0]?.reason).toContain("could not be judged (timed out)");
+    expect(judged.subTasks[0]?.failure).toBe("judge-unavailable");
   });
 });

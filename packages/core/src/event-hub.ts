@@ -11,7 +11,7 @@ const replayedAgentEvents = 1_000;
 
 /**
  * Delivers a run's events to listeners and to async iterators. A listener that throws does not
- * stop the run or the other listeners; its error is reported as a process warning.
+ * stop the run or the other listeners; the first such error of a run is a process warning.
  */
 export class EventHub {
   private readonly emitter = new EventEmitter();
@@ -21,6 +21,7 @@ export class EventHub {
   private readonly changes: RunEvent[] = [];
   private readonly agentEvents: RunEvent[] = [];
   private agentEventsStart = 0;
+  private warned = false;
 
   constructor(private readonly maxBuffered = defaultMaxBuffered) {}
 
@@ -29,8 +30,11 @@ export class EventHub {
       try {
         listener(event);
       } catch (error) {
+        // Once a run: a listener that throws on every event would otherwise flood the output.
+        if (this.warned) return;
+        this.warned = true;
         process.emitWarning(
-          `A taskledger event listener threw: ${String(error)}`,
+          `A taskledger event listener threw (later throws of this run are not reported): ${String(error)}`,
           "TaskLedgerWarning",
         );
       }
@@ -44,6 +48,14 @@ export class EventHub {
     this.emitter.emit(event.type, event);
     this.emitter.emit("*", event);
     for (const state of this.iterators) state.push(event, this.maxBuffered);
+  }
+
+  /**
+   * Events of earlier sessions of the run (its stored log, on resume): replayed to iterators, so
+   * one started late sees the whole run from `run-started`, but never announced to listeners.
+   */
+  remembered(events: readonly RunEvent[]): void {
+    for (const event of events) this.remember(event);
   }
 
   /** Ends every iterator: after its buffered events, it returns (or throws `error`). */

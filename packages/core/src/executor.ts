@@ -57,6 +57,11 @@ export type AgentEvent =
 export interface AttemptProcess {
   pid: number;
   startTime: string;
+  /**
+   * An environment entry (`NAME=value`) every process of the attempt inherits, reported with its
+   * first process: `reclaim` finds by it what the attempt started after its last report.
+   */
+  marker?: string;
 }
 
 export interface ExecuteOptions {
@@ -91,6 +96,12 @@ export interface Executor {
    * takes its result instead of starting the next attempt.
    */
   readonly resumesAttempts?: boolean;
+  /**
+   * Checks what every attempt needs (the agent's binary, the agent models it may be given: its
+   * own and `agentModels`) before the run pays for a plan; throws a typed error naming what is
+   * wrong (`InvalidConfigError` for an unknown model, `ExecutorError` for a missing binary).
+   */
+  preflight?(input: { agentModels: readonly string[]; abortSignal: AbortSignal }): Promise<void>;
   /** Stops processes of attempts a dead manager process left running; called on resume. */
   reclaim?(processes: readonly AttemptProcess[]): Promise<void>;
   /**

@@ -58,19 +58,29 @@ describe("FileRunStore", () => {
     };
     const reference = new FileRunStore(join(dir, "reference"));
     const executor = () => createFakeExecutor({ fallback: { type: "success", text: "done" } });
-    await createManager({ executor: executor(), store: reference, createRunId: () => "r" }).run(
-      "x",
-      { plan },
-    );
+    await createManager({
+      cwd: process.cwd(),
+      executor: executor(),
+      store: reference,
+      createRunId: () => "r",
+    }).run("x", { plan });
     const records = await reference.read("r");
     const lines = records.slice(0, 4).map((r) => JSON.stringify(r));
     await writeFile(join(dir, "r.jsonl"), `${lines.join("\n")}\n${lines[3]?.slice(0, 25)}`);
 
-    const first = await createManager({ executor: executor(), store: new FileRunStore(dir) })
+    const first = await createManager({
+      cwd: process.cwd(),
+      executor: executor(),
+      store: new FileRunStore(dir),
+    })
       .resume("r")
       .result.catch((e: unknown) => e);
     expect(first).toMatchObject({ status: "completed" });
-    const second = await createManager({ executor: executor(), store: new FileRunStore(dir) })
+    const second = await createManager({
+      cwd: process.cwd(),
+      executor: executor(),
+      store: new FileRunStore(dir),
+    })
       .resume("r")
       .result.catch((e: unknown) => e);
     expect(second).toMatchObject({ status: "completed" });
@@ -113,7 +123,12 @@ describe("FileRunStore", () => {
   it("holds every state change of a managed run", async () => {
     const store = new FileRunStore(dir);
     const executor = createFakeExecutor({ fallback: { type: "success" } });
-    const run = createManager({ executor, store, createRunId: () => "run-a" }).start("x", {
+    const run = createManager({
+      cwd: process.cwd(),
+      executor,
+      store,
+      createRunId: () => "run-a",
+    }).start("x", {
       plan: { subTasks: [{ id: "a", title: "A", description: "d", successCriteria: ["c"] }] },
     });
     const report = await run.result;
@@ -154,17 +169,27 @@ describe("FileRunStore", () => {
     const store = new FileRunStore(dir);
     const controller = new AbortController();
     const executor = createFakeExecutor({ fallback: { type: "hang" } });
-    const first = createManager({ executor, store, createRunId: () => "run-l" }).start("x", {
+    const first = createManager({
+      cwd: process.cwd(),
+      executor,
+      store,
+      createRunId: () => "run-l",
+    }).start("x", {
       plan: { subTasks: [{ id: "a", title: "A", description: "d", successCriteria: ["c"] }] },
       abortSignal: controller.signal,
     });
     await new Promise<void>((resolve) => first.on("sub-task-started", () => resolve()));
-    const second = createManager({ executor: createFakeExecutor(), store }).resume("run-l");
+    const second = createManager({
+      cwd: process.cwd(),
+      executor: createFakeExecutor(),
+      store,
+    }).resume("run-l");
     await expect(second.result).rejects.toSatisfy(StoreError.isInstance);
     controller.abort();
     expect((await first.result).status).toBe("cancelled");
     // Released at the end: the run can be taken up now.
     const resumed = createManager({
+      cwd: process.cwd(),
       executor: createFakeExecutor({ fallback: { type: "success" } }),
       store,
     }).resume("run-l");

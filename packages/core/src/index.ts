@@ -16,6 +16,7 @@ export {
   ModelError,
   type PlanIssue,
   type PlanIssueKind,
+  PlanReviewError,
   PlanValidationError,
   QueueError,
   type QueueErrorReason,
@@ -102,8 +103,10 @@ export {
   type RunStatus,
   runReportSchema,
   runStatusSchema,
+  type SubTaskFailure,
   type SubTaskReport,
   type SubTaskStatus,
+  subTaskFailureSchema,
   subTaskReportSchema,
   subTaskStatusSchema,
 } from "./run-report.js";

@@ -45,7 +45,10 @@ export interface ManagerOptions {
   replan?: { enabled?: boolean; maxPerSubTask?: number; maxPerRun?: number };
   /** Approve, edit or reject the plan before it runs, and every replan before it applies. */
   reviewPlan?: ReviewPlan;
-  /** Working directory of the agents. Default `process.cwd()` at run start. */
+  /**
+   * Working directory of the agents, unless `start`/`run` gives one. Required one way or the
+   * other: a run without it fails with `InvalidConfigError` (a library never edits its host).
+   */
   cwd?: string;
   /**
    * Where attempts work. `worktree`: each attempt in its own git worktree, completed work merged
@@ -130,6 +133,12 @@ export function resolveManagerOptions(options: ManagerOptions): ResolvedManagerO
   if (!["auto", "shared", "worktree"].includes(isolation)) {
     throw new InvalidConfigError(
       `\`isolation\` must be "auto", "shared" or "worktree"; got ${JSON.stringify(isolation)}.`,
+    );
+  }
+  // Run-wide checks no evaluator runs would pass unrun: refused, as a plan's checks are.
+  if (options.checks?.length && (options.evaluator ?? outcomeEvaluator) === outcomeEvaluator) {
+    throw new InvalidConfigError(
+      "`checks` need an evaluator that runs them; core's default outcomeEvaluator runs none: give `evaluator: createEvaluator({ model })` from @taskledger/evaluator, or use `createManager` from taskledger, which does.",
     );
   }
   const workspaces = options.workspaces ?? sharedWorkspaces;

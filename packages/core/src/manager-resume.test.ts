@@ -40,6 +40,7 @@ describe("Manager.resume", () => {
     const store = new MemoryRunStore();
     const executor = createFakeExecutor({ script: script() });
     const reference = await createManager({
+      cwd: process.cwd(),
       executor,
       store,
       createRunId: () => "run-1",
@@ -70,6 +71,7 @@ describe("Manager.resume", () => {
         },
       });
       const report = await createManager({
+        cwd: process.cwd(),
         executor: resumed,
         store: crashed,
         concurrency: 1,
@@ -107,6 +109,7 @@ describe("Manager.resume", () => {
     });
     const store = new MemoryRunStore();
     const reference = await createManager({
+      cwd: process.cwd(),
       ...parts(),
       store,
       createRunId: () => "run-r",
@@ -124,6 +127,7 @@ describe("Manager.resume", () => {
     for (let cut = 1; cut < records.length; cut++) {
       const crashed = crashedStore("run-r", records, cut);
       const report = await createManager({
+        cwd: process.cwd(),
         ...parts(),
         store: crashed,
         maxRetries: 0,
@@ -144,7 +148,12 @@ describe("Manager.resume", () => {
     const store = new MemoryRunStore();
     const executor = createFakeExecutor({ script: { a: [{ type: "hang" }] } });
     const controller = new AbortController();
-    const first = createManager({ executor, store, createRunId: () => "run-2" }).start("x", {
+    const first = createManager({
+      cwd: process.cwd(),
+      executor,
+      store,
+      createRunId: () => "run-2",
+    }).start("x", {
       plan: { subTasks: [task("a")] },
       abortSignal: controller.signal,
     });
@@ -173,6 +182,7 @@ describe("Manager.resume", () => {
     const second = createFakeExecutor({ script: { a: [{ type: "success", text: "done" }] } });
     const events: RunEvent[] = [];
     const report = await createManager({
+      cwd: process.cwd(),
       executor: Object.assign(second, {
         reclaim: async (p: readonly AttemptProcess[]) => void reclaimed.push([...p]),
       }),
@@ -193,6 +203,7 @@ describe("Manager.resume", () => {
     const store = new MemoryRunStore();
     const controller = new AbortController();
     const first = createManager({
+      cwd: process.cwd(),
       executor: createFakeExecutor({ script: { a: [{ type: "hang" }] } }),
       store,
       createRunId: () => "run-2b",
@@ -211,6 +222,7 @@ describe("Manager.resume", () => {
       script: { a: [{ type: "truncated" }, { type: "success", text: "done" }] },
     });
     const report = await createManager({
+      cwd: process.cwd(),
       executor: second,
       store: crashed,
       replan: { enabled: false },
@@ -222,9 +234,12 @@ describe("Manager.resume", () => {
   it("judges an attempt that finished before the crash instead of running it again", async () => {
     const store = new MemoryRunStore();
     const executor = createFakeExecutor({ script: { a: [{ type: "success", text: "the work" }] } });
-    await createManager({ executor, store, createRunId: () => "run-3" }).run("x", {
-      plan: { subTasks: [task("a")] },
-    });
+    await createManager({ cwd: process.cwd(), executor, store, createRunId: () => "run-3" }).run(
+      "x",
+      {
+        plan: { subTasks: [task("a")] },
+      },
+    );
     const records = await store.read("run-3");
     const cut = records.findIndex((r) => r.type === "attempt-finished") + 1;
     const judged: string[] = [];
@@ -243,6 +258,7 @@ describe("Manager.resume", () => {
     };
     const idle = createFakeExecutor();
     const report = await createManager({
+      cwd: process.cwd(),
       executor: idle,
       evaluator,
       store: crashedStore("run-3", records, cut),
@@ -262,7 +278,10 @@ describe("Manager.resume", () => {
       fallback: { type: "success", usage: { inputTokens: 600, outputTokens: 100 } },
     });
     const chain = { subTasks: [task("a"), task("b", ["a"]), task("c", ["b"])] };
-    await createManager({ executor, store, createRunId: () => "run-4" }).run("x", { plan: chain });
+    await createManager({ cwd: process.cwd(), executor, store, createRunId: () => "run-4" }).run(
+      "x",
+      { plan: chain },
+    );
     const records = await store.read("run-4");
     const cut = records.findIndex((r) => r.type === "sub-task-completed") + 1;
     const resumed = createFakeExecutor({
@@ -270,6 +289,7 @@ describe("Manager.resume", () => {
     });
     // The run keeps the settings it logged; a budget given to `resume` is laid over them.
     const report = await createManager({
+      cwd: process.cwd(),
       executor: resumed,
       store: crashedStore("run-4", records, cut),
     }).resume("run-4", { settings: { budget: { maxTokens: 1000 } } }).result;
@@ -284,6 +304,7 @@ describe("Manager.resume", () => {
     const request = "Plan the work, then do it and also check it.";
     const crashed = createScriptedModel({ responses: [{ error: new Error("process killed") }] });
     await createManager({
+      cwd: process.cwd(),
       model: crashed,
       executor: createFakeExecutor(),
       store,
@@ -293,7 +314,7 @@ describe("Manager.resume", () => {
       .catch(() => {});
     const model = createScriptedModel({ responses: [{ object: { subTasks: [task("a")] } }] });
     const executor = createFakeExecutor({ fallback: { type: "success" } });
-    const manager = createManager({ model, executor, store });
+    const manager = createManager({ cwd: process.cwd(), model, executor, store });
     const report = await manager.resume("run-5").result;
     expect(report).toMatchObject({ runId: "run-5", request, status: "completed" });
     const again = await manager.resume("run-5").result;
@@ -304,7 +325,12 @@ describe("Manager.resume", () => {
   it("refuses an unknown run and a run already running in this manager", async () => {
     const store = new MemoryRunStore();
     const executor = createFakeExecutor({ fallback: { type: "hang" } });
-    const manager = createManager({ executor, store, createRunId: () => "run-6" });
+    const manager = createManager({
+      cwd: process.cwd(),
+      executor,
+      store,
+      createRunId: () => "run-6",
+    });
     await expect(manager.resume("nope").result).rejects.toSatisfy(RunNotFoundError.isInstance);
     const controller = new AbortController();
     const running = manager.start("x", {
@@ -322,19 +348,23 @@ describe("Manager.resume", () => {
     const first = createFakeExecutor({
       script: { a: [{ type: "success", text: "out a" }], b: [{ type: "hang" }] },
     });
-    const cancelled = createManager({ executor: first, store, createRunId: () => "run-c" }).start(
-      "x",
-      {
-        plan: { subTasks: [task("a"), task("b", ["a"])] },
-        abortSignal: controller.signal,
-      },
-    );
+    const cancelled = createManager({
+      cwd: process.cwd(),
+      executor: first,
+      store,
+      createRunId: () => "run-c",
+    }).start("x", {
+      plan: { subTasks: [task("a"), task("b", ["a"])] },
+      abortSignal: controller.signal,
+    });
     cancelled.on("sub-task-started", (e) => {
       if (e.subTaskId === "b") setTimeout(() => controller.abort(), 5);
     });
     expect((await cancelled.result).status).toBe("cancelled");
     const second = createFakeExecutor({ script: { b: [{ type: "success", text: "out b" }] } });
-    const report = await createManager({ executor: second, store }).resume("run-c").result;
+    const report = await createManager({ cwd: process.cwd(), executor: second, store }).resume(
+      "run-c",
+    ).result;
     expect(summary(report)).toEqual({
       status: "completed",
       subTasks: [

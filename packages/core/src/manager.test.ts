@@ -14,6 +14,7 @@ import { createManager } from "./manager.js";
 import type { RunEvent } from "./run-events.js";
 import { MemoryRunStore } from "./run-store.js";
 import { task } from "./test-support/sub-task-fixture.js";
+import { emptyUsage } from "./usage.js";
 
 const diamond = {
   subTasks: [task("a"), task("b", ["a"]), task("c", ["a"]), task("d", ["b", "c"])],
@@ -24,7 +25,7 @@ describe("planning", () => {
   it("plans with one structured call named task_ledger", async () => {
     const model = createScriptedModel({ responses: [{ object: diamond }] });
     const executor = createFakeExecutor({ fallback: { type: "success" } });
-    const report = await createManager({ model, executor }).run(longRequest);
+    const report = await createManager({ cwd: process.cwd(), model, executor }).run(longRequest);
     expect(report.status).toBe("completed");
     expect(model.calls).toHaveLength(1);
     expect(model.calls[0]?.output?.name).toBe("task_ledger");
@@ -41,7 +42,7 @@ describe("planning", () => {
     });
     const executor = createFakeExecutor({ fallback: { type: "success" } });
     const events: RunEvent[] = [];
-    const report = await createManager({ model, executor }).run(longRequest, {
+    const report = await createManager({ cwd: process.cwd(), model, executor }).run(longRequest, {
       onEvent: (e) => events.push(e),
     });
     expect(report.status).toBe("completed");
@@ -61,7 +62,7 @@ describe("planning", () => {
       ],
     });
     const executor = createFakeExecutor({ fallback: { type: "success" } });
-    const report = await createManager({ model, executor }).run(longRequest);
+    const report = await createManager({ cwd: process.cwd(), model, executor }).run(longRequest);
     // 300 + 40 from the unusable answer, 100 + 50 from the scripted model's repaired one.
     expect(report.usage.manager).toMatchObject({ inputTokens: 400, outputTokens: 90 });
   });
@@ -71,7 +72,7 @@ describe("planning", () => {
       responses: [{ text: "Here is the plan: step 1..." }, { object: { subTasks: [task("a")] } }],
     });
     const executor = createFakeExecutor({ fallback: { type: "success" } });
-    await createManager({ model, executor }).run(longRequest);
+    await createManager({ cwd: process.cwd(), model, executor }).run(longRequest);
     expect(model.calls[1]?.messages.at(-1)?.content).toContain("not valid JSON");
   });
 
@@ -80,7 +81,7 @@ describe("planning", () => {
     const model = createScriptedModel({ responses: [{ object: cyclic }, { object: cyclic }] });
     const executor = createFakeExecutor({ fallback: { type: "success" } });
     const store = new MemoryRunStore();
-    const run = createManager({ model, executor, store }).start(longRequest);
+    const run = createManager({ cwd: process.cwd(), model, executor, store }).start(longRequest);
     const failures: string[] = [];
     run.on("run-failed", (e) => failures.push(e.error.code));
     const error = await run.result.catch((e: unknown) => e);
@@ -104,7 +105,7 @@ describe("planning", () => {
       responses: [{ error: new ModelError({ message: "401", provider: "p", statusCode: 401 }) }],
     });
     const executor = createFakeExecutor();
-    const error = await createManager({ model, executor })
+    const error = await createManager({ cwd: process.cwd(), model, executor })
       .run(longRequest)
       .catch((e: unknown) => e);
     expect(ModelError.isInstance(error)).toBe(true);
@@ -113,7 +114,7 @@ describe("planning", () => {
 
   it("fails with a ModelError naming a host model whose generate resolves to null", async () => {
     const model = { provider: "host", modelId: "broken", generate: async () => null as never };
-    const error = await createManager({ model, executor: createFakeExecutor() })
+    const error = await createManager({ cwd: process.cwd(), model, executor: createFakeExecutor() })
       .run(longRequest)
       .catch((e: unknown) => e);
     expect(ModelError.isInstance(error)).toBe(true);
@@ -123,7 +124,9 @@ describe("planning", () => {
   it("skips decomposition for a trivial request", async () => {
     const model = createScriptedModel(); // any call would throw UnexpectedCallError
     const executor = createFakeExecutor({ fallback: { type: "success" } });
-    const report = await createManager({ model, executor }).run("Fix the typo in README.md");
+    const report = await createManager({ cwd: process.cwd(), model, executor }).run(
+      "Fix the typo in README.md",
+    );
     expect(report.status).toBe("completed");
     expect(model.calls).toHaveLength(0);
     expect(executor.calls[0]?.prompt).toContain("Fix the typo in README.md");
@@ -132,22 +135,62 @@ describe("planning", () => {
   it("plans a multi-step request even when it is short", async () => {
     const model = createScriptedModel({ responses: [{ object: { subTasks: [task("a")] } }] });
     const executor = createFakeExecutor({ fallback: { type: "success" } });
-    await createManager({ model, executor }).run("Write a.txt and then b.txt");
+    await createManager({ cwd: process.cwd(), model, executor }).run("Write a.txt and then b.txt");
     expect(model.calls).toHaveLength(1);
   });
 
   it("rejects an empty or oversized request synchronously with a typed error", () => {
-    const manager = createManager({ executor: createFakeExecutor(), maxRequestChars: 10 });
+    const manager = createManager({
+      cwd: process.cwd(),
+      executor: createFakeExecutor(),
+      maxRequestChars: 10,
+    });
     expect(() => manager.start("   ")).toThrowError(InvalidRequestError);
     expect(() => manager.start("x".repeat(11))).toThrowError(/limit is 10/);
   });
 
   it("rejects bad options with a typed error", () => {
-    expect(() => createManager({ executor: createFakeExecutor(), concurrency: 0 })).toThrowError(
-      InvalidConfigError,
-    );
+    expect(() =>
+      createManager({ cwd: process.cwd(), executor: createFakeExecutor(), concurrency: 0 }),
+    ).toThrowError(InvalidConfigError);
     // @ts-expect-error the executor is required
-    expect(() => createManager({})).toThrowError(/executor/);
+    expect(() => createManager({ cwd: process.cwd() })).toThrowError(/executor/);
+  });
+});
+
+describe("declared checks", () => {
+  it("core's default evaluator runs none, so a plan declaring them is refused before any attempt; a given evaluator takes them", async () => {
+    const checked = {
+      subTasks: [{ ...task("a"), checks: [{ type: "file-exists" as const, path: "a.txt" }] }],
+    };
+    const executor = createFakeExecutor({ fallback: { type: "success" } });
+    const refused = await createManager({ cwd: process.cwd(), executor })
+      .run("x", { plan: checked })
+      .catch((e: unknown) => e);
+    expect(InvalidConfigError.isInstance(refused)).toBe(true);
+    expect((refused as Error).message).toContain("sub-task(s) a");
+    expect((refused as Error).message).toContain("createEvaluator");
+    expect(executor.calls).toHaveLength(0);
+
+    const seen: number[] = [];
+    const evaluator: Evaluator = {
+      async evaluate(input) {
+        seen.push(input.subTask.checks.length);
+        return {
+          completed: true,
+          summary: "ok",
+          outputData: "",
+          feedback: "",
+          evidence: [],
+          usage: emptyUsage(),
+        };
+      },
+    };
+    const report = await createManager({ cwd: process.cwd(), executor, evaluator }).run("x", {
+      plan: checked,
+    });
+    expect(report.status).toBe("completed");
+    expect(seen).toEqual([1]);
   });
 });
 
@@ -161,7 +204,9 @@ describe("dispatch", () => {
         d: [{ type: "success", delayMs: 5 }],
       },
     });
-    const report = await createManager({ executor, concurrency: 4 }).run("x", { plan: diamond });
+    const report = await createManager({ cwd: process.cwd(), executor, concurrency: 4 }).run("x", {
+      plan: diamond,
+    });
     expect(report.status).toBe("completed");
     const call = (id: string) => executor.calls.find((c) => c.subTaskId === id)!;
     const [a, b, c, d] = [call("a"), call("b"), call("c"), call("d")];
@@ -176,7 +221,7 @@ describe("dispatch", () => {
   it("never runs more than `concurrency` at once", async () => {
     const plan = { subTasks: Array.from({ length: 8 }, (_, i) => task(`t${i}`)) };
     const executor = createFakeExecutor({ fallback: { type: "success", delayMs: 10 } });
-    await createManager({ executor, concurrency: 3 }).run("x", { plan });
+    await createManager({ cwd: process.cwd(), executor, concurrency: 3 }).run("x", { plan });
     expect(executor.maxConcurrent).toBe(3);
     expect(executor.calls).toHaveLength(8);
   });
@@ -191,7 +236,7 @@ describe("dispatch", () => {
       fallback: { type: "success" },
     });
     const events: RunEvent[] = [];
-    const report = await createManager({ executor }).run("x", {
+    const report = await createManager({ cwd: process.cwd(), executor }).run("x", {
       plan,
       onEvent: (e) => events.push(e),
     });
@@ -213,7 +258,7 @@ describe("dispatch", () => {
 
   it("reports failed when nothing completed", async () => {
     const executor = createFakeExecutor({ fallback: { type: "error" } });
-    const report = await createManager({ executor, maxRetries: 0 }).run("x", {
+    const report = await createManager({ cwd: process.cwd(), executor, maxRetries: 0 }).run("x", {
       plan: { subTasks: [task("a")] },
     });
     expect(report.status).toBe("failed");
@@ -224,7 +269,9 @@ describe("dispatch", () => {
     const executor = createFakeExecutor({
       script: { a: [{ type: "crash", message: "spawn ENOENT" }, { type: "success" }] },
     });
-    const report = await createManager({ executor }).run("x", { plan: { subTasks: [task("a")] } });
+    const report = await createManager({ cwd: process.cwd(), executor }).run("x", {
+      plan: { subTasks: [task("a")] },
+    });
     expect(report.status).toBe("completed");
     expect(executor.calls[1]?.prompt).toContain("spawn ENOENT");
   });
@@ -236,7 +283,12 @@ describe("dispatch", () => {
       },
     };
     const executor = createFakeExecutor({ fallback: { type: "success" } });
-    const report = await createManager({ executor, evaluator, maxRetries: 1 }).run("x", {
+    const report = await createManager({
+      cwd: process.cwd(),
+      executor,
+      evaluator,
+      maxRetries: 1,
+    }).run("x", {
       plan: { subTasks: [task("a")] },
     });
     expect(report.status).toBe("failed");
@@ -267,7 +319,7 @@ describe("retries", () => {
       },
     };
     const events: RunEvent[] = [];
-    const report = await createManager({ executor, evaluator }).run("x", {
+    const report = await createManager({ cwd: process.cwd(), executor, evaluator }).run("x", {
       plan: { subTasks: [task("a")] },
       onEvent: (e) => events.push(e),
     });
@@ -360,9 +412,12 @@ describe("retries", () => {
         };
       },
     };
-    const run = createManager({ executor, evaluator, maxRetries: 5 }).start("x", {
-      plan: { subTasks: [task("a")] },
-    });
+    const run = createManager({ cwd: process.cwd(), executor, evaluator, maxRetries: 5 }).start(
+      "x",
+      {
+        plan: { subTasks: [task("a")] },
+      },
+    );
     const report = await run.result;
     expect(executor.calls).toHaveLength(2);
     expect(report.subTasks[0]).toMatchObject({ status: "failed", attempts: 2 });
@@ -377,7 +432,7 @@ describe("retries", () => {
 
   it("gives up after maxRetries", async () => {
     const executor = createFakeExecutor({ fallback: { type: "truncated" } });
-    const report = await createManager({ executor, maxRetries: 1 }).run("x", {
+    const report = await createManager({ cwd: process.cwd(), executor, maxRetries: 1 }).run("x", {
       plan: { subTasks: [task("a")] },
     });
     expect(executor.calls).toHaveLength(2);
@@ -397,7 +452,12 @@ describe("context passing", () => {
       },
     });
     const plan = { subTasks: [task("a"), task("b"), task("c", ["a", "b"])] };
-    await createManager({ executor, concurrency: 1, contextTokenBudget: 1000 }).run("x", { plan });
+    await createManager({
+      cwd: process.cwd(),
+      executor,
+      concurrency: 1,
+      contextTokenBudget: 1000,
+    }).run("x", { plan });
     const prompt = executor.calls.find((c) => c.subTaskId === "c")!.prompt;
     expect(prompt).toContain("Results of earlier sub-tasks");
     expect(prompt).toContain("OUTPUT-OF-A: the schema is in schema.sql");
@@ -414,7 +474,7 @@ describe("context passing", () => {
     const executor = createFakeExecutor({
       script: { a: [{ type: "success", text: "SECRET-A" }], b: [{ type: "success" }] },
     });
-    await createManager({ executor, concurrency: 1 }).run("x", {
+    await createManager({ cwd: process.cwd(), executor, concurrency: 1 }).run("x", {
       plan: { subTasks: [task("a"), task("b")] },
     });
     expect(executor.calls.find((c) => c.subTaskId === "b")!.prompt).not.toContain("SECRET-A");
@@ -432,7 +492,7 @@ describe("cancellation and budgets", () => {
       },
     });
     const controller = new AbortController();
-    const run = createManager({ executor, concurrency: 2 }).start("x", {
+    const run = createManager({ cwd: process.cwd(), executor, concurrency: 2 }).start("x", {
       plan,
       abortSignal: controller.signal,
     });
@@ -449,7 +509,7 @@ describe("cancellation and budgets", () => {
 
   it("an abort before start reports cancelled without running anything", async () => {
     const executor = createFakeExecutor({ fallback: { type: "success" } });
-    const report = await createManager({ executor }).run("x", {
+    const report = await createManager({ cwd: process.cwd(), executor }).run("x", {
       plan: { subTasks: [task("a")] },
       abortSignal: AbortSignal.abort(),
     });
@@ -461,7 +521,11 @@ describe("cancellation and budgets", () => {
     const model = createScriptedModel({ responses: [{ object: diamond, delayMs: 10_000 }] });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 20);
-    const report = await createManager({ model, executor: createFakeExecutor() }).run(longRequest, {
+    const report = await createManager({
+      cwd: process.cwd(),
+      model,
+      executor: createFakeExecutor(),
+    }).run(longRequest, {
       abortSignal: controller.signal,
     });
     expect(report.status).toBe("cancelled");
@@ -474,7 +538,11 @@ describe("cancellation and budgets", () => {
       fallback: { type: "success", usage: { inputTokens: 600, outputTokens: 100 } },
     });
     const events: RunEvent[] = [];
-    const report = await createManager({ executor, budget: { maxTokens: 1000 } }).run("x", {
+    const report = await createManager({
+      cwd: process.cwd(),
+      executor,
+      budget: { maxTokens: 1000 },
+    }).run("x", {
       plan,
       onEvent: (e) => events.push(e),
     });
@@ -495,7 +563,11 @@ describe("cancellation and budgets", () => {
       fallback: { type: "success", usage: { inputTokens: 600, outputTokens: 100, costUsd: 0.75 } },
     });
     const events: RunEvent[] = [];
-    const report = await createManager({ executor, budget: { maxCostUsd: 1 } }).run("x", {
+    const report = await createManager({
+      cwd: process.cwd(),
+      executor,
+      budget: { maxCostUsd: 1 },
+    }).run("x", {
       plan,
       onEvent: (e) => events.push(e),
     });
@@ -516,7 +588,11 @@ describe("cancellation and budgets", () => {
     const executor = createFakeExecutor({
       script: { a: [{ type: "success" }], b: [{ type: "hang" }] },
     });
-    const report = await createManager({ executor, budget: { maxDurationMs: 50 } }).run("x", {
+    const report = await createManager({
+      cwd: process.cwd(),
+      executor,
+      budget: { maxDurationMs: 50 },
+    }).run("x", {
       plan: { subTasks: [task("a"), task("b", ["a"]), task("c", ["b"])] },
     });
     expect(report.status).toBe("partial");
@@ -532,7 +608,7 @@ describe("events", () => {
     const executor = createFakeExecutor({
       script: { a: [{ type: "truncated" }, { type: "success" }], b: [{ type: "success" }] },
     });
-    const run = createManager({ executor }).start("x", { plan });
+    const run = createManager({ cwd: process.cwd(), executor }).start("x", { plan });
     const heard: RunEvent[] = [];
     run.on("*", (e) => heard.push(e));
     const completed: string[] = [];
@@ -574,7 +650,9 @@ describe("events", () => {
   it("stores each state change before announcing it, and no agent-event chatter", async () => {
     const store = new MemoryRunStore();
     const executor = createFakeExecutor({ fallback: { type: "success" } });
-    const run = createManager({ executor, store }).start("x", { plan: { subTasks: [task("a")] } });
+    const run = createManager({ cwd: process.cwd(), executor, store }).start("x", {
+      plan: { subTasks: [task("a")] },
+    });
     const storedWhenHeard: boolean[] = [];
     run.on("*", (event) => {
       if (event.type === "agent-event") return;
@@ -599,7 +677,7 @@ describe("events", () => {
       read: async () => [],
     };
     const executor = createFakeExecutor({ fallback: { type: "success" } });
-    const run = createManager({ executor, store }).start("x", {
+    const run = createManager({ cwd: process.cwd(), executor, store }).start("x", {
       plan: { subTasks: [task("a"), task("b")] },
     });
     const iterated = (async () => {
@@ -615,7 +693,9 @@ describe("events", () => {
 
   it("a listener that throws does not break the run", async () => {
     const executor = createFakeExecutor({ fallback: { type: "success" } });
-    const run = createManager({ executor }).start("x", { plan: { subTasks: [task("a")] } });
+    const run = createManager({ cwd: process.cwd(), executor }).start("x", {
+      plan: { subTasks: [task("a")] },
+    });
     run.on("sub-task-started", () => {
       throw new Error("listener bug");
     });
@@ -626,7 +706,7 @@ describe("events", () => {
 
   it("fake executor calls beyond the script surface as failed attempts", async () => {
     const executor = createFakeExecutor({ script: { a: [{ type: "truncated" }] } });
-    const report = await createManager({ executor, maxRetries: 1 }).run("x", {
+    const report = await createManager({ cwd: process.cwd(), executor, maxRetries: 1 }).run("x", {
       plan: { subTasks: [task("a")] },
     });
     expect(report.status).toBe("failed");

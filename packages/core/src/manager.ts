@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { InvalidRequestError, RunNotFoundError } from "./errors.js";
 import { EventHub } from "./event-hub.js";
 import {
@@ -61,7 +62,7 @@ export class Manager {
         {
           runId,
           request: text,
-          cwd: options.cwd ?? this.options.cwd ?? process.cwd(),
+          cwd: absolute(options.cwd ?? this.options.cwd),
           settings,
           ...runInputs(options),
         },
@@ -85,13 +86,14 @@ export class Manager {
       const records = await this.options.store.read(runId);
       if (records.length === 0) throw new RunNotFoundError(runId);
       const recovered = recoverRun(records, runId);
+      hub.remembered(records);
       if (isFinal(recovered) && recovered.report) return recovered.report;
       return executeRun(
         this.options,
         {
           runId,
           request: recovered.request,
-          cwd: options.cwd ?? recovered.cwd ?? this.options.cwd ?? process.cwd(),
+          cwd: absolute(options.cwd ?? recovered.cwd ?? this.options.cwd),
           settings: resolveRunSettings(
             recovered.settings ?? this.options.settings,
             options.settings,
@@ -168,6 +170,11 @@ function runInputs(options: RunOptions) {
       ? { trace: { traceId: options.trace.traceId, spanId: options.trace.spanId } }
       : {}),
   };
+}
+
+/** A directory as the run logs and names it: absolute, so messages and a resume elsewhere agree. */
+function absolute(cwd: string | undefined): string | undefined {
+  return cwd === undefined || cwd === "" ? undefined : resolve(cwd);
 }
 
 export function createManager(options: ManagerOptions): Manager {

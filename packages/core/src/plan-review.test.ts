@@ -1,8 +1,8 @@
 import { createFakeExecutor, createScriptedModel } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
-import { PlanValidationError } from "./errors.js";
+import { PlanReviewError, PlanValidationError } from "./errors.js";
 import { createManager } from "./manager.js";
-import type { PlanReview } from "./plan-review.js";
+import type { PlanReview, PlanReviewDecision } from "./plan-review.js";
 import type { RunEvent } from "./run-events.js";
 import { MemoryRunStore } from "./run-store.js";
 import { task } from "./test-support/sub-task-fixture.js";
@@ -15,6 +15,7 @@ describe("reviewPlan", () => {
     const reviews: PlanReview[] = [];
     const executor = createFakeExecutor({ fallback: { type: "success" } });
     const report = await createManager({
+      cwd: process.cwd(),
       model: createScriptedModel({ responses: [{ object: plan }] }),
       executor,
       reviewPlan: (review) => {
@@ -34,21 +35,110 @@ describe("reviewPlan", () => {
     expect(executor.calls[0]?.prompt).toContain("- a.txt holds 42");
   });
 
-  it("an invalid edit fails the run with a clear error and runs nothing", async () => {
+  it("an invalid edit is asked about again with its errors; the corrected edit runs", async () => {
+    const reviews: PlanReview[] = [];
+    const executor = createFakeExecutor({ fallback: { type: "success" } });
+    const report = await createManager({
+      cwd: process.cwd(),
+      executor,
+      reviewPlan: (review) => {
+        reviews.push(review);
+        const dependsOn = reviews.length === 1 ? ["ghost"] : [];
+        return { action: "edit", ledger: { subTasks: [task("a", dependsOn)] } };
+      },
+    }).run(request, { plan });
+    expect(reviews).toHaveLength(2);
+    expect(reviews[0]?.problems).toBeUndefined();
+    expect(reviews[1]?.problems?.join("\n")).toContain('depends on unknown sub-task "ghost"');
+    expect(report.status).toBe("completed");
+    expect(executor.calls.map((c) => c.subTaskId)).toEqual(["a"]);
+  });
+
+  it("an edit still invalid after three answers fails the run with a clear error and runs nothing", async () => {
+    let asked = 0;
     const executor = createFakeExecutor({ fallback: { type: "success" } });
     const run = createManager({
+      cwd: process.cwd(),
       executor,
-      reviewPlan: () => ({ action: "edit", ledger: { subTasks: [task("a", ["ghost"])] } }),
+      reviewPlan: () => {
+        asked++;
+        return { action: "edit", ledger: { subTasks: [task("a", ["ghost"])] } };
+      },
     }).start(request, { plan });
     const error = await run.result.catch((e: unknown) => e);
     expect(PlanValidationError.isInstance(error)).toBe(true);
     expect((error as Error).message).toContain('depends on unknown sub-task "ghost"');
+    expect(asked).toBe(3);
+    expect(executor.calls).toHaveLength(0);
+  });
+
+  it("an answer that is no decision ({ action: 'maybe' }) never runs the plan: asked again, then PlanReviewError", async () => {
+    const problems: (string[] | undefined)[] = [];
+    const executor = createFakeExecutor({ fallback: { type: "success" } });
+    const events: RunEvent[] = [];
+    const run = createManager({
+      cwd: process.cwd(),
+      executor,
+      reviewPlan: (review) => {
+        problems.push(review.problems);
+        return { action: "maybe" } as unknown as PlanReviewDecision;
+      },
+    }).start(request, { plan, onEvent: (e) => events.push(e) });
+    const error = await run.result.catch((e: unknown) => e);
+    expect(PlanReviewError.isInstance(error)).toBe(true);
+    expect((error as PlanReviewError).runId).toBe(run.runId);
+    expect(problems).toHaveLength(3);
+    expect(problems[1]?.[0]).toContain('got {"action":"maybe"}');
+    expect(executor.calls).toHaveLength(0);
+    expect(events.at(-1)).toMatchObject({
+      type: "run-failed",
+      error: { code: "plan-review-failed" },
+    });
+  });
+
+  it("a hook that throws fails the run with PlanReviewError naming the run, the host's error as cause", async () => {
+    const executor = createFakeExecutor({ fallback: { type: "success" } });
+    const events: RunEvent[] = [];
+    const thrown = new Error("renderer went away");
+    const run = createManager({
+      cwd: process.cwd(),
+      executor,
+      reviewPlan: () => {
+        throw thrown;
+      },
+    }).start(request, { plan, onEvent: (e) => events.push(e) });
+    const error = await run.result.catch((e: unknown) => e);
+    expect(PlanReviewError.isInstance(error)).toBe(true);
+    expect((error as PlanReviewError).runId).toBe(run.runId);
+    expect((error as Error).message).toContain("renderer went away");
+    expect((error as Error).cause).toBe(thrown);
+    expect(events.at(-1)).toMatchObject({
+      type: "run-failed",
+      error: { code: "plan-review-failed" },
+    });
+    expect(executor.calls).toHaveLength(0);
+  });
+
+  it("cancelling a run whose review hook never settles ends the wait: cancelled, nothing ran", async () => {
+    const executor = createFakeExecutor({ fallback: { type: "success" } });
+    const controller = new AbortController();
+    const run = createManager({
+      cwd: process.cwd(),
+      executor,
+      reviewPlan: () => {
+        controller.abort();
+        return new Promise<PlanReviewDecision>(() => {});
+      },
+    }).start(request, { plan, abortSignal: controller.signal });
+    const report = await run.result;
+    expect(report.status).toBe("cancelled");
     expect(executor.calls).toHaveLength(0);
   });
 
   it("a rejected plan runs nothing and reports cancelled with the reason", async () => {
     const executor = createFakeExecutor({ fallback: { type: "success" } });
     const report = await createManager({
+      cwd: process.cwd(),
       executor,
       reviewPlan: () => ({ action: "reject", reason: "too broad" }),
     }).run(request, { plan });
@@ -64,6 +154,7 @@ describe("reviewPlan", () => {
       fallback: { type: "success" },
     });
     const report = await createManager({
+      cwd: process.cwd(),
       model: createScriptedModel({ responses: [{ object: { subTasks: [task("b1", ["a"])] } }] }),
       executor,
       maxRetries: 0,
@@ -84,6 +175,7 @@ describe("reviewPlan", () => {
     const executor = createFakeExecutor({ fallback: { type: "success" } });
     // The first process shows the plan and is closed before anyone answers.
     const first = createManager({
+      cwd: process.cwd(),
       executor,
       store,
       createRunId: () => "run-r",
@@ -98,6 +190,7 @@ describe("reviewPlan", () => {
     const later = createFakeExecutor({ fallback: { type: "success" } });
     const reviews: PlanReview[] = [];
     const report = await createManager({
+      cwd: process.cwd(),
       executor: later,
       store: restarted,
       reviewPlan: (review) => {
@@ -126,6 +219,7 @@ describe("reviewPlan", () => {
       fallback: { type: "success" as const },
     };
     const first = createManager({
+      cwd: process.cwd(),
       model: createScriptedModel({ responses: [{ object: replan }] }),
       executor: createFakeExecutor(failing),
       store,
@@ -144,6 +238,7 @@ describe("reviewPlan", () => {
     const model = createScriptedModel(); // any call would throw UnexpectedCallError
     const reviews: PlanReview[] = [];
     const report = await createManager({
+      cwd: process.cwd(),
       model,
       executor: createFakeExecutor({ fallback: { type: "success" } }),
       store: restarted,

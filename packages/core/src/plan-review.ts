@@ -11,6 +11,12 @@ export interface PlanReview {
   /** For a replan: the sub-tasks being replaced, and why. */
   replaced?: string[];
   reason?: string;
+  /**
+   * Set when the hook is asked again: what was wrong with its last answer (an edit that does not
+   * validate, an answer that is no decision). A review gets at most 3 answers.
+   */
+  problems?: string[];
+  /** The run's signal: aborted when the run is cancelled, which also ends the wait for an answer. */
   abortSignal: AbortSignal;
 }
 

@@ -1,5 +1,7 @@
+import { askReviewer } from "./ask-reviewer.js";
 import { describeError } from "./describe-error.js";
-import { PlanValidationError, StructuredOutputError } from "./errors.js";
+import { InvalidConfigError, PlanValidationError, StructuredOutputError } from "./errors.js";
+import { outcomeEvaluator } from "./evaluator.js";
 import type { LanguageModel } from "./model.js";
 import { planRequest } from "./planner.js";
 import type { ProgressEntry } from "./progress-entry.js";
@@ -55,34 +57,48 @@ export async function reviewPlan(
   ledger: TaskLedger,
   change: { replaced: string[]; reason: string } | undefined = undefined,
 ): Promise<TaskLedger | undefined> {
+  checkChecksRun(ctx, ledger);
   const hook = ctx.input.reviewPlan ?? ctx.options.reviewPlan;
   if (!hook) return ledger;
   await ctx.recorder.record({ type: "plan-review-requested", kind, ledger, ...(change ?? {}) });
-  const decision = await hook({
-    runId: ctx.input.runId,
-    request: ctx.input.request,
-    kind,
-    ledger,
-    ...(change ?? {}),
-    abortSignal: ctx.stop.signal,
-  });
+  const decision = await askReviewer(
+    hook,
+    { runId: ctx.input.runId, request: ctx.input.request, kind, ledger, ...(change ?? {}) },
+    ctx.stop.signal,
+    (edited) => {
+      const valid = validateTaskLedger(edited, { maxSubTasks: ctx.settings.maxSubTasks });
+      if (kind === "replan") checkKeepsCompleted(ctx, valid);
+      checkChecksRun(ctx, valid);
+      return valid;
+    },
+  );
   if (decision.action === "reject") {
     const reason = decision.reason ?? "rejected in review";
     await ctx.recorder.record({ type: "plan-reviewed", kind, action: "reject", reason });
     return undefined;
   }
-  const reviewed =
-    decision.action === "edit"
-      ? validateTaskLedger(decision.ledger, { maxSubTasks: ctx.settings.maxSubTasks })
-      : ledger;
-  if (kind === "replan") checkKeepsCompleted(ctx, reviewed);
   await ctx.recorder.record({
     type: "plan-reviewed",
     kind,
     action: decision.action,
-    ledger: reviewed,
+    ledger: decision.ledger,
   });
-  return reviewed;
+  return decision.ledger;
+}
+
+/**
+ * Core's default evaluator (`outcomeEvaluator`) runs no declared check: a plan that declares
+ * some would pass them unrun, so it is refused before any attempt, saying what evaluator to give.
+ */
+function checkChecksRun(ctx: RunContext, ledger: TaskLedger): void {
+  if (ctx.options.evaluator !== outcomeEvaluator) return;
+  const withChecks = ledger.subTasks.filter((s) => s.checks.length > 0).map((s) => s.id);
+  if (withChecks.length === 0) return;
+  throw new InvalidConfigError(
+    `The plan declares checks (sub-task(s) ${withChecks.join(", ")}) but this manager's evaluator ` +
+      "runs none (core's default outcomeEvaluator): give `evaluator: createEvaluator({ model })` " +
+      "from @taskledger/evaluator, or use `createManager` from taskledger, which does.",
+  );
 }
 
 /** A replan may change what is left to do, never drop what is done. */
@@ -113,11 +129,16 @@ export async function replanStep(
   subTaskId: string,
   entry: ProgressEntry,
   reason: string,
-): Promise<{ failed: string | undefined; usage: Usage }> {
+): Promise<{
+  failed: string | undefined;
+  code: "replan-rejected" | "replan-failed" | undefined;
+  usage: Usage;
+}> {
   const { state, recorder } = ctx;
   const model = ctx.options.model;
   const failed = state.subTasks.get(subTaskId)!;
-  if (!model) return { failed: "No model to replan with.", usage: emptyUsage() };
+  if (!model)
+    return { failed: "No model to replan with.", code: "replan-failed", usage: emptyUsage() };
   // A replan proposed before a restart and still waiting for review is asked about, not remade.
   const proposed = state.replanReview?.replaced[0] === subTaskId ? state.replanReview : undefined;
   const replaced = proposed?.replaced ?? [subTaskId, ...pendingDownstream(state, subTaskId)];
@@ -132,13 +153,21 @@ export async function replanStep(
       : await askForReplan(ctx, model, failed, entry, replaced);
     usage = result.usage;
     const reviewed = await reviewPlan(ctx, "replan", result.ledger, { replaced, reason });
-    if (!reviewed) return { failed: "A replan was proposed and rejected in review.", usage };
+    if (!reviewed) {
+      return {
+        failed: "A replan was proposed and rejected in review.",
+        code: "replan-rejected",
+        usage,
+      };
+    }
     revised = reviewed;
   } catch (error) {
     const spent = StructuredOutputError.isInstance(error) || PlanValidationError.isInstance(error);
     if (spent && error.usage) usage = error.usage;
-    if (ctx.stop.signal.aborted) return { failed: "The run stopped while replanning.", usage };
-    return { failed: `Replanning failed: ${describeError(error)}`, usage };
+    if (ctx.stop.signal.aborted) {
+      return { failed: "The run stopped while replanning.", code: "replan-failed", usage };
+    }
+    return { failed: `Replanning failed: ${describeError(error)}`, code: "replan-failed", usage };
   }
   const added = revised.subTasks.filter((s) => !state.subTasks.has(s.id)).map((s) => s.id);
   await recorder.record({
@@ -151,7 +180,7 @@ export async function replanStep(
   });
   await ctx.stop.checkSpendBudgets();
   ctx.schedule(added.filter((id) => state.subTasks.get(id)?.waitingOn === 0));
-  return { failed: undefined, usage: emptyUsage() };
+  return { failed: undefined, code: undefined, usage: emptyUsage() };
 }
 
 function askForReplan(

@@ -1,6 +1,6 @@
 import type { AgentEvent, AttemptProcess, AttemptResult } from "./executor.js";
 import type { ProgressEntry } from "./progress-entry.js";
-import type { RunReport } from "./run-report.js";
+import type { RunReport, SubTaskFailure } from "./run-report.js";
 import type { RunSettings } from "./run-settings.js";
 import type { TaskLedger } from "./task-ledger.js";
 import type { Usage } from "./usage.js";
@@ -123,6 +123,8 @@ export type RunEvent = EventBase &
         subTaskId: string;
         attempts: number;
         reason: string;
+        /** Why, as a value (absent in logs written before it existed). */
+        code?: SubTaskFailure;
         /** Manager tokens spent on a last step that did not work out (a rejected replan). */
         usage?: Usage;
       }
@@ -130,6 +132,11 @@ export type RunEvent = EventBase &
     /** The run stopped (a cancel, a budget) while the sub-task ran or before it started. */
     | { type: "sub-task-cancelled"; subTaskId: string; reason: string }
     | ({ type: "budget-exhausted" } & BudgetExhaustion)
+    /**
+     * The money budget cannot be enforced: calls of these models have no known price, so what
+     * they cost is not counted. Once per model a session.
+     */
+    | { type: "budget-unenforceable"; kind: "cost"; limit: number; unpricedModels: string[] }
     /** Retries did not finish a sub-task; the next step of the ladder is taken. */
     | {
         type: "sub-task-escalated";

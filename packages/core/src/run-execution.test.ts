@@ -33,6 +33,7 @@ describe("what a run checks before it spends anything", () => {
   it("refuses to start a run under the id of one already in the store, and leaves its log alone", async () => {
     const store = new MemoryRunStore();
     const manager = createManager({
+      cwd: process.cwd(),
       executor: createFakeExecutor(),
       store,
       createRunId: () => "same-id",
@@ -49,7 +50,11 @@ describe("what a run checks before it spends anything", () => {
 
 describe("typed ends", () => {
   it("an error raised inside a run carries its run id", async () => {
-    const error = await createManager({ executor: createFakeExecutor(), createRunId: () => "r-9" })
+    const error = await createManager({
+      cwd: process.cwd(),
+      executor: createFakeExecutor(),
+      createRunId: () => "r-9",
+    })
       .run("x", { plan: { subTasks: [task("a", ["nope"])] } })
       .catch((e: unknown) => e);
     expect(PlanValidationError.isInstance(error)).toBe(true);
@@ -68,6 +73,7 @@ describe("typed ends", () => {
         }),
     };
     const report = await createManager({
+      cwd: process.cwd(),
       model,
       executor: createFakeExecutor(),
       decompose: "always",
@@ -89,6 +95,7 @@ describe("stuck detection across a restart", () => {
     const store = new MemoryRunStore();
     const records: RunEvent[] = [];
     await createManager({
+      cwd: process.cwd(),
       executor: createFakeExecutor({ fallback: { type: "truncated" } }),
       evaluator: fingerprinting,
       store,
@@ -103,6 +110,7 @@ describe("stuck detection across a restart", () => {
     for (const record of records.slice(0, cut)) await crashed.append("r-stuck", record);
     seen.length = 0;
     await createManager({
+      cwd: process.cwd(),
       executor: createFakeExecutor({ fallback: { type: "truncated" } }),
       evaluator: fingerprinting,
       store: crashed,
@@ -128,7 +136,7 @@ describe("processes a check starts", () => {
         return outcomeEvaluator.evaluate(input, { abortSignal });
       },
     };
-    const report = await createManager({ executor, evaluator }).run("x", {
+    const report = await createManager({ cwd: process.cwd(), executor, evaluator }).run("x", {
       plan: { subTasks: [task("a")] },
     });
     expect(report.status).toBe("completed");

@@ -26,10 +26,11 @@ export interface LiveState {
 /** One run of the manager loop: plan, dispatch, execute, evaluate, retry, report. */
 export async function executeRun(
   options: ResolvedManagerOptions,
-  input: RunInput,
+  given: Omit<RunInput, "cwd"> & { cwd: string | undefined },
   hub: EventHub,
   live: LiveState = { state: undefined },
 ): Promise<RunReport> {
+  const input = given as RunInput;
   const state = input.recovered ?? createRunState(input.runId);
   live.state = state;
   let stop: StopConditions | undefined;
@@ -40,7 +41,7 @@ export async function executeRun(
   let workspace: RunWorkspace | undefined;
   try {
     // Checked before anything is logged or paid for: a bad directory fails every attempt alike.
-    await checkWorkingDirectory(input.cwd);
+    input.cwd = await checkWorkingDirectory(given.cwd);
     // Claimed before the first record, so another process cannot run this run at the same time.
     release = await options.store.lock?.(input.runId);
     if (!input.recovered && (await options.store.read(input.runId)).length > 0) {
@@ -65,6 +66,8 @@ export async function executeRun(
     // Only a log this session wrote to gets the failure: never someone else's, never a new one.
     if (!StoreError.isInstance(error) && recorder.recorded > 0) {
       await recorder.record({ type: "run-failed", error: errorInfo(error) }).catch(() => {});
+    } else if (recorder.recorded === 0) {
+      recorder.announce({ type: "run-failed", error: errorInfo(error) });
     }
     throw error;
   } finally {
@@ -106,11 +109,18 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
         ...(input.trace ? { trace: input.trace } : {}),
       });
     }
-    // The first slot is made before planning, so a broken setup costs no model call.
-    try {
-      await base.workspace.prepare?.(stop.signal);
-    } finally {
-      await recordPreparations(ctx);
+    // A missing agent or an unknown agent model fails every attempt alike: found before planning.
+    if (hasWorkLeft(state)) {
+      await base.options.executor.preflight?.({
+        agentModels: base.settings.alternateAgentModels,
+        abortSignal: stop.signal,
+      });
+      // The first slot is made before planning, so a broken setup costs no model call.
+      try {
+        await base.workspace.prepare?.(stop.signal);
+      } finally {
+        await recordPreparations(ctx);
+      }
     }
     if (!state.planned) await planRun(ctx);
     else if (state.planReviewPending) await reviewPlan(ctx, "plan", currentLedger(state));
@@ -125,6 +135,13 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
   recorder.throwIfFatal();
   await settleUnstarted(ctx);
   return finish();
+}
+
+/** A run not yet planned, or with a sub-task neither done nor given up on. */
+function hasWorkLeft(state: RunState): boolean {
+  if (!state.planned) return true;
+  const settled = new Set(["completed", "failed", "skipped"]);
+  return [...state.subTasks.values()].some((s) => !settled.has(s.status));
 }
 
 /** The host's plan, logged so a resume needs nothing else; an invalid one fails in planning. */

@@ -63,6 +63,20 @@ export class RunRecorder {
     return step;
   }
 
+  /**
+   * Announces an event without applying or storing it: a run refused before its first record
+   * (a bad `cwd`, a run in use) still tells hosts that only forward events, and writes no log.
+   */
+  announce(event: NewRunEvent): void {
+    this.hub.emit({
+      ...event,
+      v: runLogVersion,
+      runId: this.state.runId,
+      seq: this.state.nextSeq,
+      time: new Date().toISOString(),
+    } as RunEvent);
+  }
+
   /** Resolves once everything recorded so far is stored and announced. */
   settled(): Promise<void> {
     return this.chain;

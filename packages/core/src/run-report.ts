@@ -17,6 +17,23 @@ export const subTaskStatusSchema = z.enum([
 ]);
 export type SubTaskStatus = z.infer<typeof subTaskStatusSchema>;
 
+/**
+ * Why a sub-task failed, as a value: `executor-unavailable` (the executor cannot run attempts: a
+ * missing binary, a config or model the agent refuses), `incomplete` (retries and the ladder used
+ * up), `stuck` (attempts repeated each other), `judge-unavailable` (the evaluator could not
+ * answer), `run-stopping` (a budget ran out before a retry), `replan-rejected`, `replan-failed`.
+ */
+export const subTaskFailureSchema = z.enum([
+  "executor-unavailable",
+  "incomplete",
+  "stuck",
+  "judge-unavailable",
+  "run-stopping",
+  "replan-rejected",
+  "replan-failed",
+]);
+export type SubTaskFailure = z.infer<typeof subTaskFailureSchema>;
+
 export const subTaskReportSchema = z.object({
   id: z.string(),
   title: z.string(),
@@ -26,6 +43,8 @@ export const subTaskReportSchema = z.object({
   outputData: z.string(),
   /** Why it failed, was skipped, cancelled or replaced; `null` when it completed. */
   reason: z.string().nullable(),
+  /** For a failed sub-task, why as a value (absent in logs written before it existed). */
+  failure: subTaskFailureSchema.optional(),
   /** The sub-tasks a replan put in its place; `null` unless it was replaced. */
   replacedBy: z.array(z.string()).nullable(),
   /** With worktrees: the commit of its completed work (merged into the run's branch). */
@@ -82,7 +101,7 @@ export const runReportSchema = z.object({
   workspace: z
     .object({
       isolation: z.enum(["shared", "worktree"]),
-      /** The run's branch (`taskledger/<run id>`), absent when shared or not made. */
+      /** The run's branch (`taskledger/<run id>`), absent when shared or not made (`note` says why). */
       branch: z.string().optional(),
       /** The branch's tip. */
       commit: z.string().optional(),

@@ -38,6 +38,7 @@ const escalatedStatuses = [
 ];
 function escalatingRun(store: MemoryRunStore) {
   return createManager({
+    cwd: process.cwd(),
     model: createScriptedModel({ responses: [{ object: replacement }] }),
     executor: createFakeExecutor({
       script: {
@@ -97,8 +98,11 @@ describe("logs written by earlier versions", () => {
     const records = readLog("v1-finished-run.jsonl");
     const store = new MemoryRunStore();
     for (const record of records) await store.append("v1-run", record);
-    const report = await createManager({ executor: createFakeExecutor(), store }).resume("v1-run")
-      .result;
+    const report = await createManager({
+      cwd: process.cwd(),
+      executor: createFakeExecutor(),
+      store,
+    }).resume("v1-run").result;
     expect(report).toEqual((records.at(-1) as { report: unknown }).report);
   });
 
@@ -114,6 +118,7 @@ describe("logs written by earlier versions", () => {
           subTaskId === "b" ? { type: "truncated" } : { type: "success", text: `out ${subTaskId}` },
       });
       const report = await createManager({
+        cwd: process.cwd(),
         model: createScriptedModel({ responses: [{ object: replacement }] }),
         executor,
         store,
@@ -141,8 +146,9 @@ describe("logs written by earlier versions", () => {
     const store = new MemoryRunStore();
     for (const record of records) await store.append("v2-run", record);
     const executor = createFakeExecutor();
-    const report = await createManager({ executor, store }).resume("v2-run", { cwd: fixtures })
-      .result;
+    const report = await createManager({ cwd: process.cwd(), executor, store }).resume("v2-run", {
+      cwd: fixtures,
+    }).result;
     expect(executor.calls).toEqual([]);
     expect(report.reason).toBe("Stopped: the cost budget of $1 was reached ($1.5000 spent).");
     expect(report.subTasks.map((s) => [s.id, s.status])).toEqual([
@@ -157,7 +163,7 @@ describe("logs written by earlier versions", () => {
     expect(() => recoverRun(records, "v1-run")).toThrow(UnsupportedLogVersionError);
     const store = new MemoryRunStore();
     for (const record of records) await store.append("v1-run", record);
-    const error = await createManager({ executor: createFakeExecutor(), store })
+    const error = await createManager({ cwd: process.cwd(), executor: createFakeExecutor(), store })
       .resume("v1-run")
       .result.catch((e: unknown) => e);
     expect(UnsupportedLogVersionError.isInstance(error)).toBe(true);

@@ -2,7 +2,7 @@ import { buildDependencyContext } from "./dependency-context.js";
 import type { AttemptProcess, AttemptResult } from "./executor.js";
 import type { ProgressEntry } from "./progress-entry.js";
 import type { BudgetExhaustion, SubTaskMerge } from "./run-events.js";
-import type { RunReport, SubTaskStatus } from "./run-report.js";
+import type { RunReport, SubTaskFailure, SubTaskStatus } from "./run-report.js";
 import type { RunSettings } from "./run-settings.js";
 import type { SubTask } from "./sub-task.js";
 import type { TaskLedger } from "./task-ledger.js";
@@ -25,6 +25,8 @@ export interface SubTaskState {
   /** The last evaluation, or the entry it completed with. */
   entry: ProgressEntry | undefined;
   reason: string | null;
+  /** Why it failed, as a value, once it has. */
+  failure?: SubTaskFailure | undefined;
   /** Dependencies not completed yet; the sub-task is ready at 0. */
   waitingOn: number;
   /** Attempts in the current step of the escalation ladder. */

@@ -14,6 +14,8 @@ export class StopConditions {
   readonly signal: AbortSignal = this.controller.signal;
   cancelled = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Models already named in a `budget-unenforceable` event this session. */
+  private readonly unpricedNamed = new Set<string>();
   private unlisten: (() => void) | undefined;
 
   constructor(
@@ -67,6 +69,16 @@ export class StopConditions {
     if (maxTokens !== undefined && used >= maxTokens)
       await this.exhaust({ kind: "tokens", limit: maxTokens, used });
     const cost = spent.costUsd ?? 0;
+    const unnamed = (spent.unpricedModels ?? []).filter((m) => !this.unpricedNamed.has(m));
+    if (maxCostUsd !== undefined && unnamed.length > 0) {
+      for (const model of unnamed) this.unpricedNamed.add(model);
+      await this.recorder.record({
+        type: "budget-unenforceable",
+        kind: "cost",
+        limit: maxCostUsd,
+        unpricedModels: unnamed,
+      });
+    }
     if (maxCostUsd !== undefined && cost >= maxCostUsd)
       await this.exhaust({ kind: "cost", limit: maxCostUsd, used: cost });
   }

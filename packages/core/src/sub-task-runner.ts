@@ -8,6 +8,7 @@ import { replanStep } from "./plan-steps.js";
 import type { ProgressEntry } from "./progress-entry.js";
 import { buildSubTaskPrompt } from "./prompts.js";
 import type { RunContext } from "./run-context.js";
+import type { SubTaskFailure } from "./run-report.js";
 import { dependencyContextFor, type SubTaskState } from "./run-state.js";
 import { estimateTokens } from "./tokens.js";
 import { emptyUsage, totalTokens, type Usage } from "./usage.js";
@@ -109,18 +110,23 @@ export class SubTaskRunner {
           break;
         case "replan": {
           this.replansInFlight++;
-          let outcome: { failed: string | undefined; usage: Usage };
+          let outcome: Awaited<ReturnType<typeof replanStep>>;
           try {
             outcome = await replanStep(this.ctx, id, entry, decision.reason);
           } finally {
             this.replansInFlight--;
           }
           if (outcome.failed !== undefined)
-            await this.fail(s, `${decision.reason} ${outcome.failed}`, outcome.usage);
+            await this.fail(
+              s,
+              `${decision.reason} ${outcome.failed}`,
+              outcome.code ?? "replan-failed",
+              outcome.usage,
+            );
           return;
         }
         case "fail":
-          return this.fail(s, decision.reason);
+          return this.fail(s, decision.reason, decision.code);
       }
       await recorder.record({
         type: "sub-task-retrying",
@@ -267,15 +273,17 @@ export class SubTaskRunner {
     return this.fail(
       s,
       `Incomplete after ${s.attempts} attempt(s); not retried because ${stop.reason() ?? "the run stopped"}.`,
+      "run-stopping",
     );
   }
 
-  async fail(s: SubTaskState, reason: string, usage?: Usage): Promise<void> {
+  async fail(s: SubTaskState, reason: string, code: SubTaskFailure, usage?: Usage): Promise<void> {
     await this.ctx.recorder.record({
       type: "sub-task-failed",
       subTaskId: s.subTask.id,
       attempts: s.attempts,
       reason,
+      code,
       ...(usage && totalTokens(usage) > 0 ? { usage } : {}),
     });
     await this.skipDependents(s.subTask.id);

@@ -6,7 +6,15 @@ import { signalAttempt, type TrackedProcess } from "./process-tree.js";
 export interface WatchdogMessage {
   leader?: number;
   process?: TrackedProcess;
+  /** The environment entry every process of the attempt led by `leader` carries (its TMPDIR). */
+  marker?: string;
   release?: number;
+}
+
+/** What the watchdog knows of one attempt. */
+interface Guarded {
+  tracked: TrackedProcess[];
+  marker: string | undefined;
 }
 
 // The watchdog runs this package's own file: the compiled one, or the source when the host runs sources.
@@ -29,7 +37,7 @@ const killBusyOnExit = () => {
  */
 export class AttemptWatchdog {
   private child: ChildProcess | undefined;
-  private readonly attempts = new Map<number, TrackedProcess[]>();
+  private readonly attempts = new Map<number, Guarded>();
 
   constructor(private readonly graceMs: number) {}
 
@@ -38,17 +46,21 @@ export class AttemptWatchdog {
     this.started();
   }
 
-  /** Guards `process` as part of the attempt led by `leader`; call it in the tick that spawned it. */
-  watch(leader: number, process: TrackedProcess): void {
-    let tracked = this.attempts.get(leader);
-    if (tracked === undefined) {
-      tracked = [];
-      this.attempts.set(leader, tracked);
+  /**
+   * Guards `process` as part of the attempt led by `leader`; call it in the tick that spawned it.
+   * `marker`, given with the leader, finds every process of the attempt, even one started after
+   * the last `watch` (see `processesWithEnv`).
+   */
+  watch(leader: number, process: TrackedProcess, marker?: string): void {
+    let guarded = this.attempts.get(leader);
+    if (guarded === undefined) {
+      guarded = { tracked: [], marker };
+      this.attempts.set(leader, guarded);
       if (busy.size === 0) globalThis.process.on("exit", killBusyOnExit);
       busy.add(this);
     }
-    tracked.push(process);
-    this.send({ leader, process });
+    guarded.tracked.push(process);
+    this.send(marker === undefined ? { leader, process } : { leader, process, marker });
   }
 
   /** The attempt led by `leader` is over and its processes are gone (`undefined`: it never started). */
@@ -64,7 +76,9 @@ export class AttemptWatchdog {
 
   /** SIGKILL every attempt still guarded, synchronously. */
   killAllNow(): void {
-    for (const [leader, tracked] of this.attempts) signalAttempt(leader, tracked, "SIGKILL");
+    for (const [leader, { tracked, marker }] of this.attempts) {
+      signalAttempt(leader, tracked, "SIGKILL", marker);
+    }
   }
 
   private send(message: WatchdogMessage): void {

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, watch } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -76,12 +76,16 @@ describe.runIf(process.platform === "linux")("a library host killed with kill -9
       expect(watchdogs).toHaveLength(1);
 
       process.kill(child.pid as number, "SIGKILL");
+      const killedAt = performance.now();
       expect(await exited).toBe("SIGKILL");
       const left = await pollUntil(
         () => processesUnder(root),
         (pids) => pids.length === 0,
       );
       expect(left.map((pid) => `${pid} ${commandLineOf(pid)}`)).toEqual([]);
+      if (process.env.DEBUG_HOST_DEATH) {
+        console.log(`later kill: all gone ${Math.round(performance.now() - killedAt)} ms after it`);
+      }
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
       await killProcessesUnder(root);
@@ -89,6 +93,76 @@ describe.runIf(process.platform === "linux")("a library host killed with kill -9
       await rm(root, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it.each(["run", "run-server"])(
+    "leaves no tool process when killed the moment the tool starts (%s): found by the attempt's TMPDIR",
+    async (mode) => {
+      expect(existsSync(built), "run `npm run build` first").toBe(true);
+      const root = await mkdtemp(join(tmpdir(), "taskledger-host-moment-"));
+      const cwd = join(root, "work");
+      await mkdir(cwd);
+      // The attempt's directories (its TMPDIR, the marker) under `root` too.
+      await mkdir(join(root, "tmp"));
+      const server = await createModelServer({
+        replies: (request) =>
+          request.body && JSON.stringify(request.body).includes('"role":"tool"')
+            ? { hang: true }
+            : {
+                toolCalls: [
+                  {
+                    name: "bash",
+                    arguments: {
+                      command: "echo started > started.txt; sleep 45; echo bye > bye.txt",
+                      description: "wait",
+                    },
+                  },
+                ],
+              },
+      });
+      const child = spawn(process.execPath, [host, cwd, mode], {
+        cwd: root,
+        env: {
+          ...process.env,
+          TMPDIR: join(root, "tmp"),
+          TASKLEDGER_TEST_PROVIDER: JSON.stringify(scriptedOpencodeProvider(server)),
+        },
+        stdio: ["ignore", "ignore", "pipe"],
+      });
+      const exited = new Promise<NodeJS.Signals | null>((r) => child.on("exit", (_, s) => r(s)));
+      // Killed in the tick the tool's first command shows, before any scan of the host can see it.
+      const watcher = watch(cwd);
+      const killed = new Promise<number>((r) =>
+        watcher.on("change", (_, name) => {
+          if (name !== "started.txt") return;
+          watcher.close();
+          process.kill(child.pid as number, "SIGKILL");
+          r(performance.now());
+        }),
+      );
+      try {
+        const killedAt = await killed;
+        expect(await exited).toBe("SIGKILL");
+        const left = await pollUntil(
+          () => processesUnder(root),
+          (pids) => pids.length === 0,
+        );
+        expect(left.map((pid) => `${pid} ${commandLineOf(pid)}`)).toEqual([]);
+        // Not a timed assertion: the figure docs/reliability.md gives (`DEBUG_HOST_DEATH=1`).
+        if (process.env.DEBUG_HOST_DEATH) {
+          console.log(
+            `${mode}: all gone ${Math.round(performance.now() - killedAt)} ms after the kill`,
+          );
+        }
+      } finally {
+        watcher.close();
+        if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+        await killProcessesUnder(root);
+        await server.close();
+        await rm(root, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
 
   it("a finished attempt and an aborted one leave no watchdog behind in a host that lives on", async () => {
     expect(existsSync(built), "run `npm run build` first").toBe(true);

@@ -302,7 +302,7 @@ describe.concurrent.each(kinds)(
         { text: "Wrote out.txt." },
       ]);
       const cwd = await workDir();
-      const manager = createManager({ executor: make(server), maxRetries: 1 });
+      const manager = createManager({ cwd: process.cwd(), executor: make(server), maxRetries: 1 });
       const report = await manager.run("Write out.txt", { cwd });
       expect(report.status).toBe("completed");
       expect(report.subTasks[0]).toMatchObject({ status: "completed", attempts: 2 });

@@ -22,16 +22,22 @@ import {
 import { createAttemptRoot, removeDir, sweepStaleAttemptDirs } from "./attempt-temp-dir.js";
 import { AttemptWatchdog } from "./attempt-watchdog.js";
 import { createAttemptDirs, hermeticEnvironment, type OpencodeConfig } from "./hermetic-config.js";
+import { checkModels, explainUnknownModel, type ModelCheck, modelCheckFor } from "./model-check.js";
 import { resolveOpencodeBinary } from "./opencode-binary.js";
 import { type OpencodeEvent, parseOpencodeEvents } from "./opencode-events.js";
+import { opencodeVersion } from "./opencode-version.js";
 import { priceStep } from "./price-step.js";
 import { spawnGroup } from "./process-group.js";
 import { ProcessGuard } from "./process-guard.js";
-import { signalTracked, startTimeOf, type TrackedProcess } from "./process-tree.js";
+import {
+  attemptMarker,
+  reclaimProcesses,
+  startTimeOf,
+  type TrackedProcess,
+} from "./process-tree.js";
 import { Transcript } from "./transcript.js";
 
-/** The opencode release this package is built and tested against (its `opencode-ai` dependency). */
-export const opencodeVersion = "1.18.33";
+export { opencodeVersion } from "./opencode-version.js";
 
 export interface OpencodeExecutorOptions extends AttemptLimitOptions {
   /** `provider/model`, as opencode's `--model` takes it. */
@@ -82,10 +88,24 @@ export class OpencodeExecutor implements Executor {
   private swept: Promise<void> | undefined;
   /** Kills this executor's attempts if the host process dies while they run. */
   private readonly watchdog: AttemptWatchdog;
+  private readonly models: ModelCheck;
 
   constructor(private readonly options: OpencodeExecutorOptions) {
     checkExecutorOptions({ ...options }, []);
     this.watchdog = new AttemptWatchdog(this.settings().killGraceMs);
+    this.models = modelCheckFor(options, this.watchdog, () => {
+      this.binary ??= resolveOpencodeBinary(this.options.binaryPath);
+      return this.binary;
+    });
+  }
+
+  /** The opencode binary is there and knows every agent model the run may use; before a plan is paid for. */
+  async preflight(input: {
+    agentModels: readonly string[];
+    abortSignal: AbortSignal;
+  }): Promise<void> {
+    this.binary ??= resolveOpencodeBinary(this.options.binaryPath);
+    await checkModels(this.models, [this.options.model, ...input.agentModels], input.abortSignal);
   }
 
   /** Puts a process group the run starts beside its attempts (a check) under the watchdog too. */
@@ -99,7 +119,7 @@ export class OpencodeExecutor implements Executor {
    * process that still runs with the same start time, and its process group.
    */
   async reclaim(processes: readonly AttemptProcess[]): Promise<void> {
-    for (const process of processes) signalTracked(process, "SIGKILL");
+    await reclaimProcesses(processes, this.settings().killGraceMs);
   }
 
   async run(prompt: string, given: ExecuteOptions): Promise<AttemptResult> {
@@ -152,12 +172,13 @@ export class OpencodeExecutor implements Executor {
         transcript,
         settings,
       );
-      return this.result(transcript, end, started, {
+      const result = this.result(transcript, end, started, {
         model,
         pid,
         stderr,
         attemptDir: keep ? root : undefined,
       });
+      return await explainUnknownModel(result, this.models, model, options.abortSignal);
     } finally {
       // A kept directory keeps its config and data; what opencode left in its temp directory goes.
       await removeDir(keep ? join(root, "tmp") : root);
@@ -179,7 +200,7 @@ export class OpencodeExecutor implements Executor {
     try {
       const child = spawnGroup(binary, args, { cwd: options.cwd, env, stdin: prompt });
       pid = child.pid;
-      return await this.supervise(child, options, transcript, settings);
+      return await this.supervise(child, env, options, transcript, settings);
     } finally {
       this.watchdog.release(pid);
     }
@@ -187,6 +208,7 @@ export class OpencodeExecutor implements Executor {
 
   private async supervise(
     child: ChildProcess,
+    env: Record<string, string>,
     options: ExecuteOptions,
     transcript: Transcript,
     settings: AttemptSettings,
@@ -196,10 +218,12 @@ export class OpencodeExecutor implements Executor {
     const stderr = new HeadTailBuffer(0, settings.maxStderrChars);
     child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
     const end: ProcessEnd = { exitCode: null, signal: null };
+    // Every process of the attempt inherits its own TMPDIR: what finds one no scan has seen yet.
+    const marker = attemptMarker(env);
     const record = (process: TrackedProcess) => {
-      if (pid !== undefined) this.watchdog.watch(pid, process);
+      if (pid !== undefined) this.watchdog.watch(pid, process, marker);
       try {
-        options.onProcess?.(process);
+        options.onProcess?.(process.pid === pid ? { ...process, marker } : process);
       } catch {
         // A host listener's fault must not end the attempt.
       }
@@ -207,9 +231,11 @@ export class OpencodeExecutor implements Executor {
     const leaderStart = pid === undefined ? undefined : startTimeOf(pid);
     if (pid !== undefined && leaderStart !== undefined) record({ pid, startTime: leaderStart });
     // A leader already gone still leaves its group to guard.
-    else if (pid !== undefined) this.watchdog.watch(pid, { pid, startTime: "" });
+    else if (pid !== undefined) this.watchdog.watch(pid, { pid, startTime: "" }, marker);
     const guard =
-      pid === undefined ? undefined : new ProcessGuard(pid, settings.treePollMs, record);
+      pid === undefined
+        ? undefined
+        : new ProcessGuard(pid, settings.treePollMs, record, { marker });
     const stop = (reason: NonNullable<ProcessEnd["stoppedBy"]>) => {
       end.stoppedBy ??= reason;
       guard?.terminate(settings.killGraceMs);

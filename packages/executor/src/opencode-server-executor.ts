@@ -7,10 +7,12 @@ import { attemptSettings, checkExecutorOptions, checkModel } from "./attempt-set
 import { createAttemptRoot, removeDir, sweepStaleAttemptDirs } from "./attempt-temp-dir.js";
 import { AttemptWatchdog } from "./attempt-watchdog.js";
 import { createAttemptDirs, hermeticEnvironment } from "./hermetic-config.js";
+import { checkModels, explainUnknownModel, type ModelCheck, modelCheckFor } from "./model-check.js";
 import { resolveOpencodeBinary } from "./opencode-binary.js";
-import { type OpencodeExecutorOptions, opencodeVersion } from "./opencode-executor.js";
+import type { OpencodeExecutorOptions } from "./opencode-executor.js";
 import { OpencodeServer, type ServerStartFailure } from "./opencode-server.js";
-import { signalTracked } from "./process-tree.js";
+import { opencodeVersion } from "./opencode-version.js";
+import { reclaimProcesses } from "./process-tree.js";
 import { ServerPool } from "./server-pool.js";
 import { runServerSession } from "./server-session.js";
 import { Transcript } from "./transcript.js";
@@ -36,6 +38,7 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
   private swept: Promise<void> | undefined;
   private readonly watchdog: AttemptWatchdog;
   private readonly pool: ServerPool;
+  private readonly models: ModelCheck;
 
   constructor(private readonly options: OpencodeServerExecutorOptions) {
     checkExecutorOptions({ ...options }, [
@@ -46,6 +49,10 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
     ]);
     const settings = attemptSettings(options);
     this.watchdog = new AttemptWatchdog(settings.killGraceMs);
+    this.models = modelCheckFor(options, this.watchdog, () => {
+      this.binary ??= resolveOpencodeBinary(this.options.binaryPath);
+      return this.binary;
+    });
     this.pool = new ServerPool(
       Math.floor(options.poolSize ?? 4),
       (signal) => this.startServer(signal),
@@ -59,6 +66,15 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
     return this.pool.running;
   }
 
+  /** The opencode binary is there and knows every agent model the run may use; before a plan is paid for. */
+  async preflight(input: {
+    agentModels: readonly string[];
+    abortSignal: AbortSignal;
+  }): Promise<void> {
+    this.binary ??= resolveOpencodeBinary(this.options.binaryPath);
+    await checkModels(this.models, [this.options.model, ...input.agentModels], input.abortSignal);
+  }
+
   guard(process: AttemptProcess): () => void {
     this.watchdog.watch(process.pid, process);
     return () => this.watchdog.release(process.pid);
@@ -69,9 +85,8 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
    * executor's own running servers are spared (a run resumed in the same process as another).
    */
   async reclaim(processes: readonly AttemptProcess[]): Promise<void> {
-    for (const process of processes) {
-      if (!this.pool.owns(process)) signalTracked(process, "SIGKILL");
-    }
+    const theirs = processes.filter((process) => !this.pool.owns(process));
+    await reclaimProcesses(theirs, attemptSettings(this.options).killGraceMs);
   }
 
   /** Stops every server; the executor runs no attempt after this. */
@@ -119,7 +134,7 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
         }
       };
       // A manager that dies mid-attempt has the server recorded, so a resume stops it.
-      record({ pid: server.pid, startTime: server.startTime });
+      record({ pid: server.pid, startTime: server.startTime, marker: server.marker });
       end = await runServerSession({
         server,
         prompt,
@@ -135,12 +150,13 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
         record,
       });
       await server.cleanTemp();
-      return result(end, {
+      const ended = result(end, {
         pid: server.pid,
         serverUrl: server.url,
         ...(end.serverLost === undefined ? {} : { stderr: server.stderrText() }),
         ...(this.options.keepAttemptDirs ? { attemptDir: server.dirs.root } : {}),
       });
+      return await explainUnknownModel(ended, this.models, model, options.abortSignal);
     } finally {
       this.pool.release(server, end !== undefined && end.serverLost === undefined);
     }

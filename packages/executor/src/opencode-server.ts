@@ -11,6 +11,7 @@ import { freePort } from "./free-port.js";
 import type { AttemptDirs } from "./hermetic-config.js";
 import { spawnGroup } from "./process-group.js";
 import {
+  attemptMarker,
   processesWithEnv,
   signalAttempt,
   signalGroup,
@@ -48,6 +49,8 @@ export class OpencodeServer {
   private readonly exitListeners = new Set<(end: ProcessEnd) => void>();
   /** Every process seen under it (tool commands), so a stop kills them too. */
   readonly tracked: TrackedProcess[] = [];
+  /** The environment entry (its TMPDIR) that it and every process it starts carry. */
+  readonly marker: string;
 
   private constructor(
     private readonly child: ChildProcess,
@@ -61,7 +64,9 @@ export class OpencodeServer {
     readonly exited: Promise<ProcessEnd>,
     private readonly stderr: HeadTailBuffer,
     private readonly watchdog: AttemptWatchdog,
-  ) {}
+  ) {
+    this.marker = `TMPDIR=${dirs.tmp}`;
+  }
 
   /** Starts a server and waits for it to listen; bounded by `startTimeoutMs` and `signal`. */
   static async start(
@@ -77,7 +82,10 @@ export class OpencodeServer {
     input.watchdog.prepare();
     const child = spawnGroup(input.binary, args, { cwd: input.dirs.root, env, stdin: "" });
     const pid = child.pid;
-    if (pid !== undefined) input.watchdog.watch(pid, { pid, startTime: startTimeOf(pid) ?? "" });
+    const marker = attemptMarker(input.env);
+    if (pid !== undefined) {
+      input.watchdog.watch(pid, { pid, startTime: startTimeOf(pid) ?? "" }, marker);
+    }
     const stderr = new HeadTailBuffer(0, input.maxStderrChars);
     child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
     const exited = new Promise<ProcessEnd>((resolve) => {
@@ -175,7 +183,7 @@ export class OpencodeServer {
     this.tracked.push(process);
     // Tools of earlier attempts were killed when those ended; keep the list bounded.
     if (this.tracked.length > 1000) this.tracked.shift();
-    this.watchdog.watch(this.pid, process);
+    this.watchdog.watch(this.pid, process, this.marker);
   }
 
   /** What the server wrote to stderr (its tail). */
@@ -195,13 +203,12 @@ export class OpencodeServer {
 
   /** SIGKILL the server, its group and every process seen under it, now. */
   kill(): void {
-    signalAttempt(this.pid, this.tracked, "SIGKILL");
+    signalAttempt(this.pid, this.tracked, "SIGKILL", this.marker);
   }
 
-  /** SIGKILL what the server's tools left behind once it is gone (found by its TMPDIR). */
   /** SIGKILLs what its tools left running anywhere (found by its TMPDIR); returns them. */
   killOrphans(): TrackedProcess[] {
-    const orphans = processesWithEnv(`TMPDIR=${this.dirs.tmp}\0`);
+    const orphans = processesWithEnv(this.marker);
     for (const process of orphans) signalTracked(process, "SIGKILL");
     return orphans;
   }
@@ -209,7 +216,7 @@ export class OpencodeServer {
   /** SIGTERM, SIGKILL after `graceMs`; resolves once it has exited, and releases its guard. */
   async stop(graceMs: number): Promise<void> {
     if (this.ended === undefined) {
-      signalAttempt(this.pid, this.tracked, "SIGTERM");
+      signalAttempt(this.pid, this.tracked, "SIGTERM", this.marker);
       const timer = setTimeout(() => this.kill(), graceMs);
       await this.exited;
       clearTimeout(timer);

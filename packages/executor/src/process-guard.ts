@@ -1,6 +1,7 @@
 import {
   groupAlive,
   listDescendants,
+  processesWithEnv,
   signalAttempt,
   signalTracked,
   type TrackedProcess,
@@ -11,6 +12,8 @@ export interface ProcessGuardOptions {
   leaderStays?: boolean;
   /** Whether the leader has ended; default: its process group is gone. */
   leaderEnded?: () => boolean;
+  /** The environment entry every process of the attempt carries: finds those no scan has seen. */
+  marker?: string | undefined;
 }
 
 /**
@@ -63,7 +66,16 @@ export class ProcessGuard {
   }
 
   private signalAll(signal: NodeJS.Signals): void {
-    if (!this.options.leaderStays) signalAttempt(this.pid, this.tracked.values(), signal);
-    else for (const process of this.tracked.values()) signalTracked(process, signal);
+    const { leaderStays, marker } = this.options;
+    if (!leaderStays) signalAttempt(this.pid, this.tracked.values(), signal, marker);
+    else {
+      for (const process of this.tracked.values()) signalTracked(process, signal);
+      // The leader (a server serving more attempts) carries the marker too, and stays.
+      if (marker !== undefined) {
+        for (const process of processesWithEnv(marker)) {
+          if (process.pid !== this.pid) signalTracked(process, signal);
+        }
+      }
+    }
   }
 }

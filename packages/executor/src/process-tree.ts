@@ -47,24 +47,37 @@ export function groupAlive(pid: number): boolean {
 }
 
 /**
- * Signals all an attempt started: the process group its leader leads and every process tracked
- * under it. The one way an attempt is killed, by the executor, on the host's exit and by the
- * watchdog after the host's death.
+ * Signals all an attempt started: the process group its leader leads, every process tracked
+ * under it and, given the attempt's `marker` (an environment entry all its processes inherit),
+ * every live process that carries it, however recently started. The one way an attempt is
+ * killed, by the executor, on the host's exit and by the watchdog after the host's death.
  */
 export function signalAttempt(
   leader: number,
   tracked: Iterable<TrackedProcess>,
   signal: NodeJS.Signals,
+  marker?: string,
 ): void {
   signalGroup(leader, signal);
   for (const process of tracked) signalTracked(process, signal);
+  if (marker !== undefined)
+    for (const process of processesWithEnv(marker)) signalTracked(process, signal);
 }
 
-/** True while the attempt's group or any tracked process of it (the same process, not a reused pid) runs. */
-export function attemptAlive(leader: number, tracked: Iterable<TrackedProcess>): boolean {
-  if (groupAlive(leader)) return true;
-  for (const process of tracked) if (startTimeOf(process.pid) === process.startTime) return true;
-  return false;
+/**
+ * True while the attempt's group, any tracked process of it (the same process, not a reused pid)
+ * or any process carrying its `marker` runs; zombies waiting for a reaper do not count.
+ */
+export function attemptAlive(
+  leader: number,
+  tracked: Iterable<TrackedProcess>,
+  marker?: string,
+): boolean {
+  if (process.platform === "linux") {
+    if (procTable().some((row) => row.pgrp === leader && row.state !== "Z")) return true;
+  } else if (groupAlive(leader)) return true;
+  for (const process of tracked) if (isRunning(process)) return true;
+  return marker !== undefined && processesWithEnv(marker).length > 0;
 }
 
 /** Signals a tracked process (and its group, when it leads one) if it is still the same process. */
@@ -80,19 +93,19 @@ export function signalTracked(tracked: TrackedProcess, signal: NodeJS.Signals): 
 }
 
 /**
- * Live processes whose environment holds `marker` (Linux; elsewhere none): what a dead server's
- * tools left running, re-parented and so no longer its descendants, found by the directories
- * every process it started inherits.
+ * Live processes (Linux; elsewhere none) whose environment has the entry `marker` (`NAME=value`):
+ * an attempt's processes, found by the temp directory every process it starts inherits, wherever
+ * they were re-parented and whenever they started.
  */
 export function processesWithEnv(marker: string): TrackedProcess[] {
   if (process.platform !== "linux") return [];
   const found: TrackedProcess[] = [];
   for (const row of procTable()) {
-    if (row.pid === process.pid) continue;
+    if (row.pid === process.pid || row.state === "Z") continue;
     try {
-      if (readFileSync(`/proc/${row.pid}/environ`, "latin1").includes(marker)) {
+      const environ = readFileSync(`/proc/${row.pid}/environ`, "utf8");
+      if (environ.split("\0").includes(marker))
         found.push({ pid: row.pid, startTime: row.startTime });
-      }
     } catch {
       // Gone, or another user's.
     }
@@ -103,6 +116,10 @@ export function processesWithEnv(marker: string): TrackedProcess[] {
 interface Row {
   pid: number;
   ppid: number;
+  /** Process group; `ps` rows leave it 0. */
+  pgrp: number;
+  /** `Z` for a zombie; `ps` rows leave it "". */
+  state: string;
   startTime: string;
 }
 
@@ -127,7 +144,13 @@ function readStat(pid: number): Row | undefined {
     const text = readFileSync(`/proc/${pid}/stat`, "utf8");
     // The command name may hold spaces and parentheses; the fields after its last ')' do not.
     const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-    return { pid, ppid: Number(fields[1]), startTime: fields[19] ?? "" };
+    return {
+      pid,
+      ppid: Number(fields[1]),
+      pgrp: Number(fields[2]),
+      state: fields[0] ?? "",
+      startTime: fields[19] ?? "",
+    };
   } catch {
     return undefined;
   }
@@ -146,6 +169,8 @@ function psTable(): Row[] {
     .map((match) => ({
       pid: Number(match[1]),
       ppid: Number(match[2]),
+      pgrp: 0,
+      state: "",
       startTime: (match[3] ?? "").trim(),
     }));
 }
@@ -166,6 +191,33 @@ export function isRunning(tracked: TrackedProcess): boolean {
   } catch {
     return false;
   }
+}
+
+/** The environment entry that marks every process an attempt (or a server) started: its TMPDIR. */
+export function attemptMarker(env: Record<string, string | undefined>): string | undefined {
+  return env.TMPDIR === undefined ? undefined : `TMPDIR=${env.TMPDIR}`;
+}
+
+/**
+ * Kills what a dead host's attempts left: each recorded process still running with the same start
+ * time (and its group), and every process carrying a recorded marker, however late it started.
+ * Resolves once they are gone, or after `timeoutMs`.
+ */
+export async function reclaimProcesses(
+  processes: readonly (TrackedProcess & { marker?: string })[],
+  timeoutMs: number,
+): Promise<void> {
+  const killed: TrackedProcess[] = [];
+  for (const process of processes) {
+    signalTracked(process, "SIGKILL");
+    killed.push(process);
+    if (process.marker === undefined) continue;
+    for (const marked of processesWithEnv(process.marker)) {
+      signalTracked(marked, "SIGKILL");
+      killed.push(marked);
+    }
+  }
+  await waitForExit(killed, timeoutMs);
 }
 
 /** Resolves once none of `processes` runs, or after `timeoutMs`: a signal is delivered, not awaited. */

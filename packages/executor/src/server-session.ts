@@ -51,7 +51,7 @@ export async function runServerSession(input: SessionInput): Promise<ProcessEnd>
       server.track(process);
       input.record(process);
     },
-    { leaderStays: true, leaderEnded: () => server.ended !== undefined },
+    { leaderStays: true, leaderEnded: () => server.ended !== undefined, marker: server.marker },
   );
   let sessionId: string | undefined;
   let finish = () => {};

@@ -12,7 +12,7 @@ const tree = (await import(
 )) as typeof ProcessTree;
 
 const graceMs = Number(process.argv[2]) || 2000;
-const guarded = new Map<number, ProcessTree.TrackedProcess[]>();
+const guarded = new Map<number, { tracked: ProcessTree.TrackedProcess[]; marker?: string }>();
 
 // Detached from the host's terminal already; a stray hang-up or interrupt must not end the watch.
 for (const signal of ["SIGINT", "SIGHUP"] as const) process.on(signal, () => {});
@@ -27,21 +27,29 @@ lines.on("line", (line) => {
   }
   if (message.release !== undefined) guarded.delete(message.release);
   else if (message.leader !== undefined && message.process !== undefined) {
-    const list = guarded.get(message.leader) ?? [];
-    list.push(message.process);
-    guarded.set(message.leader, list);
+    const attempt = guarded.get(message.leader) ?? { tracked: [] };
+    attempt.tracked.push(message.process);
+    if (message.marker !== undefined) attempt.marker = message.marker;
+    guarded.set(message.leader, attempt);
   }
 });
 lines.on("close", () => {
   if (guarded.size === 0) process.exit(0);
-  // The host is gone with attempts still running: end them, SIGKILL after the grace.
-  for (const [leader, tracked] of guarded) tree.signalAttempt(leader, tracked, "SIGTERM");
+  // The host is gone with attempts still running: end them, SIGKILL after the grace. Each round
+  // looks again for the attempts' marked processes, so one forked since the last is signalled too.
+  const signalAll = (signal: NodeJS.Signals) => {
+    for (const [leader, { tracked, marker }] of guarded) {
+      tree.signalAttempt(leader, tracked, signal, marker);
+    }
+  };
+  signalAll("SIGTERM");
   const deadline = Date.now() + graceMs;
-  const check = setInterval(() => {
-    const alive = [...guarded].filter(([leader, tracked]) => tree.attemptAlive(leader, tracked));
-    if (alive.length > 0 && Date.now() < deadline) return;
-    for (const [leader, tracked] of alive) tree.signalAttempt(leader, tracked, "SIGKILL");
-    clearInterval(check);
-    process.exit(0);
+  setInterval(() => {
+    const alive = [...guarded].some(([leader, { tracked, marker }]) =>
+      tree.attemptAlive(leader, tracked, marker),
+    );
+    // Bounded: a process stuck in the kernel past the grace and 5 s more is left.
+    if (!alive || Date.now() > deadline + 5000) process.exit(0);
+    signalAll(Date.now() < deadline ? "SIGTERM" : "SIGKILL");
   }, 50);
 });

@@ -181,6 +181,39 @@ describe("git worktree isolation", () => {
     noWorktreesLeft(repo, report.runId);
   });
 
+  it("names no branch it never made: a run with nothing completed, and a cancelled one, say why instead", async () => {
+    const repo = makeRepo({ "README.md": "hello\n" });
+    const failing = scriptedWorkExecutor({
+      bad: async () => ({ outcome: "error", error: "provider failed" }),
+    });
+    const failed = await runIn(repo, failing, { subTasks: [task("bad")] }, { maxRetries: 0 })
+      .result;
+    expect(failed.status).toBe("failed");
+    expect(failed.workspace).toEqual({
+      isolation: "worktree",
+      applied: false,
+      note: "Nothing to apply: no sub-task completed.",
+    });
+
+    const controller = new AbortController();
+    const waiting = scriptedWorkExecutor({
+      slow: async () => {
+        controller.abort();
+        return { outcome: "cancelled" };
+      },
+    });
+    const cancelled = await createManager({ executor: waiting, cwd: repo }).run("x", {
+      plan: { subTasks: [task("slow")] },
+      abortSignal: controller.signal,
+    });
+    expect(cancelled.status).toBe("cancelled");
+    expect(cancelled.workspace?.branch).toBeUndefined();
+    expect(cancelled.workspace?.note).toContain("No branch made: the run was cancelled");
+    for (const runId of [failed.runId, cancelled.runId]) {
+      expect(sh(repo, "branch", "--list", `taskledger/${runId}`)).toBe("");
+    }
+  });
+
   it("a reused worktree holds nothing of the attempt before it, not even ignored files", async () => {
     const repo = makeRepo({ ".gitignore": "*.log\n", "keep.txt": "keep\n" });
     const seen: string[][] = [];

@@ -176,6 +176,7 @@ describe("telemetry without a registered provider", () => {
     const telemetry = createTelemetry();
     const store = new MemoryRunStore();
     const manager = createManager({
+      cwd: process.cwd(),
       executor: createFakeExecutor({ fallback: { type: "success", text: "done" } }),
       store,
     });

@@ -1,7 +1,7 @@
 // A library host for host-death.test.ts, on the built executor. Run with
-// `node attempt-host.ts <cwd> [run|finish|idle-server]`, the opencode provider config as JSON in
-// TASKLEDGER_TEST_PROVIDER. `run`: one attempt, each process it starts printed as a JSON line,
-// until the host is killed. `finish`: one attempt to its end and one aborted as soon as it starts,
+// `node attempt-host.ts <cwd> [run|run-server|finish|idle-server]`, the opencode provider config as
+// JSON in TASKLEDGER_TEST_PROVIDER. `run`: one attempt, each process it starts printed as a JSON
+// line, until the host is killed (`run-server`: the same on the server executor). `finish`: one attempt to its end and one aborted as soon as it starts,
 // then `{"done":true}`, and the host stays up until it is killed. `idle-server`: one attempt on the
 // server executor to its end, then `{"done":true,…}` with the server's pid, the server left idle
 // and the host up until it is killed.
@@ -16,7 +16,7 @@ const settings = {
   timeoutMs: 600_000,
 };
 const executor =
-  mode === "idle-server"
+  mode === "idle-server" || mode === "run-server"
     ? createOpencodeServerExecutor(settings)
     : createOpencodeExecutor(settings);
 const options: ExecuteOptions = {
@@ -33,7 +33,7 @@ const options: ExecuteOptions = {
   abortSignal: new AbortController().signal,
   onProcess: print,
 };
-if (mode === "run") await executor.run("Wait", options);
+if (mode === "run" || mode === "run-server") await executor.run("Wait", options);
 else if (mode === "idle-server") {
   const finished = await executor.run("Say done", { ...options, onProcess: () => {} });
   print({ done: true, outcome: finished.outcome, serverPid: finished.details?.pid });

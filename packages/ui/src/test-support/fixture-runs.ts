@@ -15,6 +15,7 @@ export async function storeRun(
   host: Record<string, unknown> = { provider: "openai", model: "m", agentModel: "openai/a" },
 ): Promise<RunReport> {
   const manager = createManager({
+    cwd: process.cwd(),
     executor: createFakeExecutor({
       script: ({ subTaskId }) => (typeof attempt === "function" ? attempt(subTaskId) : attempt),
     }),
