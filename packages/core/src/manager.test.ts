@@ -373,7 +373,7 @@ describe("retries", () => {
       },
     };
     const events: RunEvent[] = [];
-    const report = await createManager({ executor, evaluator }).run("x", {
+    const report = await createManager({ cwd: process.cwd(), executor, evaluator }).run("x", {
       plan: { subTasks: [task("a")] },
       onEvent: (e) => events.push(e),
     });

@@ -189,11 +189,12 @@ describe("git worktree isolation", () => {
     const failed = await runIn(repo, failing, { subTasks: [task("bad")] }, { maxRetries: 0 })
       .result;
     expect(failed.status).toBe("failed");
-    expect(failed.workspace).toEqual({
+    expect(failed.workspace).toMatchObject({
       isolation: "worktree",
       applied: false,
       note: "Nothing to apply: no sub-task completed.",
     });
+    expect(failed.workspace?.branch).toBeUndefined();
 
     const controller = new AbortController();
     const waiting = scriptedWorkExecutor({
