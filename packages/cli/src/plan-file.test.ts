@@ -1,10 +1,9 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createModelServer, type ModelServer, roleOf, scriptByRole } from "@taskledger/testing";
+import { createModelServer, type ModelServer } from "@taskledger/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
-import type { JsonReport } from "./json-report.js";
 import { compatibleProviderId } from "./runtime.js";
 import { captureIo, compatibleArgs } from "./test-support/cli-harness.js";
 
@@ -46,33 +45,8 @@ const runArgs = (baseURL: string, dir: string, file: string) => [
   `${compatibleProviderId}/agent`,
 ];
 
+// Running a given plan (no planning call) is checked end to end in queue-run.test.ts.
 describe("taskledger run --plan FILE", () => {
-  it("runs the Task Ledger in the file without a planning call, and without a request", async () => {
-    const { dir, file } = planIn({ subTasks: [step("a")] });
-    server = await createModelServer({
-      replies: scriptByRole({
-        judge: {
-          text: JSON.stringify({
-            completed: true,
-            summary: "a.txt written",
-            outputData: "",
-            feedback: "",
-          }),
-        },
-        agent: [
-          { toolCalls: [{ name: "write", arguments: { filePath: "a.txt", content: "a\n" } }] },
-          { text: "Wrote a.txt." },
-        ],
-      }),
-    });
-    const t = captureIo();
-    const code = await runCli(runArgs(server.openaiBaseURL, dir, file), t.io);
-    expect(code, t.err()).toBe(0);
-    expect((JSON.parse(t.out()) as JsonReport).status).toBe("completed");
-    expect(readFileSync(join(dir, "a.txt"), "utf8")).toBe("a\n");
-    expect(server.requests.map(roleOf)).not.toContain("plan");
-  }, 60_000);
-
   it("refuses a plan that is invalid with the errors a generated one gets, and a file that is not JSON", async () => {
     server = await createModelServer({ replies: [] });
     const cyclic = planIn({ subTasks: [step("a", ["b"]), step("b", ["a"])] });

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { RunEvent } from "@taskledger/core";
@@ -312,15 +312,18 @@ describe.runIf(enabled && process.platform === "linux")(
       expect(worker.child.exitCode).toBeNull();
     }, 120_000);
 
-    it("with no worker running, the run fails after --worker-wait saying no worker took the attempt", async () => {
+    it("with no worker running, a run of a given plan (--plan FILE, no planning call) fails after --worker-wait saying no worker took the attempt", async () => {
       const setup = setUp(["a"]);
       server = await createModelServer({ replies: replies(setup.plan) });
-      const { code, t } = await run(setup, undefined, ["--worker-wait", "300"]);
+      const planFile = join(setup.root, "plan.json");
+      writeFileSync(planFile, JSON.stringify(setup.plan));
+      const { code, t } = await run(setup, undefined, ["--worker-wait", "300", "--plan", planFile]);
       expect(code).toBe(1);
       expect((JSON.parse(t.out()) as JsonReport).status).toBe("failed");
-      expect(t.err()).toContain("No worker took the attempt");
+      expect(t.err()).toMatch(/No worker took the attempt \(job \S+\.a\.1\)/);
       expect(t.err()).toContain(`taskledger worker --redis ${redis.url}`);
-      expect(server.requests.map(roleOf)).toEqual(["plan"]);
+      // The plan in the file ran as given: the model was never asked for one.
+      expect(server.requests).toHaveLength(0);
     }, 60_000);
 
     it("an unreachable Redis ends the run with a queue error after --redis-timeout, and the process exits", async () => {

@@ -106,6 +106,12 @@ describe.runIf(browserTests)("taskledger run --ui", () => {
     const { exit, page } = await start([...args, "--yes"], t.io, t.out);
     await page.locator('g.node[data-id="library"][data-status="running"]').waitFor();
     expect(await statuses(page)).toMatchObject({ tests: "pending", docs: "pending" });
+    // What its agent did last shows on the running node (its judge takes a moment here).
+    await expect
+      .poll(() => page.locator('g.node[data-id="library"] text.activity').textContent(), {
+        timeout: 10_000,
+      })
+      .toMatch(/\S/);
     if (screenshots) await page.screenshot({ path: join(screenshots, "run-running.png") });
     await page.locator('g.node[data-id="library"][data-status="completed"]').waitFor();
     expect(await exit).toBe(0);
