@@ -57,16 +57,21 @@ afterAll(async () => {
 });
 
 describe("the packed packages", () => {
-  it("ship dist and types, not tests", async () => {
-    const { stdout } = await run("npm", ["pack", "--dry-run", "--json", "-w", "packages/core"], {
+  it("ship dist and types, a README and a LICENSE, not tests or test support", async () => {
+    const workspaces = packages.flatMap((p) => ["-w", `packages/${p}`]);
+    const { stdout } = await run("npm", ["pack", "--dry-run", "--json", ...workspaces], {
       cwd: root,
     });
-    const files = (JSON.parse(stdout) as { files: { path: string }[] }[])[0]!.files.map(
-      (f) => f.path,
-    );
-    expect(files).toContain("dist/index.js");
-    expect(files).toContain("dist/index.d.ts");
-    expect(files.some((f) => f.endsWith(".test.ts") || f.endsWith(".test.js"))).toBe(false);
+    for (const packed of JSON.parse(stdout) as { name: string; files: { path: string }[] }[]) {
+      const files = packed.files.map((f) => f.path);
+      expect(files, packed.name).toEqual(
+        expect.arrayContaining(["dist/index.js", "dist/index.d.ts", "README.md", "LICENSE"]),
+      );
+      const stray = files.filter(
+        (f) => f.endsWith(".test.ts") || f.endsWith(".test.js") || f.includes("test-support/"),
+      );
+      expect(stray, packed.name).toEqual([]);
+    }
   });
 
   it("import as ESM in a fresh project and run a scripted request", async () => {
