@@ -9,8 +9,14 @@ export {
   type CheckContext,
   type Checker,
   type CheckResult,
+  type CommandCheckerOptions,
+  commandChecker,
   createEvaluator,
   type EvaluatorOptions,
+  type FileMatchesOptions,
+  fileExistsChecker,
+  fileMatchesChecker,
+  finishReasonChecker,
 } from "@taskledger/evaluator";
 export {
   createOpencodeExecutor,

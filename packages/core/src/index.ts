@@ -105,6 +105,7 @@ export {
   type RunReport,
   type RunStatus,
   runReportSchema,
+  runReportVersion,
   runStatusSchema,
   type SubTaskFailure,
   type SubTaskReport,

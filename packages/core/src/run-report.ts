@@ -65,7 +65,12 @@ export const subTaskReportSchema = z.object({
 });
 export type SubTaskReport = z.infer<typeof subTaskReportSchema>;
 
+/** The shape of `RunReport`; it changes only if a field is removed or changes meaning. */
+export const runReportVersion = 1;
+
 export const runReportSchema = z.object({
+  /** `runReportVersion` when the report was made (absent in reports logged before it existed). */
+  version: z.literal(runReportVersion).optional(),
   runId: z.string(),
   request: z.string(),
   status: runStatusSchema,
