@@ -8,7 +8,8 @@ import { createManager, type SubTaskInput, totalTokens } from "@taskledger/core"
 import { createEvaluator } from "@taskledger/evaluator";
 import { createModel } from "@taskledger/llm";
 import { createFakeExecutor, createModelServer } from "@taskledger/testing";
-import { type JsonReport, runCli } from "taskledger";
+import type { JsonReport } from "taskledger";
+import { runCli } from "taskledger/cli";
 
 // The runs work in an empty directory of their own, never in this repository.
 const benchDir = mkdtempSync(join(tmpdir(), "taskledger-bench-"));

@@ -4,6 +4,7 @@ import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { benchDigest } from "./digest.ts";
+import { benchImportCost } from "./import-cost.ts";
 import { benchMakespan } from "./makespan.ts";
 import { demoOverhead, scriptedOverhead } from "./manager-overhead.ts";
 import { benchQueue, benchQueueOpencode } from "./queue-makespan.ts";
@@ -150,6 +151,17 @@ for (const r of await benchQueueOpencode()) {
     `${r.subTasks} independent sub-tasks, ${r.workers} worker process(es) on this machine`,
     `${fixed(r.makespanMs / 1000, 1)} s`,
     `critical path (longest attempt) ${fixed(r.criticalPathMs / 1000, 1)} s, mean attempt ${fixed(r.meanAttemptMs / 1000, 1)} s: more workers on the same 2 cores make each attempt slower`,
+  );
+}
+
+const imports = await benchImportCost();
+const floor = imports.find((r) => r.target === "node:fs");
+for (const r of imports.filter((r) => r !== floor)) {
+  add(
+    "10. import cost",
+    `import("${r.target}")`,
+    `${fixed(r.ms, 0)} ms, ${fixed(r.rssMb, 0)} MB RSS`,
+    `median of 5 fresh processes; a bare Node process is ${fixed(floor?.rssMb ?? 0, 0)} MB`,
   );
 }
 

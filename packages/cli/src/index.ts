@@ -1,5 +1,7 @@
-// `taskledger` is the one package a host needs: core's API, the providers, the opencode executor,
-// the evaluator, telemetry, the queue of attempts for workers, and the command line.
+// `taskledger` is the one package a library host needs: core's API, the providers, the opencode
+// executors, the evaluator and telemetry. The command line (`taskledger/cli`) and the queue of
+// attempts for workers (`taskledger/queue`) are entry points of their own, so importing this one
+// loads neither them nor the page or the testing kit.
 export * from "@taskledger/core";
 export {
   allOf,
@@ -7,8 +9,14 @@ export {
   type CheckContext,
   type Checker,
   type CheckResult,
+  type CommandCheckerOptions,
+  commandChecker,
   createEvaluator,
   type EvaluatorOptions,
+  type FileMatchesOptions,
+  fileExistsChecker,
+  fileMatchesChecker,
+  finishReasonChecker,
 } from "@taskledger/evaluator";
 export {
   createOpencodeExecutor,
@@ -16,7 +24,7 @@ export {
   type OpencodeExecutorOptions,
   type OpencodeServerExecutorOptions,
 } from "@taskledger/executor";
-export { commitDiff, gitWorkspaces } from "@taskledger/git-workspace";
+export { commitDiff, type GitWorkspaceOptions, gitWorkspaces } from "@taskledger/git-workspace";
 export {
   type CreateModelOptions,
   createModel,
@@ -28,20 +36,10 @@ export {
   type Provider,
 } from "@taskledger/llm";
 export {
-  type AttemptWorker,
-  type AttemptWorkerOptions,
-  createQueueExecutor,
-  type QueueExecutor,
-  type QueueExecutorOptions,
-  startAttemptWorker,
-} from "@taskledger/queue";
-export {
   createTelemetry,
   type ResumeTraceOptions,
   type Telemetry,
   type TelemetryOptions,
 } from "@taskledger/telemetry";
-export { runCli } from "./cli.js";
-export { type CliIo, exitCodes } from "./cli-io.js";
 export { createManager } from "./create-manager.js";
 export { type JsonReport, toJsonReport } from "./json-report.js";

@@ -51,16 +51,21 @@ afterAll(async () => {
 });
 
 describe("the packed packages", () => {
-  it("ship dist and types, not tests", async () => {
-    const { stdout } = await run("npm", ["pack", "--dry-run", "--json", "-w", "packages/core"], {
+  it("ship dist and types, a README and a LICENSE, not tests or test support", async () => {
+    const workspaces = packages.flatMap((p) => ["-w", `packages/${p}`]);
+    const { stdout } = await run("npm", ["pack", "--dry-run", "--json", ...workspaces], {
       cwd: root,
     });
-    const files = (JSON.parse(stdout) as { files: { path: string }[] }[])[0]!.files.map(
-      (f) => f.path,
-    );
-    expect(files).toContain("dist/index.js");
-    expect(files).toContain("dist/index.d.ts");
-    expect(files.some((f) => f.endsWith(".test.ts") || f.endsWith(".test.js"))).toBe(false);
+    for (const packed of JSON.parse(stdout) as { name: string; files: { path: string }[] }[]) {
+      const files = packed.files.map((f) => f.path);
+      expect(files, packed.name).toEqual(
+        expect.arrayContaining(["dist/index.js", "dist/index.d.ts", "README.md", "LICENSE"]),
+      );
+      const stray = files.filter(
+        (f) => f.endsWith(".test.ts") || f.endsWith(".test.js") || f.includes("test-support/"),
+      );
+      expect(stray, packed.name).toEqual([]);
+    }
   });
 
   it("import as ESM in a fresh project and run a scripted request", async () => {
@@ -70,8 +75,8 @@ describe("the packed packages", () => {
       import { createModel } from "@taskledger/llm";
       import { createOpencodeExecutor } from "@taskledger/executor";
       import { createEvaluator } from "@taskledger/evaluator";
-      import { createQueueExecutor } from "@taskledger/queue";
-      import { runCli } from "taskledger";
+      import { createQueueExecutor } from "taskledger/queue";
+      import { runCli } from "taskledger/cli";
       for (const f of [createModel, createOpencodeExecutor, createEvaluator, createQueueExecutor, runCli]) if (typeof f !== "function") throw new Error("missing export");
       const manager = createManager({ cwd: process.cwd(), executor: createFakeExecutor({ fallback: { type: "success" } }) });
       const report = await manager.run("Fix the typo", {});
@@ -80,6 +85,22 @@ describe("the packed packages", () => {
     await writeFile(join(project, "esm.mjs"), script);
     const { stdout } = await run(process.execPath, ["esm.mjs"], { cwd: project });
     expect(stdout.trim()).toBe("completed function");
+  });
+
+  it("import taskledger as a library without the command line, the queue, the page, the testing kit or a provider SDK", async () => {
+    // Every module the import resolves is noted; the heavy ones must not be among them.
+    const script = `
+      import { registerHooks } from "node:module";
+      const seen = [];
+      registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); seen.push(r.url); return r; } });
+      const lib = await import("taskledger");
+      if (typeof lib.createManager !== "function" || typeof lib.createModel !== "function") throw new Error("missing export");
+      const heavy = /node_modules[/](bullmq|ioredis|commander|@taskledger[/](ui|testing|queue)|@anthropic-ai|openai|@google[/]genai|@opencode-ai|@pydantic|@opentelemetry[/](exporter|sdk))[/]/;
+      console.log(JSON.stringify([...new Set(seen.filter((url) => heavy.test(url)).map((url) => url.slice(url.lastIndexOf("node_modules/") + 13)))]));
+    `;
+    await writeFile(join(project, "light.mjs"), script);
+    const { stdout } = await run(process.execPath, ["light.mjs"], { cwd: project });
+    expect(JSON.parse(stdout.trim())).toEqual([]);
   });
 
   it("serve the page from the built assets they ship, with nothing fetched from elsewhere", async () => {
@@ -166,7 +187,7 @@ describe("the packed packages", () => {
     const source = `
       import { createManager, type RunReport } from "@taskledger/core";
       import { createFakeExecutor } from "@taskledger/testing";
-      const manager = createManager({ cwd: process.cwd(), executor: createFakeExecutor() });
+      const manager = createManager({ cwd: ".", executor: createFakeExecutor() });
       export const report: Promise<RunReport> = manager.run("x");
     `;
     await writeFile(join(project, "consumer.ts"), source);

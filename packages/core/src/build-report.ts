@@ -1,4 +1,9 @@
-import type { RunReport, RunStatus, SubTaskReport } from "./run-report.js";
+import {
+  type RunReport,
+  type RunStatus,
+  runReportVersion,
+  type SubTaskReport,
+} from "./run-report.js";
 import type { RunState, SubTaskState } from "./run-state.js";
 import { addUsage } from "./usage.js";
 
@@ -48,6 +53,7 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
   const { manager, agents } = state.usage;
   const workspace = workspaceReport(state, context.cancelled);
   return {
+    version: runReportVersion,
     runId: state.runId,
     request: state.request,
     status,

@@ -26,6 +26,10 @@ const event = (seq: number): RunEvent => ({
 });
 
 describe("FileRunStore", () => {
+  it("names its directory absolute, so a relative one reads the same in every message", () => {
+    expect(new FileRunStore("runs").directory).toBe(join(process.cwd(), "runs"));
+  });
+
   it("appends records and reads them back in order", async () => {
     const store = new FileRunStore(join(dir, "nested"));
     await store.append("run1", event(0));

@@ -1,5 +1,5 @@
 import { type FileHandle, open, readFile, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { ensureDirectory } from "./ensure-directory.js";
 import { StoreError } from "./errors.js";
 import { isProcessAlive } from "./process-dirs.js";
@@ -17,7 +17,12 @@ export class FileRunStore implements RunStore {
   readonly #mended = new Set<string>();
   #directoryMade: Promise<void> | undefined;
 
-  constructor(readonly directory: string) {}
+  /** Absolute (resolved at construction), so its errors name the directory the same from anywhere. */
+  readonly directory: string;
+
+  constructor(directory: string) {
+    this.directory = resolve(directory);
+  }
 
   async append(runId: string, record: RunEvent): Promise<void> {
     const path = this.pathOf(runId);

@@ -102,6 +102,7 @@ export {
   type RunReport,
   type RunStatus,
   runReportSchema,
+  runReportVersion,
   runStatusSchema,
   type SubTaskFailure,
   type SubTaskReport,

@@ -158,6 +158,22 @@ describe("planning", () => {
   });
 });
 
+describe("the report", () => {
+  it("has a version, and a cancel's own words in its reason", async () => {
+    const controller = new AbortController();
+    const executor = createFakeExecutor({ fallback: { type: "hang" } });
+    const run = createManager({ cwd: process.cwd(), executor }).start("x", {
+      plan: { subTasks: [task("a")] },
+      abortSignal: controller.signal,
+    });
+    run.on("sub-task-started", () => controller.abort("the user closed the window"));
+    const report = await run.result;
+    expect(report.version).toBe(1);
+    expect(report.status).toBe("cancelled");
+    expect(report.reason).toBe("Stopped: the run was cancelled: the user closed the window.");
+  });
+});
+
 describe("declared checks", () => {
   it("core's default evaluator runs none, so a plan declaring them is refused before any attempt; a given evaluator takes them", async () => {
     const checked = {

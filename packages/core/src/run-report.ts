@@ -65,6 +65,9 @@ export const subTaskReportSchema = z.object({
 });
 export type SubTaskReport = z.infer<typeof subTaskReportSchema>;
 
+/** The shape of `RunReport`; it changes only if a field is removed or changes meaning. */
+export const runReportVersion = 1;
+
 const slotPreparationSchema = z.object({
   slot: z.number().int(),
   reason: z.enum(["new", "inputs-changed"]),
@@ -84,6 +87,8 @@ const slotPreparationSchema = z.object({
 });
 
 export const runReportSchema = z.object({
+  /** `runReportVersion` when the report was made (absent in reports logged before it existed). */
+  version: z.literal(runReportVersion).optional(),
   runId: z.string(),
   request: z.string(),
   status: runStatusSchema,

@@ -2,6 +2,7 @@ import type { BudgetExhaustion } from "./run-events.js";
 import type { RunRecorder } from "./run-recorder.js";
 import type { RunBudget } from "./run-settings.js";
 import { elapsedMs } from "./run-state.js";
+import { oneLine } from "./text-clip.js";
 import { addUsage, totalTokens } from "./usage.js";
 
 /**
@@ -13,6 +14,8 @@ export class StopConditions {
   /** Aborted when attempts and model calls must stop now. */
   readonly signal: AbortSignal = this.controller.signal;
   cancelled = false;
+  /** The host's own words for its cancel (`controller.abort(reason)`), when it gave some. */
+  private cancelReason: string | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** Models already named in a `budget-unenforceable` event this session. */
   private readonly unpricedNamed = new Set<string>();
@@ -27,6 +30,7 @@ export class StopConditions {
   start(userSignal: AbortSignal | undefined): void {
     const onUserAbort = () => {
       this.cancelled = true;
+      this.cancelReason = describeAbortReason(userSignal?.reason);
       this.controller.abort(userSignal?.reason);
     };
     if (userSignal?.aborted) onUserAbort();
@@ -102,7 +106,11 @@ export class StopConditions {
   reason(): string | undefined {
     if (!this.stopping()) return undefined;
     const { planRejected, budgetStop } = this.recorder.state;
-    if (this.cancelled) return "the run was cancelled";
+    if (this.cancelled) {
+      return this.cancelReason
+        ? `the run was cancelled: ${this.cancelReason}`
+        : "the run was cancelled";
+    }
     if (planRejected !== undefined) return `the plan was rejected in review (${planRejected})`;
     if (budgetStop?.kind === "tokens")
       return `the token budget of ${budgetStop.limit} was reached (${budgetStop.used} used)`;
@@ -111,4 +119,12 @@ export class StopConditions {
       return `the cost budget of $${budgetStop.limit} was reached ($${budgetStop.used.toFixed(4)} spent)`;
     return "the run stopped";
   }
+}
+
+/** A host's abort reason as words: a string or an Error's message; the platform's default says nothing. */
+function describeAbortReason(reason: unknown): string | undefined {
+  if (typeof reason === "string") return oneLine(reason, 300) || undefined;
+  if (reason instanceof Error && reason.name !== "AbortError")
+    return oneLine(reason.message, 300) || undefined;
+  return undefined;
 }

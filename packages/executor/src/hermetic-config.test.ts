@@ -59,8 +59,10 @@ describe("hermetic config", () => {
           TMPDIR: "/tmp",
           ANTHROPIC_API_KEY: "k",
         },
-        extra: { EXTRA: "1" },
+        // process.env's type: an unset entry is left out, never written as "undefined".
+        extra: { EXTRA: "1", UNSET: undefined },
       });
+      expect("UNSET" in env).toBe(false);
       expect(env).toMatchObject({
         PATH: "/bin",
         ANTHROPIC_API_KEY: "k",

@@ -130,7 +130,7 @@ export function buildRunEnv(input: {
   inheritGlobalConfig: boolean;
   projectConfig: boolean;
   base: NodeJS.ProcessEnv;
-  extra: Record<string, string> | undefined;
+  extra: Record<string, string | undefined> | undefined;
 }): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(input.base)) {
@@ -163,7 +163,9 @@ export function buildRunEnv(input: {
     });
   }
   if (!input.projectConfig) env.OPENCODE_DISABLE_PROJECT_CONFIG = "1";
-  Object.assign(env, input.extra);
+  for (const [key, value] of Object.entries(input.extra ?? {})) {
+    if (value !== undefined) env[key] = value;
+  }
   return env;
 }
 
@@ -178,7 +180,7 @@ export interface HermeticOptions {
   inheritGlobalConfig?: boolean;
   projectConfig?: boolean;
   inheritEnv?: boolean;
-  env?: Record<string, string>;
+  env?: Record<string, string | undefined>;
 }
 
 /** An attempt's config and environment, the same for the CLI and the server executor. */

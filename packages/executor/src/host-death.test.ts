@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { AttemptProcess } from "@taskledger/core";
 import {
+  afterToolResult,
   commandLineOf,
   createModelServer,
   killProcessesUnder,
@@ -17,6 +18,16 @@ import { describe, expect, it } from "vitest";
 const host = resolve(import.meta.dirname, "test-support/attempt-host.ts");
 const built = resolve(import.meta.dirname, "../dist/index.js");
 
+/** A model server whose agent runs `command` with its bash tool, and is never answered after. */
+function bashThenHang(command: string) {
+  return createModelServer({
+    replies: (request) =>
+      afterToolResult(request)
+        ? { hang: true }
+        : { toolCalls: [{ name: "bash", arguments: { command, description: "wait" } }] },
+  });
+}
+
 describe.runIf(process.platform === "linux")("a library host killed with kill -9", () => {
   it("leaves no attempt process: the watchdog kills opencode and its tool, then exits", async () => {
     expect(existsSync(built), "run `npm run build` first").toBe(true);
@@ -24,19 +35,7 @@ describe.runIf(process.platform === "linux")("a library host killed with kill -9
     const cwd = join(root, "work");
     await mkdir(cwd);
     // The agent starts a command that would run for five minutes; its next call never comes.
-    const server = await createModelServer({
-      replies: (request) =>
-        request.body && JSON.stringify(request.body).includes('"role":"tool"')
-          ? { hang: true }
-          : {
-              toolCalls: [
-                {
-                  name: "bash",
-                  arguments: { command: "echo $$ > pid.txt; exec sleep 300", description: "wait" },
-                },
-              ],
-            },
-    });
+    const server = await bashThenHang("echo $$ > pid.txt; exec sleep 300");
     const child = spawn(process.execPath, [host, cwd], {
       cwd: root,
       env: {
@@ -103,22 +102,7 @@ describe.runIf(process.platform === "linux")("a library host killed with kill -9
       await mkdir(cwd);
       // The attempt's directories (its TMPDIR, the marker) under `root` too.
       await mkdir(join(root, "tmp"));
-      const server = await createModelServer({
-        replies: (request) =>
-          request.body && JSON.stringify(request.body).includes('"role":"tool"')
-            ? { hang: true }
-            : {
-                toolCalls: [
-                  {
-                    name: "bash",
-                    arguments: {
-                      command: "echo started > started.txt; sleep 45; echo bye > bye.txt",
-                      description: "wait",
-                    },
-                  },
-                ],
-              },
-      });
+      const server = await bashThenHang("echo started > started.txt; sleep 45; echo bye > bye.txt");
       const child = spawn(process.execPath, [host, cwd, mode], {
         cwd: root,
         env: {

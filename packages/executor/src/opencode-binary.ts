@@ -3,9 +3,12 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { ExecutorError } from "@taskledger/core";
 
+// The binary comes in opencode-ai's platform package (an optional dependency), found directly: its
+// install script is not needed, so a host whose npm skips scripts is not the cause.
 const installHint =
-  "Install it with `npm install opencode-ai` (its postinstall puts the binary in place), or pass " +
-  "`binaryPath` with the path of an opencode executable.";
+  `Install it with \`npm install opencode-ai\`, with optional dependencies (its platform package, ` +
+  `opencode-${process.platform === "win32" ? "windows" : process.platform}-${process.arch}, holds ` +
+  "the binary), or pass `binaryPath` with the path of an opencode executable.";
 
 /**
  * Where the opencode executable is: `binaryPath` when given, else the platform package that the

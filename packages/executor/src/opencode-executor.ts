@@ -58,8 +58,8 @@ export interface OpencodeExecutorOptions extends AttemptLimitOptions {
   maxUnknownFinishes?: number;
   /** Time between SIGTERM and SIGKILL of the process group; default 2 s. */
   killGraceMs?: number;
-  /** Extra environment for opencode (API keys, `OPENCODE_AUTH_CONTENT`, …). */
-  env?: Record<string, string>;
+  /** Extra environment for opencode (API keys, `OPENCODE_AUTH_CONTENT`, …); `process.env` works, unset entries are left out. */
+  env?: Record<string, string | undefined>;
   /** Pass the host's own environment through (minus `OPENCODE_*` and `XDG_*`); default true. */
   inheritEnv?: boolean;
   /** Let the user's global opencode config, plugins and skills in; default false. */

@@ -2,7 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { createOpencodeClient, type OpencodeClient } from "@opencode-ai/sdk/v2/client";
+import type { createOpencodeClient, OpencodeClient } from "@opencode-ai/sdk/v2/client";
 import { HeadTailBuffer } from "@taskledger/core";
 import type { ProcessEnd } from "./attempt-outcome.js";
 import { removeDir } from "./attempt-temp-dir.js";
@@ -64,6 +64,7 @@ export class OpencodeServer {
     readonly exited: Promise<ProcessEnd>,
     private readonly stderr: HeadTailBuffer,
     private readonly watchdog: AttemptWatchdog,
+    private readonly makeClient: typeof createOpencodeClient,
   ) {
     this.marker = `TMPDIR=${dirs.tmp}`;
   }
@@ -137,6 +138,8 @@ export class OpencodeServer {
       };
     }
     const tempAtStart = new Set(await readdir(input.dirs.tmp).catch(() => []));
+    // The SDK is loaded with the first server, not when the package is imported (import cost).
+    const { createOpencodeClient } = await import("@opencode-ai/sdk/v2/client");
     const server = new OpencodeServer(
       child,
       pid,
@@ -148,6 +151,7 @@ export class OpencodeServer {
       exited,
       stderr,
       input.watchdog,
+      createOpencodeClient,
     );
     void exited.then((end) => {
       server.ended = end;
@@ -171,7 +175,7 @@ export class OpencodeServer {
   /** A client for the server's instance of `directory`. */
   client(directory: string): OpencodeClient {
     const token = Buffer.from(`opencode:${this.password}`).toString("base64");
-    return createOpencodeClient({
+    return this.makeClient({
       baseUrl: this.url,
       directory,
       headers: { Authorization: `Basic ${token}` },

@@ -1,6 +1,6 @@
-import Anthropic from "@anthropic-ai/sdk";
+import type Anthropic from "@anthropic-ai/sdk";
 import type { FinishReason } from "@taskledger/core";
-import type { ProviderCall, ProviderRequest } from "./provider-call.js";
+import { lazyClient, type ProviderCall, type ProviderRequest } from "./provider-call.js";
 
 export interface AnthropicCallOptions {
   apiKey: string;
@@ -11,15 +11,19 @@ export interface AnthropicCallOptions {
 
 /** The Messages API through @anthropic-ai/sdk. */
 export function createAnthropicCall(options: AnthropicCallOptions): ProviderCall {
-  const client = new Anthropic({
-    apiKey: options.apiKey,
-    baseURL: options.baseURL,
-    // An explicit timeout also stops the SDK refusing large non-streaming `max_tokens`.
-    timeout: options.timeoutMs,
-    maxRetries: 0,
+  // The SDK is loaded by the first call, not when the package is imported (import cost).
+  const client = lazyClient(async () => {
+    const { default: Client } = await import("@anthropic-ai/sdk");
+    return new Client({
+      apiKey: options.apiKey,
+      baseURL: options.baseURL,
+      // An explicit timeout also stops the SDK refusing large non-streaming `max_tokens`.
+      timeout: options.timeoutMs,
+      maxRetries: 0,
+    });
   });
-  return async (request) => {
-    const message = await client.messages.create(
+  const call: ProviderCall = async (request) => {
+    const message = await (client.get() ?? (await client.load())).messages.create(
       {
         model: options.model,
         max_tokens: request.maxOutputTokens,
@@ -51,6 +55,10 @@ export function createAnthropicCall(options: AnthropicCallOptions): ProviderCall
         toolUse && message.stop_reason === "tool_use" ? "stop" : finishReason(message.stop_reason),
     };
   };
+  call.ready = async () => {
+    await client.load();
+  };
+  return call;
 }
 
 function structured(request: ProviderRequest): Partial<Anthropic.MessageCreateParamsNonStreaming> {

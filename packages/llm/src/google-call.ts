@@ -1,6 +1,6 @@
-import { type GenerateContentConfig, GoogleGenAI } from "@google/genai";
+import type { GenerateContentConfig } from "@google/genai";
 import type { FinishReason } from "@taskledger/core";
-import type { ProviderCall, ProviderRequest } from "./provider-call.js";
+import { lazyClient, type ProviderCall, type ProviderRequest } from "./provider-call.js";
 
 export interface GoogleCallOptions {
   apiKey: string;
@@ -11,16 +11,20 @@ export interface GoogleCallOptions {
 
 /** Gemini's generateContent through @google/genai (the Gemini API, not Vertex). */
 export function createGoogleCall(options: GoogleCallOptions): ProviderCall {
-  const client = new GoogleGenAI({
-    apiKey: options.apiKey,
-    httpOptions: {
-      ...(options.baseURL ? { baseUrl: options.baseURL } : {}),
-      timeout: options.timeoutMs,
-      // The SDK retries nothing without retryOptions; the model client retries for it.
-    },
+  // The SDK is loaded by the first call, not when the package is imported (import cost).
+  const client = lazyClient(async () => {
+    const { GoogleGenAI } = await import("@google/genai");
+    return new GoogleGenAI({
+      apiKey: options.apiKey,
+      httpOptions: {
+        ...(options.baseURL ? { baseUrl: options.baseURL } : {}),
+        timeout: options.timeoutMs,
+        // The SDK retries nothing without retryOptions; the model client retries for it.
+      },
+    });
   });
-  return async (request) => {
-    const response = await client.models.generateContent({
+  const call: ProviderCall = async (request) => {
+    const response = await (client.get() ?? (await client.load())).models.generateContent({
       model: options.model,
       contents: request.messages.map((m) => ({
         role: m.role === "assistant" ? "model" : "user",
@@ -55,6 +59,10 @@ export function createGoogleCall(options: GoogleCallOptions): ProviderCall {
           : "error",
     };
   };
+  call.ready = async () => {
+    await client.load();
+  };
+  return call;
 }
 
 function structured(request: ProviderRequest): GenerateContentConfig {

@@ -1,6 +1,6 @@
 import type { FinishReason } from "@taskledger/core";
-import OpenAI from "openai";
-import type { ProviderCall, ProviderRequest } from "./provider-call.js";
+import type OpenAI from "openai";
+import { lazyClient, type ProviderCall, type ProviderRequest } from "./provider-call.js";
 
 export interface OpenAICallOptions {
   apiKey: string;
@@ -13,15 +13,19 @@ export interface OpenAICallOptions {
 
 /** Chat Completions through the openai SDK: OpenAI, xAI and any OpenAI-compatible server. */
 export function createOpenAICall(options: OpenAICallOptions): ProviderCall {
-  const client = new OpenAI({
-    apiKey: options.apiKey,
-    baseURL: options.baseURL,
-    timeout: options.timeoutMs,
-    // Retries belong to the model client, the same for every provider.
-    maxRetries: 0,
+  // The SDK is loaded by the first call, not when the package is imported (import cost).
+  const client = lazyClient(async () => {
+    const { default: Client } = await import("openai");
+    return new Client({
+      apiKey: options.apiKey,
+      baseURL: options.baseURL,
+      timeout: options.timeoutMs,
+      // Retries belong to the model client, the same for every provider.
+      maxRetries: 0,
+    });
   });
-  return async (request) => {
-    const completion = await client.chat.completions.create(
+  const call: ProviderCall = async (request) => {
+    const completion = await (client.get() ?? (await client.load())).chat.completions.create(
       {
         model: options.model,
         messages: [
@@ -46,6 +50,10 @@ export function createOpenAICall(options: OpenAICallOptions): ProviderCall {
       finishReason: choice ? finishReason(choice.finish_reason) : "error",
     };
   };
+  call.ready = async () => {
+    await client.load();
+  };
+  return call;
 }
 
 function responseFormat(

@@ -1,4 +1,5 @@
-import { calcPrice } from "@pydantic/genai-prices";
+import { createRequire } from "node:module";
+import type * as GenaiPrices from "@pydantic/genai-prices";
 import { costOf, type PriceTable, type Pricing, priceIn } from "@taskledger/core";
 
 export { costOf, type ModelPrice, type PriceTable, type Pricing } from "@taskledger/core";
@@ -20,6 +21,13 @@ const tableProvider: Record<string, string | undefined> = {
   xai: "x-ai",
 };
 
+// The table is read when a price is first looked up, not when the package is imported (import cost).
+let loadedTable: typeof GenaiPrices | undefined;
+function priceTable(): typeof GenaiPrices {
+  loadedTable ??= createRequire(import.meta.url)("@pydantic/genai-prices") as typeof GenaiPrices;
+  return loadedTable;
+}
+
 /**
  * Prices calls from the host's `prices` first, then from `@pydantic/genai-prices` (a maintained,
  * dated table with cache and long-context prices, read offline from the package). A model in
@@ -33,7 +41,7 @@ export function createPricing(options: PricingOptions = {}): Pricing {
     const providerId = tableProvider[provider];
     if (!table || providerId === undefined) return undefined;
     // The table counts cache reads and writes inside the input tokens; ours keeps them apart.
-    const result = calcPrice(
+    const result = priceTable().calcPrice(
       {
         input_tokens: usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens,
         output_tokens: usage.outputTokens,

@@ -35,5 +35,38 @@ export interface ProviderResponse {
   finishReason: FinishReason;
 }
 
-/** One attempt against one provider through its SDK; retries and repair are the caller's. */
-export type ProviderCall = (request: ProviderRequest) => Promise<ProviderResponse>;
+/**
+ * One attempt against one provider through its SDK; retries and repair are the caller's. `ready`
+ * loads the SDK, after which a call reaches the SDK synchronously (see `routeSdkWarnings`).
+ */
+export type ProviderCall = ((request: ProviderRequest) => Promise<ProviderResponse>) & {
+  ready?: () => Promise<void>;
+};
+
+/**
+ * A provider's SDK client, made when first needed rather than when the package is imported
+ * (import cost); a failed load is tried again next time.
+ */
+export function lazyClient<T>(make: () => Promise<T>): {
+  get(): T | undefined;
+  load(): Promise<T>;
+} {
+  let client: T | undefined;
+  let loading: Promise<T> | undefined;
+  return {
+    get: () => client,
+    load() {
+      loading ??= make().then(
+        (made) => {
+          client = made;
+          return made;
+        },
+        (error: unknown) => {
+          loading = undefined;
+          throw error;
+        },
+      );
+      return loading;
+    },
+  };
+}

@@ -21,7 +21,9 @@ export function routeSdkWarnings(
   call: ProviderCall,
   onWarning: (message: string) => void,
 ): ProviderCall {
-  return (request) => {
+  return async (request) => {
+    // Loaded first, so the SDK builds its request inside the swap below, synchronously.
+    await call.ready?.();
     const caught: string[] = [];
     const original = console.warn;
     console.warn = (...args: unknown[]) => {
