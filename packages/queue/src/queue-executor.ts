@@ -1,3 +1,4 @@
+import type { EventEmitter } from "node:events";
 import {
   AbortedError,
   type AttemptResult,
@@ -127,6 +128,8 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
     // Each attempt waiting on its job listens for the queue's closing: as many as run at once.
     queue.setMaxListeners(0);
     events.on("error", () => {});
+    // Each attempt waiting on its job listens for its end: as many as run at once.
+    events.setMaxListeners(0);
     // BullMQ moves a stalled job back to wait, to be failed by the next worker that takes it: the
     // coordinator counts it interrupted at once, without waiting for a worker.
     events.on("stalled", ({ jobId }) => onStalled.get(jobId)?.());
@@ -145,7 +148,7 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
     await publisher.publish(cancelChannel(queueName), jobId).catch(() => {});
     // A job no worker took yet is simply removed; a running one is locked and stays.
     await job.remove().catch(() => {});
-    return job.waitUntilFinished(events, graceMs).catch(() => undefined);
+    return finishOf(job, opened!.queue, events, graceMs).catch(() => undefined);
   };
 
   return {
@@ -281,7 +284,7 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
           });
           if (abortSignal.aborted) onAbort();
           else abortSignal.addEventListener("abort", onAbort, { once: true });
-          job.waitUntilFinished(events).then(
+          finishOf(job, queue, events).then(
             (value) => resolve({ ok: true, output: value as AttemptJobResult }),
             (error: unknown) => {
               if (!abortSignal.aborted) resolve({ ok: false, error });
@@ -366,6 +369,58 @@ export async function closeWithin(
 }
 
 type Finished = { ok: true; output: AttemptJobResult } | { ok: false; error: unknown };
+
+/**
+ * The job's return value once it completes; a rejection once it fails, the queue closes or
+ * `timeoutMs` passes. BullMQ's `waitUntilFinished` can reject unhandled when the connection closes
+ * just after the job finished (its check runs in an async promise executor); here all is handled.
+ */
+function finishOf(
+  job: Job,
+  queue: Queue,
+  events: QueueEvents,
+  timeoutMs?: number,
+): Promise<unknown> {
+  const jobId = job.id!;
+  // BullMQ emits it as it closes, though its types leave it out.
+  const closing = queue as unknown as EventEmitter;
+  return new Promise((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    const stop = () => {
+      clearTimeout(timer);
+      events.off("completed", onCompleted);
+      events.off("failed", onFailed);
+      closing.off("closing", onClosing);
+    };
+    const finish = (outcome: { value: unknown } | { error: Error }) => {
+      stop();
+      if ("error" in outcome) reject(outcome.error);
+      else resolve(outcome.value);
+    };
+    const onCompleted = (args: { jobId: string; returnvalue: unknown }) => {
+      if (args.jobId === jobId) finish({ value: args.returnvalue });
+    };
+    const onFailed = (args: { jobId: string; failedReason: string }) => {
+      if (args.jobId === jobId) finish({ error: new Error(args.failedReason) });
+    };
+    const onClosing = () => finish({ error: new Error("the queue is closing") });
+    events.on("completed", onCompleted);
+    events.on("failed", onFailed);
+    closing.on("closing", onClosing);
+    if (timeoutMs !== undefined)
+      timer = setTimeout(() => finish({ error: new Error("no answer in time") }), timeoutMs);
+    // It may have ended before these listeners were there: once the events are heard, look.
+    events
+      .waitUntilReady()
+      .then(() => queue.getJob(jobId))
+      .then(async (found) => {
+        const state = await found?.getState();
+        if (state === "completed") finish({ value: found?.returnvalue });
+        else if (state === "failed") finish({ error: new Error(found?.failedReason) });
+      })
+      .catch(() => {});
+  });
+}
 
 /** Git in the attempt's directory, its output trimmed. */
 async function gitIn(cwd: string, args: string[], abortSignal?: AbortSignal): Promise<string> {
