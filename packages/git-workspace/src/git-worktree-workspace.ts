@@ -122,12 +122,7 @@ export async function openWorktreeWorkspace(
   const free: Slot[] = [];
   const slotOf = new Map<string, Slot>();
   let slots = 0;
-  const ready = async (
-    slot: Slot,
-    start: string,
-    key: string,
-    abortSignal: AbortSignal,
-  ): Promise<Slot> => {
+  const ready = async (slot: Slot, key: string, abortSignal: AbortSignal): Promise<Slot> => {
     try {
       const preparation = await environment.prepare(slot, key, abortSignal);
       if (preparation) preparations.push(preparation);
@@ -154,7 +149,7 @@ export async function openWorktreeWorkspace(
       slotOf.set(path, made);
       return made;
     });
-    return ready(slot, start, await environment.keyAt(start, abortSignal), abortSignal);
+    return ready(slot, await environment.keyAt(start, abortSignal), abortSignal);
   };
   const takeSlot = async (start: string, abortSignal: AbortSignal): Promise<Slot> => {
     const reused = free.pop();
@@ -170,7 +165,7 @@ export async function openWorktreeWorkspace(
       if (abortSignal.aborted) throw error;
       return newSlot(start, abortSignal);
     }
-    return ready(reused, start, key, abortSignal);
+    return ready(reused, key, abortSignal);
   };
 
   const workspace: RunWorkspace = {

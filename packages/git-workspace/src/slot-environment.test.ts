@@ -207,14 +207,16 @@ describe("the project's environment in every slot", () => {
 
   it("makes a later slot's setup failure that attempt's error, and the sub-task goes on", async () => {
     const repo = project();
-    const gate = (() => {
-      let waiting = 0;
-      let open!: () => void;
-      const opened = new Promise<void>((r) => {
-        open = r;
-      });
-      return () => (++waiting === 2 ? open() : undefined, opened);
-    })();
+    // Resolves once a and b both wait on it, so both attempts run at once (two slots).
+    let waiting = 0;
+    let open!: () => void;
+    const opened = new Promise<void>((r) => {
+      open = r;
+    });
+    const gate = () => {
+      if (++waiting === 2) open();
+      return opened;
+    };
     let bAttempts = 0;
     const executor = scriptedWorkExecutor({
       a: async () => {
