@@ -56,6 +56,10 @@ export function decideOutcome(
     return { outcome: "error", error: `${lastError.message}${status}` };
   }
   if (end.signal) return { outcome: "error", error: `${agent} was killed by ${end.signal}` };
+  // An agent that stops because output ran out may say so with a failing exit (Claude Code, Codex).
+  if (transcript.lastFinishReason === "length" && !transcript.errors.length) {
+    return { outcome: "truncated", error: "the model's output ran out (length)" };
+  }
   if (end.exitCode !== 0) {
     const exited = `${agent} exited with code ${end.exitCode}`;
     // Only opencode's stderr has a known shape; another agent's error arrives as an event.

@@ -28,6 +28,8 @@ export class ClaudeCodeTranslator implements AgentLineTranslator {
   private stepUsage: Usage = emptyUsage();
   private stopReason: string | undefined;
   private inStep = false;
+  /** A step that ended in tool calls, finished once their results are in (Claude runs some after). */
+  private pendingFinish: OpencodeEvent | undefined;
   private readonly tools = new Map<string, { name: string; input: unknown }>();
   /** What Claude Code says the session cost (`total_cost_usd`), once its result line came. */
   costUsd: number | undefined;
@@ -36,6 +38,10 @@ export class ClaudeCodeTranslator implements AgentLineTranslator {
 
   line(value: Json): OpencodeEvent[] {
     if (typeof value.session_id === "string") this.sessionId ??= value.session_id;
+    const starts = isObject(value.event) && value.event.type === "message_start";
+    if (this.pendingFinish && (starts || value.type === "result")) {
+      return [...this.flush(), ...this.line(value)];
+    }
     switch (value.type) {
       case "stream_event":
         return this.streamEvent(isObject(value.event) ? value.event : {});
@@ -55,7 +61,13 @@ export class ClaudeCodeTranslator implements AgentLineTranslator {
 
   end(): OpencodeEvent[] {
     // A step the process never finished (killed mid-stream) has no finish reason.
-    return this.inStep ? [this.finishStep("unknown")] : [];
+    return [...this.flush(), ...(this.inStep ? [this.finishStep("unknown")] : [])];
+  }
+
+  private flush(): OpencodeEvent[] {
+    const pending = this.pendingFinish;
+    this.pendingFinish = undefined;
+    return pending ? [pending] : [];
   }
 
   private streamEvent(event: Json): OpencodeEvent[] {
@@ -84,10 +96,15 @@ export class ClaudeCodeTranslator implements AgentLineTranslator {
         this.stepUsage.outputTokens = count(usage.output_tokens);
         return [];
       }
-      case "message_stop":
-        return this.inStep
-          ? [this.finishStep(finishReasons[this.stopReason ?? ""] ?? this.stopReason ?? "unknown")]
-          : [];
+      case "message_stop": {
+        if (!this.inStep) return [];
+        const finish = this.finishStep(
+          finishReasons[this.stopReason ?? ""] ?? this.stopReason ?? "unknown",
+        );
+        if (this.stopReason !== "tool_use") return [finish];
+        this.pendingFinish = finish;
+        return [];
+      }
       default:
         return [];
     }
@@ -163,7 +180,8 @@ export class ClaudeCodeTranslator implements AgentLineTranslator {
     const events = this.end();
     const failed =
       value.is_error === true || (value.subtype !== undefined && value.subtype !== "success");
-    if (!failed) return events;
+    // Output that ran out is the last step's `length` finish, not an error of its own.
+    if (!failed || value.api_error === "max_output_tokens") return events;
     const errors = Array.isArray(value.errors) ? value.errors.map(stringify).join("; ") : "";
     const message =
       stringify(value.result) || errors || `Claude Code ended with ${stringify(value.subtype)}`;

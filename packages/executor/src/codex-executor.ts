@@ -102,6 +102,9 @@ export class CodexExecutor extends CliAgentExecutor<CodexExecutorOptions> {
       "sandbox_workspace_write.network_access": false,
       web_search: '"disabled"',
       check_for_update_on_startup: false,
+      // Measured: without these two, each run calls ab.chatgpt.com (metrics) and GitHub (plugins).
+      "analytics.enabled": false,
+      "features.plugins": false,
       ...providerOverrides(this.options.provider),
       ...this.options.config,
     };
