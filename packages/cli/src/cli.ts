@@ -45,9 +45,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       )
       .option("--model <id>", "manager model id (default per provider, see docs/cli.md)")
       .option("--base-url <url>", "API base URL (required for openai-compatible)")
+      .option("--agent <name>", "the coding agent: opencode (default), claude-code or codex")
       .option(
-        "--agent-model <provider/model>",
-        "the model opencode uses (default: the provider's agent default, or --model when given)",
+        "--agent-model <model>",
+        "the agent's model: provider/model for opencode (default: the provider's agent default, or --model when given); a model name for claude-code (default sonnet) and codex (required)",
       )
       .option("--opencode-config <file>", "JSON merged into each opencode session's config")
       .option("--cwd <dir>", "directory the agents work in", ".")
@@ -60,8 +61,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       )
       .option("--store <dir>", "directory for the run's durable log")
       .option(
-        "--alternate-agent-model <provider/model>",
-        "agent model to try once when retries fail (repeatable)",
+        "--alternate-agent-model <model>",
+        "agent model to try once when retries fail (repeatable); claude-code:<model>, codex:<model> or opencode:<provider/model> changes agent too",
         (value: string, list: string[] = []) => [...list, value],
       )
       .option("--no-replan", "fail a sub-task instead of replanning it when its retries are spent")

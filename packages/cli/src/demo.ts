@@ -41,6 +41,7 @@ export async function setUpDemo(base: {
       provider: "openai-compatible",
       model: "demo-manager",
       baseURL: server.openaiBaseURL,
+      agent: "opencode",
       agentModel: `${compatibleProviderId}/demo-agent`,
       opencodeConfig: undefined,
       cwd,

@@ -1,3 +1,9 @@
+export {
+  type AgentName,
+  AgentSwitchExecutor,
+  agentNames,
+  parseAgentModel,
+} from "./agent-switch.js";
 export { decideOutcome, type ProcessEnd, tinyStopOutputTokens } from "./attempt-outcome.js";
 export {
   ClaudeCodeExecutor,

@@ -1,0 +1,47 @@
+import type { Executor, Pricing } from "@taskledger/core";
+import {
+  type AgentName,
+  AgentSwitchExecutor,
+  createClaudeCodeExecutor,
+  createCodexExecutor,
+  createOpencodeExecutor,
+  createOpencodeServerExecutor,
+  type OpencodeConfig,
+} from "@taskledger/executor";
+import type { ExecutorKind } from "./cli-options.js";
+
+/** What the CLI knows when it makes the executors of a run or a worker. */
+export interface AgentExecutorInput {
+  agent: AgentName;
+  agentModel: string;
+  opencodeConfig: OpencodeConfig;
+  executor: ExecutorKind;
+  concurrency: number;
+  pricing?: Pricing;
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * The run's executor: attempts on its agent, and on another one when an alternate agent model
+ * names it (`codex:gpt-5-codex`). Claude Code and Codex log in with the user's own login unless
+ * an API key is in the environment.
+ */
+export function createAgentExecutor(input: AgentExecutorInput): Executor {
+  const pricing = input.pricing ? { pricing: input.pricing } : {};
+  const make = (agent: AgentName, model: string): Executor => {
+    if (agent === "claude-code") {
+      const auth = input.env.ANTHROPIC_API_KEY ? "api-key" : "login";
+      return createClaudeCodeExecutor({ model, auth, ...pricing });
+    }
+    if (agent === "codex") {
+      const auth = input.env.OPENAI_API_KEY || input.env.CODEX_API_KEY ? "api-key" : "login";
+      return createCodexExecutor({ model, auth, ...pricing });
+    }
+    const settings = { model, config: input.opencodeConfig, ...pricing };
+    return input.executor === "server"
+      ? // One server per sub-task that can run at once: no attempt waits for a server.
+        createOpencodeServerExecutor({ ...settings, poolSize: input.concurrency })
+      : createOpencodeExecutor(settings);
+  };
+  return new AgentSwitchExecutor(input.agent, make, input.agentModel);
+}
