@@ -1,6 +1,17 @@
-import type { AttemptResult, ExecuteOptions, Executor } from "@taskledger/core";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  type AttemptResult,
+  createManager,
+  type ExecuteOptions,
+  type Executor,
+} from "@taskledger/core";
+import { afterToolResult, createModelServer } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import { type AgentName, AgentSwitchExecutor, parseAgentModel } from "./agent-switch.js";
+import { createClaudeCodeExecutor } from "./claude-code-executor.js";
+import { createCodexExecutor } from "./codex-executor.js";
 import { subTask } from "./test-support/executor-harness.js";
 
 describe("parseAgentModel", () => {
@@ -49,4 +60,49 @@ describe("AgentSwitchExecutor", () => {
       "opencode openai/gpt-5",
     ]);
   });
+});
+
+describe("escalation to another agent, on the real claude and codex binaries", () => {
+  it("a sub-task cut off twice on Claude Code completes on its Codex alternate", async () => {
+    const cwd = await mkdtemp(join(tmpdir(), "agent-switch-"));
+    // Claude Code (Anthropic face) is always cut off; Codex (Responses face) writes and finishes.
+    const server = await createModelServer({
+      replies: (request) => {
+        if (request.face === "anthropic") return { text: "Half of", finishReason: "length" };
+        if (afterToolResult(request)) return { text: "Wrote out.txt." };
+        return {
+          toolCalls: [{ name: "exec_command", arguments: { cmd: "printf ok > out.txt" } }],
+        };
+      },
+    });
+    try {
+      const make = (agent: AgentName, model: string): Executor =>
+        agent === "codex"
+          ? createCodexExecutor({
+              model,
+              provider: { baseUrl: server.openaiBaseURL, envKey: "SCRIPTED_KEY" },
+              env: { SCRIPTED_KEY: "test-key" },
+            })
+          : createClaudeCodeExecutor({
+              model,
+              env: { ANTHROPIC_BASE_URL: server.anthropicBaseURL, ANTHROPIC_API_KEY: "test-key" },
+            });
+      const manager = createManager({
+        executor: new AgentSwitchExecutor("claude-code", make, "test-model"),
+        maxRetries: 1,
+        alternateAgentModels: ["codex:test-model"],
+        replan: { enabled: false },
+      });
+      const report = await manager.run("Write out.txt", { cwd });
+      expect(report.status).toBe("completed");
+      expect(report.subTasks[0]).toMatchObject({ status: "completed", attempts: 3 });
+      expect(await readFile(join(cwd, "out.txt"), "utf8")).toBe("ok");
+      const faces = server.requests.map((r) => r.face);
+      expect(faces.filter((face) => face === "anthropic")).toHaveLength(8);
+      expect(faces.filter((face) => face === "responses")).toHaveLength(2);
+    } finally {
+      await server.close();
+      await rm(cwd, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
