@@ -8,6 +8,7 @@ import {
   type Executor,
   HeadTailBuffer,
   type Pricing,
+  stripControl,
 } from "@taskledger/core";
 import type { ProcessEnd } from "./attempt-outcome.js";
 import { attemptResult } from "./attempt-result.js";
@@ -132,7 +133,8 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
       const launch = await this.launch(root, model, prompt, options, settings);
       const { end, stderr, pid } = await this.spawnAndWatch(launch, options, transcript, settings);
       if (end.exitCode !== 0 && transcript.stepCount === 0) {
-        const rejection = launch.configRejection?.(stderr);
+        // The agent's own words reach a terminal and a log: no escape sequence of its survives.
+        const rejection = launch.configRejection?.(stripControl(stderr));
         if (rejection !== undefined) end.configRejection = rejection;
       }
       const result = this.result(transcript, end, started, {
