@@ -3,7 +3,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Executor, SubTask } from "@taskledger/core";
+import type { Executor } from "@taskledger/core";
 import {
   createClaudeCodeExecutor,
   createCodexExecutor,
@@ -11,6 +11,7 @@ import {
   createOpencodeServerExecutor,
 } from "@taskledger/executor";
 import { createModelServer, type ModelServer, scriptedOpencodeProvider } from "@taskledger/testing";
+import { subTask } from "./executor-throughput.ts";
 
 export interface AgentStartRow {
   agent: string;
@@ -20,15 +21,6 @@ export interface AgentStartRow {
   attemptsPerMinute: number;
   attempts: number;
 }
-
-const subTask: SubTask = {
-  id: "ok",
-  title: "ok",
-  description: "Say ok.",
-  successCriteria: ["ok"],
-  dependsOn: [],
-  checks: [],
-};
 
 const agents: [string, (server: ModelServer) => Executor][] = [
   [

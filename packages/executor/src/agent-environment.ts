@@ -1,6 +1,8 @@
 /** What an agent executor's options say about the environment its process gets. */
 export interface AgentEnvironmentOptions {
+  /** Extra environment for the agent (API keys, base URLs, …). */
   env?: Record<string, string>;
+  /** Pass the host's own environment through (minus the agent's own config variables); default true. */
   inheritEnv?: boolean;
 }
 

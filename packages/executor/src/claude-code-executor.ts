@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import type { ExecuteOptions } from "@taskledger/core";
 import { resolveAgentBinary } from "./agent-binary.js";
-import { agentEnvironment } from "./agent-environment.js";
+import { type AgentEnvironmentOptions, agentEnvironment } from "./agent-environment.js";
 import { translateJsonLines } from "./agent-json-lines.js";
 import { type AttemptSettings, checkModelName } from "./attempt-settings.js";
 import { ClaudeCodeTranslator } from "./claude-code-events.js";
@@ -12,7 +12,7 @@ import { type AgentLaunch, CliAgentExecutor, type CliAgentOptions } from "./cli-
 /** The Claude Code release this package is tested against (its `@anthropic-ai/claude-code` dev dependency). */
 export const claudeCodeVersion = "2.1.328";
 
-export interface ClaudeCodeExecutorOptions extends CliAgentOptions {
+export interface ClaudeCodeExecutorOptions extends CliAgentOptions, AgentEnvironmentOptions {
   /** A model name or alias as `claude --model` takes it (`sonnet`, `claude-sonnet-4-5`, …). */
   model: string;
   /**
@@ -36,10 +36,6 @@ export interface ClaudeCodeExecutorOptions extends CliAgentOptions {
   settings?: Record<string, unknown>;
   /** Read the project's `.claude/settings*.json` and its CLAUDE.md; default true. */
   projectConfig?: boolean;
-  /** Extra environment (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, …). */
-  env?: Record<string, string>;
-  /** Pass the host's own environment through (minus `CLAUDE_*`); default true. */
-  inheritEnv?: boolean;
 }
 
 /** Runs each attempt as a fresh `claude -p --output-format stream-json` session. */

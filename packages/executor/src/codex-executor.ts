@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import type { ExecuteOptions } from "@taskledger/core";
 import { resolveAgentBinary } from "./agent-binary.js";
-import { agentEnvironment } from "./agent-environment.js";
+import { type AgentEnvironmentOptions, agentEnvironment } from "./agent-environment.js";
 import { translateJsonLines } from "./agent-json-lines.js";
 import { type AttemptSettings, checkModelName } from "./attempt-settings.js";
 import { type AgentLaunch, CliAgentExecutor, type CliAgentOptions } from "./cli-agent-executor.js";
@@ -26,7 +26,7 @@ export interface CodexProvider {
   streamMaxRetries?: number;
 }
 
-export interface CodexExecutorOptions extends CliAgentOptions {
+export interface CodexExecutorOptions extends CliAgentOptions, AgentEnvironmentOptions {
   /** A model name as `codex exec -m` takes it (`gpt-5-codex`, …). */
   model: string;
   /**
@@ -41,10 +41,6 @@ export interface CodexExecutorOptions extends CliAgentOptions {
   sandbox?: "read-only" | "workspace-write" | "danger-full-access";
   /** Extra `-c key=value` overrides, values in TOML (`'"high"'`, `true`, `3`). */
   config?: Record<string, string | number | boolean>;
-  /** Extra environment (keys, …). */
-  env?: Record<string, string>;
-  /** Pass the host's own environment through (minus `CODEX_*`); default true. */
-  inheritEnv?: boolean;
 }
 
 /** Runs each attempt as a fresh `codex exec --json` session. */
