@@ -8,7 +8,7 @@ import {
   createOpencodeServerExecutor,
   type OpencodeConfig,
 } from "@taskledger/executor";
-import type { ExecutorKind } from "./cli-options.js";
+import type { ExecutorKind, RunOptions } from "./cli-options.js";
 
 /** What the CLI knows when it makes the executors of a run or a worker. */
 export interface AgentExecutorInput {
@@ -19,6 +19,7 @@ export interface AgentExecutorInput {
   concurrency: number;
   pricing?: Pricing;
   env: NodeJS.ProcessEnv;
+  agentEndpoint?: RunOptions["agentEndpoint"];
 }
 
 /**
@@ -29,11 +30,24 @@ export interface AgentExecutorInput {
 export function createAgentExecutor(input: AgentExecutorInput): Executor {
   const pricing = input.pricing ? { pricing: input.pricing } : {};
   const make = (agent: AgentName, model: string): Executor => {
+    const endpoint = input.agentEndpoint;
     if (agent === "claude-code") {
+      if (endpoint) {
+        const env = {
+          ANTHROPIC_BASE_URL: endpoint.anthropicBaseURL,
+          ANTHROPIC_API_KEY: endpoint.key,
+        };
+        return createClaudeCodeExecutor({ model, env, ...pricing });
+      }
       const auth = input.env.ANTHROPIC_API_KEY ? "api-key" : "login";
       return createClaudeCodeExecutor({ model, auth, ...pricing });
     }
     if (agent === "codex") {
+      if (endpoint) {
+        const provider = { baseUrl: endpoint.openaiBaseURL, envKey: "TASKLEDGER_AGENT_KEY" };
+        const env = { TASKLEDGER_AGENT_KEY: endpoint.key };
+        return createCodexExecutor({ model, provider, env, ...pricing });
+      }
       const auth = input.env.OPENAI_API_KEY || input.env.CODEX_API_KEY ? "api-key" : "login";
       return createCodexExecutor({ model, auth, ...pricing });
     }

@@ -58,6 +58,11 @@ export interface RunOptions {
   /** The coding agent every attempt runs on unless an alternate model names another. */
   agent: AgentName;
   /**
+   * Where Claude Code and Codex send their model calls instead of their vendor, with the key they
+   * send (the demo's scripted server); opencode's is in its config.
+   */
+  agentEndpoint?: { anthropicBaseURL: string; openaiBaseURL: string; key: string };
+  /**
    * opencode: `provider/model`, by default the provider's agent default (or the manager's model
    * when `--model` is given); Claude Code and Codex: a model name of theirs.
    */

@@ -143,24 +143,33 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .option("--json", "print the final report as JSON on stdout; progress goes to stderr")
     .option("--keep", "keep the directory the agents worked in")
     .option("--concurrency <n>", "sub-tasks running at once", "2")
-    .action(async (raw: { json?: boolean; keep?: boolean; concurrency?: string }) => {
-      const concurrency = (await parseRunOptions({ concurrency: raw.concurrency }, io.cwd))
-        .concurrency;
-      const demo = await setUpDemo({
-        json: raw.json === true,
-        keep: raw.keep === true,
-        concurrency,
-      });
-      const human = demo.options.json ? io.stderr : io.stdout;
-      human.write(
-        `Offline demo: a scripted model server at ${demo.options.baseURL}, agents working in ${demo.cwd}\n`,
-      );
-      try {
-        exitCode = await runCommand(demo.request, demo.options, io);
-      } finally {
-        await demo.finish((text) => human.write(text));
-      }
-    });
+    .option("--agent <name>", "the agent doing the work: opencode (default), claude-code or codex")
+    .action(
+      async (raw: { json?: boolean; keep?: boolean; concurrency?: string; agent?: string }) => {
+        const agent = raw.agent ? { agent: raw.agent } : {};
+        // The demo's agent model: opencode's is set by the demo, the others take any name.
+        const model = raw.agent && raw.agent !== "opencode" ? { agentModel: "demo-agent" } : {};
+        const checked = await parseRunOptions(
+          { concurrency: raw.concurrency, ...agent, ...model },
+          io.cwd,
+        );
+        const demo = await setUpDemo({
+          json: raw.json === true,
+          keep: raw.keep === true,
+          concurrency: checked.concurrency,
+          agent: checked.agent,
+        });
+        const human = demo.options.json ? io.stderr : io.stdout;
+        human.write(
+          `Offline demo: a scripted model server at ${demo.options.baseURL}, agents working in ${demo.cwd}\n`,
+        );
+        try {
+          exitCode = await runCommand(demo.request, demo.options, io);
+        } finally {
+          await demo.finish((text) => human.write(text));
+        }
+      },
+    );
 
   addUiCommand(program, io, (code) => {
     exitCode = code;

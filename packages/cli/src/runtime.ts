@@ -79,6 +79,7 @@ export function createRuntime(
       concurrency: options.concurrency,
       pricing,
       env,
+      ...(options.agentEndpoint ? { agentEndpoint: options.agentEndpoint } : {}),
     });
   const store = options.store ? new FileRunStore(options.store) : undefined;
   const manager = createManager({
