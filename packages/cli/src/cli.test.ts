@@ -153,6 +153,25 @@ describe("taskledger demo (real opencode CLI, scripted model server)", () => {
   }, 180_000);
 });
 
+describe.concurrent.each(["claude-code", "codex"])(
+  "taskledger demo --agent %s (the real agent CLI, scripted model server)",
+  (agent) => {
+    it("runs every sub-task on that agent in worktrees, retries the cut-off one, completes", async () => {
+      const t = captureIo();
+      const code = await runCli(["demo", "--json", "--agent", agent], t.io);
+      const report = JSON.parse(t.out()) as JsonReport;
+      expect({ code, status: report.status }).toEqual({ code: 0, status: "completed" });
+      expect(report.subTasks.map((s) => [s.id, s.status, s.attempts])).toEqual([
+        ["library", "completed", 1],
+        ["tests", "completed", 2],
+        ["docs", "completed", 1],
+      ]);
+      expect(report.usage.agents.inputTokens).toBeGreaterThan(0);
+      expect(t.err()).toMatch(/── greet\.js\nexport function greet/);
+    }, 120_000);
+  },
+);
+
 /** Options that point the manager at the scripted server. */
 function compatible(): string[] {
   return compatibleArgs(server!.openaiBaseURL);
