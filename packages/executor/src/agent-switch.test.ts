@@ -6,6 +6,8 @@ import {
   createManager,
   type ExecuteOptions,
   type Executor,
+  ExecutorError,
+  InvalidConfigError,
 } from "@taskledger/core";
 import { afterToolResult, createModelServer } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
@@ -59,6 +61,47 @@ describe("AgentSwitchExecutor", () => {
       "codex o4",
       "opencode openai/gpt-5",
     ]);
+  });
+});
+
+describe("AgentSwitchExecutor.preflight", () => {
+  it("gives each agent a run may use its own models, and passes on what an agent refuses", async () => {
+    const checked: string[] = [];
+    const make = (agent: AgentName, model: string): Executor => ({
+      run: async () => ({ outcome: "finished" }) as AttemptResult,
+      preflight: async ({ agentModels }) => {
+        if (agentModels.includes("unknown")) throw new InvalidConfigError(`${agent}: unknown`);
+        checked.push(`${agent} ${model}: ${agentModels.join(",")}`);
+      },
+    });
+    const abortSignal = new AbortController().signal;
+    const executor = new AgentSwitchExecutor("opencode", make, "anthropic/claude-sonnet-4-5");
+    await executor.preflight({
+      agentModels: ["openai/gpt-5", "codex:gpt-5-codex", "codex:o4"],
+      abortSignal,
+    });
+    expect(checked).toEqual([
+      "opencode anthropic/claude-sonnet-4-5: openai/gpt-5",
+      "codex gpt-5-codex: gpt-5-codex,o4",
+    ]);
+    const refused = await executor
+      .preflight({ agentModels: ["claude-code:unknown"], abortSignal })
+      .catch((error: unknown) => error);
+    expect(InvalidConfigError.isInstance(refused)).toBe(true);
+  });
+
+  it("a missing Claude Code or Codex binary is refused before planning, saying how to install it", async () => {
+    const abortSignal = new AbortController().signal;
+    for (const executor of [
+      createClaudeCodeExecutor({ model: "sonnet", binaryPath: "/nonexistent/claude" }),
+      createCodexExecutor({ model: "gpt-5-codex", binaryPath: "/nonexistent/codex" }),
+    ]) {
+      const error = await executor
+        .preflight({ agentModels: [], abortSignal })
+        .catch((e: unknown) => e);
+      expect(ExecutorError.isInstance(error)).toBe(true);
+      expect((error as Error).message).toMatch(/not found.*npm install/);
+    }
   });
 });
 
