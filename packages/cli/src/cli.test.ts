@@ -96,11 +96,13 @@ describe("taskledger plan", () => {
       replies: [{ text: JSON.stringify(demoPlan) }, { text: JSON.stringify(demoPlan) }],
     });
     const t = captureIo();
+    // An agent model the executor's config lists: its preflight passes without asking opencode.
+    const agentModel = ["--agent-model", "taskledger-compatible/m"];
     const code = await runCli(
-      ["run", demoRequest, "--yes", "--max-sub-tasks", "2", ...compatible()],
+      ["run", demoRequest, "--yes", "--max-sub-tasks", "2", ...agentModel, ...compatible()],
       t.io,
     );
-    expect(code).toBe(1);
+    expect(code, t.err() + t.out()).toBe(1);
     expect(t.err() + t.out()).toContain("the plan has 3 sub-tasks; the limit is 2");
     expect(server.requests).toHaveLength(2);
   });

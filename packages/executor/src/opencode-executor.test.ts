@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { scriptedOpencodeProvider } from "@taskledger/testing";
+import { alive, scriptedOpencodeProvider } from "@taskledger/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import type { OpencodeServerExecutor } from "./opencode-server-executor.js";
 import { type ExecutorKind, executorHarness } from "./test-support/executor-harness.js";
-import { alive, executorSuite } from "./test-support/executor-suite.js";
+import { executorSuite } from "./test-support/executor-suite.js";
 
 const { scriptedServer, workDir, executorFor, runOptions, cleanup } = executorHarness();
 afterAll(cleanup);

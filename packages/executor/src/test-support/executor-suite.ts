@@ -2,7 +2,7 @@
 // `executorSuite` with its factory and what its agent says on the wire, and passes or fails the
 // same cases as the others. All cases of one call share one scripted model server; each case's
 // requests are routed to its own script by a tag in the prompt.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -19,6 +19,7 @@ import {
 } from "@taskledger/core";
 import {
   afterToolResult,
+  alive,
   commandLineOf,
   createModelServer,
   type ModelServer,
@@ -410,20 +411,4 @@ export function executorSuite(name: string, agent: SuiteAgent): void {
       expect(JSON.stringify(retry?.body)).toContain("Previous attempt");
     });
   });
-}
-
-/** A process that still runs; a zombie (dead, waiting for its parent to reap it) does not count. */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  if (process.platform !== "linux") return true;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
 }
