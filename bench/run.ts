@@ -3,6 +3,7 @@ import { execFile } from "node:child_process";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { benchAgentStart } from "./agent-start.ts";
 import { benchDigest } from "./digest.ts";
 import { benchImportCost } from "./import-cost.ts";
 import { benchMakespan } from "./makespan.ts";
@@ -99,6 +100,15 @@ for (const r of await benchSessionStart()) {
     `${r.setup}, ${r.parallel} at once`,
     `${fixed(r.meanWallMs / 1000)} s per attempt`,
     `${fixed(r.attemptsPerMinute, 1)} attempts/minute over ${r.attempts}`,
+  );
+}
+
+for (const r of await benchAgentStart()) {
+  add(
+    "10. agent start",
+    r.agent,
+    `${fixed(r.firstRequestAloneMs / 1000)} s to the first model request alone, ${fixed(r.firstRequestFourMs / 1000)} s at 4 at once`,
+    `${fixed(r.attemptsPerMinute, 1)} attempts/minute at concurrency 4 over ${r.attempts}, instant model`,
   );
 }
 

@@ -3,20 +3,11 @@ import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { killProcessesUnder, pollUntil, processesUnder } from "@taskledger/testing";
+import { alive, killProcessesUnder, pollUntil, processesUnder } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 
 const host = resolve(import.meta.dirname, "test-support/check-host.ts");
 const built = resolve(import.meta.dirname, "../../executor/dist/watchdog-process.js");
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe.runIf(process.platform === "linux")(
   "a library host killed with kill -9 during a check",

@@ -42,6 +42,46 @@ describe("--executor", () => {
   });
 });
 
+describe("--agent", () => {
+  it("is opencode unless another agent is named; its model is in that agent's own form", async () => {
+    expect(await parseRunOptions({}, "/")).toMatchObject({ agent: "opencode" });
+    expect(await parseRunOptions({ agent: "claude-code" }, "/")).toMatchObject({
+      agent: "claude-code",
+      agentModel: "sonnet",
+    });
+    const codex = await parseRunOptions({ agent: "codex", agentModel: "gpt-5-codex" }, "/");
+    expect(codex).toMatchObject({ agent: "codex", agentModel: "gpt-5-codex" });
+    await expect(parseRunOptions({ agent: "codex" }, "/")).rejects.toThrow(
+      "--agent-model is required with --agent codex",
+    );
+    await expect(parseRunOptions({ agent: "aider" }, "/")).rejects.toThrow(UsageError);
+    await expect(parseRunOptions({ agentModel: "sonnet" }, "/")).rejects.toThrow(
+      "provider/model for opencode",
+    );
+  });
+
+  it("an alternate agent model may name another agent, and a bare one is the run's agent", async () => {
+    const options = await parseRunOptions(
+      { agent: "claude-code", alternateAgentModel: ["opus", "codex:gpt-5-codex"] },
+      "/",
+    );
+    expect(options.alternateAgentModels).toEqual(["claude-code:opus", "codex:gpt-5-codex"]);
+    await expect(parseRunOptions({ alternateAgentModel: ["codex:"] }, "/")).rejects.toThrow(
+      UsageError,
+    );
+    await expect(
+      parseRunOptions({ alternateAgentModel: ["opencode:sonnet"] }, "/"),
+    ).rejects.toThrow("provider/model for opencode");
+  });
+
+  it("is logged with the run and read back, so a resume runs on the same agent", async () => {
+    const options = await parseRunOptions({ agent: "claude-code", agentModel: "opus" }, "/");
+    const logged = readHostSettings(JSON.parse(JSON.stringify(hostSettingsOf(options))));
+    expect(logged).toMatchObject({ agent: "claude-code", agentModel: "opus" });
+    expect(loggedOptions).toContainEqual(["agent", "--agent"]);
+  });
+});
+
 describe("docs/cli.md", () => {
   it("names the defaults defaultModels holds, so the docs cannot drift from the code", async () => {
     const doc = await readFile(new URL("../../../docs/cli.md", import.meta.url), "utf8");

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { type Check, defaultRunSettings, type ModelPrice, type PriceTable } from "@taskledger/core";
+import { type AgentName, agentNames, parseAgentModel } from "@taskledger/executor";
 import type { SetupOptions } from "@taskledger/git-workspace";
 import { defaultModels, type Provider } from "@taskledger/llm";
 
@@ -22,6 +23,7 @@ export interface RawRunOptions {
   model?: string;
   baseUrl?: string;
   agentModel?: string;
+  agent?: string;
   opencodeConfig?: string;
   cwd?: string;
   concurrency?: string;
@@ -73,7 +75,17 @@ export interface RunOptions {
   provider: Provider;
   model: string;
   baseURL: string | undefined;
-  /** `provider/model` for opencode: the provider's default agent model, or the manager's when `--model` is given. */
+  /** The coding agent every attempt runs on unless an alternate model names another. */
+  agent: AgentName;
+  /**
+   * Where Claude Code and Codex send their model calls instead of their vendor, with the key they
+   * send (the demo's scripted server); opencode's is in its config.
+   */
+  agentEndpoint?: { anthropicBaseURL: string; openaiBaseURL: string; key: string };
+  /**
+   * opencode: `provider/model`, by default the provider's agent default (or the manager's model
+   * when `--model` is given); Claude Code and Codex: a model name of theirs.
+   */
   agentModel: string;
   opencodeConfig: Record<string, unknown> | undefined;
   cwd: string;
@@ -150,15 +162,14 @@ export async function parseRunOptions(
   if (provider === "openai-compatible" && !raw.baseUrl) {
     throw new UsageError("--base-url is required with --provider openai-compatible");
   }
-  const agentModel =
-    raw.agentModel ?? `${provider}/${raw.model === undefined && defaults ? defaults.agent : model}`;
-  if (!/^[^/\s]+\/\S+$/.test(agentModel)) {
-    throw new UsageError(`--agent-model must look like provider/model; got "${agentModel}"`);
-  }
+  const agent = agentOf(raw.agent);
+  const agentModel = raw.agentModel ?? defaultAgentModel(agent, provider, raw.model, model);
+  checkAgentModel("--agent-model", agent, agentModel);
   return {
     provider,
     model,
     baseURL: raw.baseUrl,
+    agent,
     agentModel,
     opencodeConfig: raw.opencodeConfig
       ? await readConfig(resolve(cwd, raw.opencodeConfig), "--opencode-config")
@@ -177,13 +188,11 @@ export async function parseRunOptions(
     json: raw.json === true,
     yes: raw.yes === true,
     dryRun: raw.dryRun === true,
-    alternateAgentModels: (raw.alternateAgentModel ?? []).map((model) => {
-      if (!/^[^/\s]+\/\S+$/.test(model)) {
-        throw new UsageError(
-          `--alternate-agent-model must look like provider/model; got "${model}"`,
-        );
-      }
-      return model;
+    alternateAgentModels: (raw.alternateAgentModel ?? []).map((value) => {
+      const named = parseAgentModelOption(value);
+      checkAgentModel("--alternate-agent-model", named.agent ?? agent, named.model);
+      // Named in full, so a worker that takes the attempt runs it on the same agent.
+      return named.agent || agent === "opencode" ? value : `${agent}:${value}`;
     }),
     replan: raw.replan !== false,
     ...queueOf(raw),
@@ -261,6 +270,43 @@ function isolationOf(value: string | undefined): RunOptions["isolation"] {
   if (value === undefined) return "auto";
   if (value === "auto" || value === "worktree" || value === "shared") return value;
   throw new UsageError(`--isolation must be auto, worktree or shared; got "${value}"`);
+}
+
+function agentOf(value: string | undefined): AgentName {
+  if (value === undefined) return "opencode";
+  if (!agentNames.includes(value as AgentName)) {
+    throw new UsageError(`--agent must be one of ${agentNames.join(", ")}; got "${value}"`);
+  }
+  return value as AgentName;
+}
+
+/** Claude Code takes an alias (`sonnet`); Codex's model names change, so a Codex run names one. */
+function defaultAgentModel(
+  agent: AgentName,
+  provider: Provider,
+  givenModel: string | undefined,
+  model: string,
+): string {
+  if (agent === "claude-code") return "sonnet";
+  if (agent === "codex") throw new UsageError("--agent-model is required with --agent codex");
+  const defaults = provider === "openai-compatible" ? undefined : defaultModels[provider];
+  return `${provider}/${givenModel === undefined && defaults ? defaults.agent : model}`;
+}
+
+function parseAgentModelOption(value: string): ReturnType<typeof parseAgentModel> {
+  try {
+    return parseAgentModel(value);
+  } catch (error) {
+    throw new UsageError(`--alternate-agent-model: ${(error as Error).message}`);
+  }
+}
+
+/** opencode takes `provider/model`; Claude Code and Codex a model name of their own. */
+function checkAgentModel(flag: string, agent: AgentName, model: string): void {
+  if (agent === "opencode" && !/^[^/\s]+\/\S+$/.test(model)) {
+    throw new UsageError(`${flag} must look like provider/model for opencode; got "${model}"`);
+  }
+  if (!/^\S+$/.test(model)) throw new UsageError(`${flag} must be a model name; got "${model}"`);
 }
 
 function executorKind(value: string | undefined): ExecutorKind {

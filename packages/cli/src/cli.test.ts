@@ -96,11 +96,13 @@ describe("taskledger plan", () => {
       replies: [{ text: JSON.stringify(demoPlan) }, { text: JSON.stringify(demoPlan) }],
     });
     const t = captureIo();
+    // An agent model the executor's config lists: its preflight passes without asking opencode.
+    const agentModel = ["--agent-model", "taskledger-compatible/m"];
     const code = await runCli(
-      ["run", demoRequest, "--yes", "--max-sub-tasks", "2", ...compatible()],
+      ["run", demoRequest, "--yes", "--max-sub-tasks", "2", ...agentModel, ...compatible()],
       t.io,
     );
-    expect(code).toBe(1);
+    expect(code, t.err() + t.out()).toBe(1);
     expect(t.err() + t.out()).toContain("the plan has 3 sub-tasks; the limit is 2");
     expect(server.requests).toHaveLength(2);
   });
@@ -152,6 +154,25 @@ describe("taskledger demo (real opencode CLI, scripted model server)", () => {
     expect(err).toMatch(/── greet\.js\nexport function greet/);
   }, 180_000);
 });
+
+describe.concurrent.each(["claude-code", "codex"])(
+  "taskledger demo --agent %s (the real agent CLI, scripted model server)",
+  (agent) => {
+    it("runs every sub-task on that agent in worktrees, retries the cut-off one, completes", async () => {
+      const t = captureIo();
+      const code = await runCli(["demo", "--json", "--agent", agent], t.io);
+      const report = JSON.parse(t.out()) as JsonReport;
+      expect({ code, status: report.status }).toEqual({ code: 0, status: "completed" });
+      expect(report.subTasks.map((s) => [s.id, s.status, s.attempts])).toEqual([
+        ["library", "completed", 1],
+        ["tests", "completed", 2],
+        ["docs", "completed", 1],
+      ]);
+      expect(report.usage.agents.inputTokens).toBeGreaterThan(0);
+      expect(t.err()).toMatch(/── greet\.js\nexport function greet/);
+    }, 120_000);
+  },
+);
 
 /** Options that point the manager at the scripted server. */
 function compatible(): string[] {

@@ -51,9 +51,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       )
       .option("--model <id>", "manager model id (default per provider, see docs/cli.md)")
       .option("--base-url <url>", "API base URL (required for openai-compatible)")
+      .option("--agent <name>", "the coding agent: opencode (default), claude-code or codex")
       .option(
-        "--agent-model <provider/model>",
-        "the model opencode uses (default: the provider's agent default, or --model when given)",
+        "--agent-model <model>",
+        "the agent's model: provider/model for opencode (default: the provider's agent default, or --model when given); a model name for claude-code (default sonnet) and codex (required)",
       )
       .option("--opencode-config <file>", "JSON merged into each opencode session's config")
       .option("--cwd <dir>", "directory the agents work in", ".")
@@ -66,8 +67,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       )
       .option("--store <dir>", "directory for the run's durable log")
       .option(
-        "--alternate-agent-model <provider/model>",
-        "agent model to try once when retries fail (repeatable)",
+        "--alternate-agent-model <model>",
+        "agent model to try once when retries fail (repeatable); claude-code:<model>, codex:<model> or opencode:<provider/model> changes agent too",
         (value: string, list: string[] = []) => [...list, value],
       )
       .option("--no-replan", "fail a sub-task instead of replanning it when its retries are spent")
@@ -193,24 +194,33 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .option("--json", "print the final report as JSON on stdout; progress goes to stderr")
     .option("--keep", "keep the directory the agents worked in")
     .option("--concurrency <n>", "sub-tasks running at once", "2")
-    .action(async (raw: { json?: boolean; keep?: boolean; concurrency?: string }) => {
-      const concurrency = (await parseRunOptions({ concurrency: raw.concurrency }, io.cwd))
-        .concurrency;
-      const demo = await setUpDemo({
-        json: raw.json === true,
-        keep: raw.keep === true,
-        concurrency,
-      });
-      const human = demo.options.json ? io.stderr : io.stdout;
-      human.write(
-        `Offline demo: a scripted model server at ${demo.options.baseURL}, agents working in ${demo.cwd}\n`,
-      );
-      try {
-        exitCode = await runCommand(demo.request, demo.options, io);
-      } finally {
-        await demo.finish((text) => human.write(text));
-      }
-    });
+    .option("--agent <name>", "the agent doing the work: opencode (default), claude-code or codex")
+    .action(
+      async (raw: { json?: boolean; keep?: boolean; concurrency?: string; agent?: string }) => {
+        const agent = raw.agent ? { agent: raw.agent } : {};
+        // The demo's agent model: opencode's is set by the demo, the others take any name.
+        const model = raw.agent && raw.agent !== "opencode" ? { agentModel: "demo-agent" } : {};
+        const checked = await parseRunOptions(
+          { concurrency: raw.concurrency, ...agent, ...model },
+          io.cwd,
+        );
+        const demo = await setUpDemo({
+          json: raw.json === true,
+          keep: raw.keep === true,
+          concurrency: checked.concurrency,
+          agent: checked.agent,
+        });
+        const human = demo.options.json ? io.stderr : io.stdout;
+        human.write(
+          `Offline demo: a scripted model server at ${demo.options.baseURL}, agents working in ${demo.cwd}\n`,
+        );
+        try {
+          exitCode = await runCommand(demo.request, demo.options, io);
+        } finally {
+          await demo.finish((text) => human.write(text));
+        }
+      },
+    );
 
   addUiCommand(program, io, (code) => {
     exitCode = code;

@@ -1,8 +1,10 @@
 import type { TaskLedgerInput } from "@taskledger/core";
+import type { AgentName } from "@taskledger/executor";
 import {
   afterToolResult,
   type RecordedRequest,
   type ScriptedReply,
+  type ScriptedToolCall,
   scriptByRole,
   subTaskOf,
 } from "@taskledger/testing";
@@ -58,8 +60,12 @@ const files: Record<string, { path: string; content: string; summary: string }> 
  * verdicts and the agents' turns (a write tool call, then a short report). The first attempt of
  * `tests` is cut off with a `length` finish, so the run shows a targeted retry.
  */
-export function createDemoReplies(): (request: RecordedRequest) => ScriptedReply | undefined {
+export function createDemoReplies(
+  agent: AgentName = "opencode",
+): (request: RecordedRequest) => ScriptedReply | undefined {
   const agentAttempts = new Map<string, number>();
+  // Claude Code continues a cut-off answer three times by itself before it gives up.
+  const cuts = agent === "claude-code" ? 4 : 1;
   return scriptByRole({
     plan: { text: JSON.stringify(demoPlan) },
     judge: (request) => {
@@ -81,15 +87,25 @@ export function createDemoReplies(): (request: RecordedRequest) => ScriptedReply
       if (afterToolResult(request)) return { text: file.summary };
       const attempt = (agentAttempts.get(id) ?? 0) + 1;
       agentAttempts.set(id, attempt);
-      if (id === "tests" && attempt === 1) {
+      if (id === "tests" && attempt <= cuts) {
         return {
           text: "I will now write the test file that imports greet and",
           finishReason: "length",
         };
       }
-      return {
-        toolCalls: [{ name: "write", arguments: { filePath: file.path, content: file.content } }],
-      };
+      return { toolCalls: [writeCall(agent, file.path, file.content)] };
     },
   });
+}
+
+/** Each agent's own way of writing a file, relative to its directory. */
+function writeCall(agent: AgentName, path: string, content: string): ScriptedToolCall {
+  if (agent === "claude-code") {
+    return { name: "Edit", arguments: { file_path: path, old_string: "", new_string: content } };
+  }
+  if (agent === "codex") {
+    const encoded = Buffer.from(content).toString("base64");
+    return { name: "exec_command", arguments: { cmd: `echo ${encoded} | base64 -d > ${path}` } };
+  }
+  return { name: "write", arguments: { filePath: path, content } };
 }

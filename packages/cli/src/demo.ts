@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import type { AgentName } from "@taskledger/executor";
 import { createModelServer } from "@taskledger/testing";
 import type { RunOptions } from "./cli-options.js";
 import { createDemoReplies, demoRequest } from "./demo-scenario.js";
@@ -20,14 +21,17 @@ export interface DemoSetup {
 
 /**
  * The offline demo: the scripted model server on 127.0.0.1 plays both the manager's model and the
- * agents' model, and the real opencode CLI does the work in a temporary directory.
+ * agents' model, and the real opencode CLI (or Claude Code, or Codex) does the work in a
+ * temporary directory.
  */
 export async function setUpDemo(base: {
   json: boolean;
   keep: boolean;
   concurrency: number;
+  agent?: AgentName;
 }): Promise<DemoSetup> {
-  const server = await createModelServer({ replies: createDemoReplies() });
+  const agent = base.agent ?? "opencode";
+  const server = await createModelServer({ replies: createDemoReplies(agent) });
   const cwd = await mkdtemp(join(tmpdir(), "taskledger-demo-"));
   // A repository, so the demo shows isolation: each attempt in its own worktree, merged at the end.
   const isolated = await promisify(execFile)("git", ["init", "-q"], { cwd }).then(
@@ -41,7 +45,13 @@ export async function setUpDemo(base: {
       provider: "openai-compatible",
       model: "demo-manager",
       baseURL: server.openaiBaseURL,
-      agentModel: `${compatibleProviderId}/demo-agent`,
+      agent,
+      agentModel: agent === "opencode" ? `${compatibleProviderId}/demo-agent` : "demo-agent",
+      agentEndpoint: {
+        anthropicBaseURL: server.anthropicBaseURL,
+        openaiBaseURL: server.openaiBaseURL,
+        key: "demo-key",
+      },
       opencodeConfig: undefined,
       cwd,
       concurrency: base.concurrency,

@@ -1,4 +1,5 @@
 import type { PriceTable } from "@taskledger/core";
+import { type AgentName, agentNames } from "@taskledger/executor";
 import {
   type ExecutorKind,
   executorKinds,
@@ -11,6 +12,8 @@ export interface HostSettings {
   provider: string;
   model: string;
   baseURL?: string;
+  /** Absent in logs of runs from before `--agent`: those ran on opencode. */
+  agent?: AgentName;
   agentModel: string;
   opencodeConfig?: Record<string, unknown>;
   /** Absent in logs of runs from before `--executor`: those ran on the CLI executor. */
@@ -30,6 +33,7 @@ export function hostSettingsOf(options: RunOptions): HostSettings {
     provider: options.provider,
     model: options.model,
     ...(options.baseURL ? { baseURL: options.baseURL } : {}),
+    agent: options.agent,
     agentModel: options.agentModel,
     ...(options.opencodeConfig
       ? { opencodeConfig: withoutSecrets(options.opencodeConfig) as Record<string, unknown> }
@@ -64,6 +68,7 @@ export function readHostSettings(
     provider: host.provider,
     model: host.model,
     ...(typeof host.baseURL === "string" ? { baseURL: host.baseURL } : {}),
+    ...(agentNames.includes(host.agent as AgentName) ? { agent: host.agent as AgentName } : {}),
     agentModel: host.agentModel,
     ...(typeof config === "object" && config !== null && !Array.isArray(config)
       ? { opencodeConfig: config as Record<string, unknown> }
@@ -82,6 +87,7 @@ export const loggedOptions = [
   ["provider", "--provider"],
   ["model", "--model"],
   ["baseUrl", "--base-url"],
+  ["agent", "--agent"],
   ["agentModel", "--agent-model"],
   ["opencodeConfig", "--opencode-config"],
   ["cwd", "--cwd"],

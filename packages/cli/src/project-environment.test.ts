@@ -1,5 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
+import { once } from "node:events";
 import {
   existsSync,
   lstatSync,
@@ -290,7 +291,10 @@ describe("a real project's environment in every worktree (real npm, real opencod
       600,
     );
     expect(sleeping()).not.toBe("");
+    const reaped = once(victim, "exit");
     process.kill(victim.pid!, "SIGKILL");
+    // Until reaped, the killed run is a zombie whose pid still holds the run's lock.
+    await reaped;
     const runId = readdirSync(store)[0]!.replace(/\.jsonl$/, "");
     const t = captureIo();
     const code = await runCli(["resume", runId, "--yes", "--json", ...args], t.io);

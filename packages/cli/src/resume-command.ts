@@ -91,6 +91,7 @@ export async function resumeOptions(
     provider: host.provider,
     model: host.model,
     ...(host.baseURL ? { baseUrl: host.baseURL } : {}),
+    ...(host.agent ? { agent: host.agent } : {}),
     agentModel: host.agentModel,
     ...(host.executor ? { executor: host.executor } : {}),
     ...(recovered.cwd ? { cwd: recovered.cwd } : {}),

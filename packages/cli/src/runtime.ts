@@ -9,15 +9,12 @@ import {
   type TaskRun,
 } from "@taskledger/core";
 import { createEvaluator } from "@taskledger/evaluator";
-import {
-  createOpencodeExecutor,
-  createOpencodeServerExecutor,
-  type OpencodeConfig,
-} from "@taskledger/executor";
+import type { OpencodeConfig } from "@taskledger/executor";
 import { gitWorkspaces } from "@taskledger/git-workspace";
 import { createModel, createPricing, type ModelWarning } from "@taskledger/llm";
 import { createQueueExecutor } from "@taskledger/queue";
 import { createTelemetry, type Telemetry } from "@taskledger/telemetry";
+import { createAgentExecutor } from "./agent-executor.js";
 import type { RunOptions } from "./cli-options.js";
 import { createManager } from "./create-manager.js";
 import { maxRequestChars } from "./request-source.js";
@@ -67,20 +64,28 @@ export function createRuntime(
     ...(onModelWarning ? { onWarning: onModelWarning } : {}),
   });
   const model = telemetry ? telemetry.model(baseModel) : baseModel;
-  const settings = { model: options.agentModel, config: agentConfig(options), pricing };
+  // A job names its agent in the model, so a worker runs it on the agent the run chose.
+  const jobModel =
+    options.agent === "opencode" ? options.agentModel : `${options.agent}:${options.agentModel}`;
   const queue = options.queue
     ? createQueueExecutor({
         ...options.queue,
-        agentModel: options.agentModel,
+        agentModel: jobModel,
         ...(options.environment.setup ? { setup: options.environment.setup } : {}),
       })
     : undefined;
   const executor: Executor =
     queue ??
-    (options.executor === "server"
-      ? // One server per sub-task that can run at once: no attempt waits for a server.
-        createOpencodeServerExecutor({ ...settings, poolSize: options.concurrency })
-      : createOpencodeExecutor(settings));
+    createAgentExecutor({
+      agent: options.agent,
+      agentModel: options.agentModel,
+      opencodeConfig: agentConfig(options),
+      executor: options.executor,
+      concurrency: options.concurrency,
+      pricing,
+      env,
+      ...(options.agentEndpoint ? { agentEndpoint: options.agentEndpoint } : {}),
+    });
   const store = options.store ? new FileRunStore(options.store) : undefined;
   const manager = createManager({
     model,

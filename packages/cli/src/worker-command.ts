@@ -1,9 +1,9 @@
 import { hostname } from "node:os";
 import { resolve } from "node:path";
-import { createOpencodeExecutor } from "@taskledger/executor";
 import { defaultModels } from "@taskledger/llm";
 import { redactRedisUrl, startAttemptWorker } from "@taskledger/queue";
 import type { Command } from "commander";
+import { createAgentExecutor } from "./agent-executor.js";
 import { type CliIo, exitCodes } from "./cli-io.js";
 import { parseRunOptions, UsageError } from "./cli-options.js";
 import { agentConfig } from "./runtime.js";
@@ -13,6 +13,7 @@ interface RawWorkerOptions {
   concurrency?: string;
   provider?: string;
   baseUrl?: string;
+  agent?: string;
   agentModel?: string;
   opencodeConfig?: string;
   lockDuration?: string;
@@ -36,7 +37,11 @@ export function addWorkerCommand(program: Command, io: CliIo, exit: (code: numbe
       "anthropic",
     )
     .option("--base-url <url>", "API base URL (openai-compatible agent models)")
-    .option("--agent-model <provider/model>", "agent model when a job names none")
+    .option(
+      "--agent <name>",
+      "agent for jobs whose model names none: opencode (default), claude-code or codex",
+    )
+    .option("--agent-model <model>", "agent model when a job names none")
     .option("--opencode-config <file>", "JSON merged into each opencode session's config")
     .option("--lock-duration <ms>", "how soon a dead worker's attempt is noticed", "30000")
     .option("--work-dir <dir>", "where clones and worktrees go (default: a temporary directory)")
@@ -54,13 +59,16 @@ async function workerCommand(raw: RawWorkerOptions, io: CliIo): Promise<number> 
     provider in defaultModels
       ? `${provider}/${defaultModels[provider as keyof typeof defaultModels].agent}`
       : undefined;
-  const agentModel = raw.agentModel ?? fallbackModel;
-  if (!agentModel) throw new UsageError(`--agent-model is required with --provider ${provider}`);
+  const agent = raw.agent ?? "opencode";
+  const agentModel = raw.agentModel ?? (agent === "opencode" ? fallbackModel : undefined);
+  if (!agentModel && agent === "opencode")
+    throw new UsageError(`--agent-model is required with --provider ${provider}`);
   const options = await parseRunOptions(
     {
       provider,
-      model: agentModel.split("/").slice(1).join("/"),
-      agentModel,
+      model: agentModel?.split("/").slice(1).join("/") || "agent",
+      agent,
+      ...(agentModel ? { agentModel } : {}),
       ...(raw.baseUrl ? { baseUrl: raw.baseUrl } : {}),
       ...(raw.opencodeConfig ? { opencodeConfig: raw.opencodeConfig } : {}),
       concurrency: raw.concurrency,
@@ -70,7 +78,15 @@ async function workerCommand(raw: RawWorkerOptions, io: CliIo): Promise<number> 
   const lockDurationMs = Number(raw.lockDuration);
   if (!Number.isInteger(lockDurationMs) || lockDurationMs < 1000)
     throw new UsageError("--lock-duration must be a whole number of milliseconds, 1000 or more");
-  const executor = createOpencodeExecutor({ model: agentModel, config: agentConfig(options) });
+  // A job's model may name its agent (`claude-code:sonnet`): the run chose it, this worker runs it.
+  const executor = createAgentExecutor({
+    agent: options.agent,
+    agentModel: options.agentModel,
+    opencodeConfig: agentConfig(options),
+    executor: "cli",
+    concurrency: options.concurrency,
+    env: process.env,
+  });
   const worker = await startAttemptWorker(
     {
       redis,

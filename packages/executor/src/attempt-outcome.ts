@@ -10,7 +10,7 @@ export interface ProcessEnd {
   stoppedBy?: "abort" | "timeout" | "step-limit" | "unknown-finish-loop" | "exit";
   /** Could not start (spawn error). */
   spawnError?: string;
-  /** opencode refused its config (the server says so when a session is made). */
+  /** The agent refused its config (opencode's server says so when a session is made). */
   configRejection?: string;
   /** The opencode server the attempt ran on died or stopped answering mid-attempt (retryable). */
   serverLost?: string;
@@ -28,6 +28,7 @@ export const tinyStopOutputTokens = 2;
 export function decideOutcome(
   end: ProcessEnd,
   transcript: Transcript,
+  agent = "opencode",
 ): { outcome: AttemptOutcome; error?: string; retryable?: false; infrastructureError?: true } {
   if (end.stoppedBy === "abort") return { outcome: "cancelled", error: "aborted" };
   if (end.stoppedBy === "timeout") return { outcome: "timeout", error: "the attempt timed out" };
@@ -37,7 +38,7 @@ export function decideOutcome(
   if (end.stoppedBy === "unknown-finish-loop") {
     return {
       outcome: "error",
-      error: `the model stream ended without a finish reason ${transcript.unknownFinishStreak} times in a row; opencode would loop`,
+      error: `the model stream ended without a finish reason ${transcript.unknownFinishStreak} times in a row; ${agent} would loop`,
     };
   }
   // Not the agent's doing: nothing it did is to be judged (the next attempt is told why).
@@ -46,7 +47,7 @@ export function decideOutcome(
   if (end.configRejection) {
     return {
       outcome: "error",
-      error: `opencode rejected its config: ${end.configRejection}`,
+      error: `${agent} rejected its config: ${end.configRejection}`,
       retryable: false,
     };
   }
@@ -58,12 +59,17 @@ export function decideOutcome(
   if (end.signal)
     return {
       outcome: "error",
-      error: `opencode was killed by ${end.signal}`,
+      error: `${agent} was killed by ${end.signal}`,
       infrastructureError: true,
     };
+  // An agent that stops because output ran out may say so with a failing exit (Claude Code, Codex).
+  if (transcript.lastFinishReason === "length" && !transcript.errors.length) {
+    return { outcome: "truncated", error: "the model's output ran out (length)" };
+  }
   if (end.exitCode !== 0) {
-    const exited = `opencode exited with code ${end.exitCode}`;
-    const said = opencodeErrorMessage(end.stderr ?? "");
+    const exited = `${agent} exited with code ${end.exitCode}`;
+    // Only opencode's stderr has a known shape; another agent's error arrives as an event.
+    const said = agent === "opencode" ? opencodeErrorMessage(end.stderr ?? "") : undefined;
     if (said === undefined) return { outcome: "error", error: exited };
     // A config opencode refuses fails every attempt alike: no retry or replan can fix it.
     return isConfigRejection(said)
@@ -74,7 +80,7 @@ export function decideOutcome(
   if (rejection) return { outcome: "error", error: `a permission was rejected: ${rejection}` };
   const reason = transcript.lastFinishReason;
   if (reason === undefined)
-    return { outcome: "error", error: "opencode ended without a model step" };
+    return { outcome: "error", error: `${agent} ended without a model step` };
   if (reason === "length")
     return { outcome: "truncated", error: "the model's output ran out (length)" };
   if (reason === "stop") {

@@ -19,6 +19,7 @@ export function attemptResult(
   const { outcome, error, retryable, infrastructureError } = decideOutcome(
     { ...end, stderr: extra.stderr ?? "" },
     transcript,
+    extra.executor === "opencode-server" ? "opencode" : extra.executor,
   );
   const result: AttemptResult = {
     outcome,

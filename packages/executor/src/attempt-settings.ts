@@ -30,12 +30,16 @@ export function attemptSettings(options: AttemptLimitOptions) {
   };
 }
 
-/** Throws `InvalidConfigError` for a model not in `provider/model` form or a non-positive limit. */
+/**
+ * Throws `InvalidConfigError` for a model not in the agent's form (opencode's `provider/model`, or a
+ * plain model name) or a non-positive limit.
+ */
 export function checkExecutorOptions(
   options: AttemptLimitOptions & { model: string } & Record<string, unknown>,
   numbers: readonly string[],
+  checkModelOf: (name: string, model: string) => void = checkModel,
 ): void {
-  checkModel("model", options.model);
+  checkModelOf("model", options.model);
   for (const key of ["timeoutMs", "maxSteps", "maxUnknownFinishes", "killGraceMs", ...numbers]) {
     const value = options[key];
     if (
@@ -51,6 +55,13 @@ export function checkExecutorOptions(
 export function checkModel(name: string, model: string): void {
   if (!/^[^/\s]+\/\S+$/.test(model)) {
     throw new InvalidConfigError(`${name} must be "provider/model", got "${model}"`);
+  }
+}
+
+/** A model name as Claude Code's `--model` and Codex's `-m` take it: one word, no spaces. */
+export function checkModelName(name: string, model: string): void {
+  if (!/^\S+$/.test(model)) {
+    throw new InvalidConfigError(`${name} must be a model name without spaces, got "${model}"`);
   }
 }
 

@@ -1,4 +1,24 @@
+export {
+  type AgentName,
+  AgentSwitchExecutor,
+  agentNames,
+  parseAgentModel,
+} from "./agent-switch.js";
 export { decideOutcome, type ProcessEnd, tinyStopOutputTokens } from "./attempt-outcome.js";
+export {
+  ClaudeCodeExecutor,
+  type ClaudeCodeExecutorOptions,
+  claudeCodeVersion,
+  createClaudeCodeExecutor,
+} from "./claude-code-executor.js";
+export { type AgentLaunch, CliAgentExecutor, type CliAgentOptions } from "./cli-agent-executor.js";
+export {
+  CodexExecutor,
+  type CodexExecutorOptions,
+  type CodexProvider,
+  codexVersion,
+  createCodexExecutor,
+} from "./codex-executor.js";
 export {
   buildRunConfig,
   defaultPermission,

@@ -1,7 +1,8 @@
-import { accessSync, closeSync, constants, openSync, readSync } from "node:fs";
+import { closeSync, openSync, readSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { ExecutorError } from "@taskledger/core";
+import { isExecutable, packageFile } from "./agent-binary.js";
 
 // The binary comes in opencode-ai's platform package (an optional dependency), found directly: its
 // install script is not needed, so a host whose npm skips scripts is not the cause.
@@ -25,10 +26,10 @@ export function resolveOpencodeBinary(binaryPath?: string): string {
   const require = createRequire(import.meta.url);
   const executable = process.platform === "win32" ? "opencode.exe" : "opencode";
   for (const name of platformPackages()) {
-    const found = tryPackageFile(require, name, join("bin", executable));
+    const found = packageFile(require, name, join("bin", executable));
     if (found && isExecutable(found)) return found;
   }
-  const wrapper = tryPackageFile(require, "opencode-ai", join("bin", "opencode.exe"));
+  const wrapper = packageFile(require, "opencode-ai", join("bin", "opencode.exe"));
   // Until its postinstall runs, opencode-ai's bin is a shell script that only prints an error.
   if (wrapper && isExecutable(wrapper) && !isPlaceholderScript(wrapper)) return wrapper;
   throw new ExecutorError(
@@ -40,23 +41,6 @@ function platformPackages(): string[] {
   const platform = process.platform === "win32" ? "windows" : process.platform;
   const base = `opencode-${platform}-${process.arch}`;
   return [base, `${base}-baseline`, `${base}-musl`, `${base}-baseline-musl`];
-}
-
-function tryPackageFile(require: NodeJS.Require, name: string, file: string): string | undefined {
-  try {
-    return join(dirname(require.resolve(`${name}/package.json`)), file);
-  } catch {
-    return undefined;
-  }
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function isPlaceholderScript(path: string): boolean {

@@ -1,5 +1,6 @@
 import { emptyUsage, type Usage } from "@taskledger/core";
 import { clip, stringify } from "./clip.js";
+import { count, isObject, type Json } from "./json-fields.js";
 import { JsonLineSplitter, type SplitLine } from "./json-line-splitter.js";
 
 /**
@@ -39,8 +40,6 @@ export const defaultEventParseLimits: EventParseLimits = {
   maxToolIOChars: 2000,
   maxTextChars: 32_000,
 };
-
-type Json = Record<string, unknown>;
 
 /** Parses opencode's JSON event stream as it arrives, one typed event per line. */
 export async function* parseOpencodeEvents(
@@ -158,12 +157,4 @@ function oversizeEvent(line: SplitLine, limits: EventParseLimits): OpencodeEvent
   }
   if (rawType === "text") return { type: "text", text: clip(note, limits.maxTextChars) };
   return { type: "unknown", rawType, bytes: line.bytes };
-}
-
-function count(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
-}
-
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

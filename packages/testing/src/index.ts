@@ -24,6 +24,7 @@ export {
 } from "./model-server.js";
 export { scriptedOpencodeProvider } from "./opencode-provider.js";
 export {
+  alive,
   commandLineOf,
   killProcessesUnder,
   pollUntil,

@@ -1,7 +1,8 @@
-// How each provider spells a completion on the wire: OpenAI chat completions, Anthropic
-// messages and Gemini generateContent, as JSON bodies and as server-sent event streams.
+// How each provider spells a completion on the wire: OpenAI chat completions, the OpenAI
+// Responses API, Anthropic messages and Gemini generateContent, as JSON bodies and as
+// server-sent event streams.
 
-export type Face = "openai" | "anthropic" | "google";
+export type Face = "openai" | "responses" | "anthropic" | "google";
 
 export type ScriptedFinishReason = "stop" | "length" | "tool-calls" | "content-filter";
 
@@ -145,6 +146,147 @@ function openaiUsage(c: Completion) {
     completion_tokens: c.usage.outputTokens,
     total_tokens: c.usage.inputTokens + c.usage.cacheReadTokens + c.usage.outputTokens,
     prompt_tokens_details: { cached_tokens: c.usage.cacheReadTokens },
+  };
+}
+
+/** The Responses API (`POST /v1/responses`), which Codex speaks. */
+const responses: FaceRenderer = {
+  json(c) {
+    return responseObject(
+      c,
+      responseOutput(c),
+      c.finishReason === "length" ? "incomplete" : "completed",
+    );
+  },
+  events(c) {
+    let sequence = 0;
+    const frame = (type: string, payload: Record<string, unknown>) =>
+      event(type, { type, sequence_number: sequence++, ...payload });
+    const frames = [
+      frame("response.created", { response: responseObject(c, [], "in_progress") }),
+      frame("response.in_progress", { response: responseObject(c, [], "in_progress") }),
+    ];
+    const output = responseOutput(c);
+    output.forEach((item, index) => {
+      const base = { output_index: index };
+      if (item.type === "message") {
+        frames.push(
+          frame("response.output_item.added", {
+            ...base,
+            item: { ...item, status: "in_progress", content: [] },
+          }),
+          frame("response.content_part.added", {
+            ...base,
+            item_id: item.id,
+            content_index: 0,
+            part: { type: "output_text", text: "", annotations: [] },
+          }),
+        );
+        for (const piece of pieces(c.text)) {
+          frames.push(
+            frame("response.output_text.delta", {
+              ...base,
+              item_id: item.id,
+              content_index: 0,
+              delta: piece,
+              logprobs: [],
+            }),
+          );
+        }
+        frames.push(
+          frame("response.output_text.done", {
+            ...base,
+            item_id: item.id,
+            content_index: 0,
+            text: c.text,
+            logprobs: [],
+          }),
+          frame("response.content_part.done", {
+            ...base,
+            item_id: item.id,
+            content_index: 0,
+            part: { type: "output_text", text: c.text, annotations: [] },
+          }),
+        );
+      } else {
+        frames.push(
+          frame("response.output_item.added", {
+            ...base,
+            item: { ...item, status: "in_progress", arguments: "" },
+          }),
+        );
+        for (const piece of pieces(String(item.arguments), 32)) {
+          frames.push(
+            frame("response.function_call_arguments.delta", {
+              ...base,
+              item_id: item.id,
+              delta: piece,
+            }),
+          );
+        }
+        frames.push(
+          frame("response.function_call_arguments.done", {
+            ...base,
+            item_id: item.id,
+            arguments: item.arguments,
+          }),
+        );
+      }
+      frames.push(frame("response.output_item.done", { ...base, item }));
+    });
+    const status = c.finishReason === "length" ? "incomplete" : "completed";
+    frames.push(frame(`response.${status}`, { response: responseObject(c, output, status) }));
+    return frames;
+  },
+  errorBody: (status, message) => openai.errorBody(status, message),
+};
+
+type ResponseItem = { type: "message" | "function_call"; id: string } & Record<string, unknown>;
+
+function responseOutput(c: Completion): ResponseItem[] {
+  const items: ResponseItem[] = [];
+  if (c.text) {
+    items.push({
+      type: "message",
+      id: `msg_${c.id}`,
+      status: "completed",
+      role: "assistant",
+      content: [{ type: "output_text", text: c.text, annotations: [] }],
+    });
+  }
+  for (const t of c.toolCalls) {
+    items.push({
+      type: "function_call",
+      id: `fc_${t.id}`,
+      call_id: t.id,
+      name: t.name,
+      arguments: t.arguments,
+      status: "completed",
+    });
+  }
+  return items;
+}
+
+function responseObject(c: Completion, output: ResponseItem[], status: string) {
+  const done = status !== "in_progress";
+  return {
+    id: `resp_${c.id}`,
+    object: "response",
+    created_at: created(),
+    status,
+    model: c.model,
+    output,
+    incomplete_details: status === "incomplete" ? { reason: "max_output_tokens" } : null,
+    error: null,
+    usage: done
+      ? {
+          input_tokens: c.usage.inputTokens + c.usage.cacheReadTokens,
+          input_tokens_details: { cached_tokens: c.usage.cacheReadTokens },
+          output_tokens: c.usage.outputTokens,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: c.usage.inputTokens + c.usage.cacheReadTokens + c.usage.outputTokens,
+        }
+      : null,
   };
 }
 
@@ -347,4 +489,4 @@ function parseArguments(text: string): unknown {
   }
 }
 
-export const faces: Record<Face, FaceRenderer> = { openai, anthropic, google };
+export const faces: Record<Face, FaceRenderer> = { openai, responses, anthropic, google };

@@ -87,6 +87,59 @@ describe("createModelServer", () => {
     });
   });
 
+  it("speaks the OpenAI Responses API, JSON and stream, as Codex reads it", async () => {
+    server = await createModelServer({
+      replies: [
+        { text: "hello", usage: { inputTokens: 7, outputTokens: 2, cacheReadTokens: 3 } },
+        { text: "Let me look.", toolCalls: [{ name: "exec_command", arguments: { cmd: "ls" } }] },
+        { text: "cut", finishReason: "length" },
+      ],
+    });
+    const body = await json(await post("/v1/responses", { model: "m1", input: "hi" }));
+    expect(body).toMatchObject({
+      object: "response",
+      status: "completed",
+      output: [{ type: "message", content: [{ type: "output_text", text: "hello" }] }],
+      usage: { input_tokens: 10, output_tokens: 2, input_tokens_details: { cached_tokens: 3 } },
+    });
+    expect(server.requests[0]).toMatchObject({ face: "responses", model: "m1", stream: false });
+
+    const frames = await sse(await post("/v1/responses", { model: "m", stream: true, input: [] }));
+    const events = frames.map((f) => ({ name: f.event, data: JSON.parse(f.data) }));
+    // Every frame names its type twice (SSE `event:` and `type`) and counts up.
+    expect(events.every((e, i) => e.name === e.data.type && e.data.sequence_number === i)).toBe(
+      true,
+    );
+    expect(events.at(0)?.name).toBe("response.created");
+    const text = events
+      .filter((e) => e.name === "response.output_text.delta")
+      .map((e) => e.data.delta)
+      .join("");
+    expect(text).toBe("Let me look.");
+    const args = events
+      .filter((e) => e.name === "response.function_call_arguments.delta")
+      .map((e) => e.data.delta)
+      .join("");
+    expect(JSON.parse(args)).toEqual({ cmd: "ls" });
+    const done = events
+      .filter((e) => e.name === "response.output_item.done")
+      .map((e) => e.data.item);
+    expect(done).toMatchObject([
+      { type: "message", status: "completed" },
+      { type: "function_call", name: "exec_command", call_id: "call_2_0", status: "completed" },
+    ]);
+    expect(events.at(-1)).toMatchObject({
+      name: "response.completed",
+      data: { response: { status: "completed", usage: { output_tokens: expect.any(Number) } } },
+    });
+
+    const cut = await sse(await post("/v1/responses", { model: "m", stream: true, input: [] }));
+    expect(JSON.parse(cut.at(-1)?.data ?? "{}")).toMatchObject({
+      type: "response.incomplete",
+      response: { status: "incomplete", incomplete_details: { reason: "max_output_tokens" } },
+    });
+  });
+
   it("speaks Anthropic messages, JSON and stream", async () => {
     server = await createModelServer({
       replies: [

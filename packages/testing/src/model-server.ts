@@ -75,7 +75,7 @@ export interface ModelServerOptions {
 export interface ModelServer {
   /** `http://127.0.0.1:<port>` */
   readonly url: string;
-  /** For the OpenAI SDK, xAI, OpenAI-compatible clients and opencode's provider config. */
+  /** For the OpenAI SDK (chat completions and `/responses`), OpenAI-compatible clients, opencode and Codex. */
   readonly openaiBaseURL: string;
   /** For the Anthropic SDK, which appends `/v1/messages`. */
   readonly anthropicBaseURL: string;
@@ -92,7 +92,8 @@ export interface ModelServer {
 const googlePath = /\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
 
 /**
- * A local HTTP server on 127.0.0.1 that speaks the OpenAI, Anthropic and Gemini wire protocols
+ * A local HTTP server on 127.0.0.1 that speaks the OpenAI (chat completions and Responses),
+ * Anthropic and Gemini wire protocols
  * and answers from a script, so the real provider SDKs and the real opencode CLI can be tested
  * over real HTTP without a network or a key.
  */
@@ -253,6 +254,7 @@ export async function createModelServer(options: ModelServerOptions = {}): Promi
 function faceOf(method: string | undefined, path: string): Face | undefined {
   if (method !== "POST") return undefined;
   if (path.endsWith("/chat/completions")) return "openai";
+  if (path.endsWith("/responses")) return "responses";
   if (path.endsWith("/messages")) return "anthropic";
   if (googlePath.test(path)) return "google";
   return undefined;

@@ -29,6 +29,22 @@ export async function killProcessesUnder(root: string): Promise<void> {
   }
 }
 
+/** A process that still runs; a zombie (dead, waiting for its parent to reap it) does not count. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  if (process.platform !== "linux") return true;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
+
 /** A process's command line (arguments joined by NUL), or "" once it is gone. */
 export function commandLineOf(pid: number): string {
   try {

@@ -52,8 +52,8 @@ export function subTaskOf(request: RecordedRequest): string | undefined {
 /** True when the agent's last message is a tool's result: its turn after the tool ran. */
 export function afterToolResult(request: RecordedRequest): boolean {
   const body = request.body as Loose;
-  const last = body?.messages?.at?.(-1) ?? body?.contents?.at?.(-1);
-  if (last?.role === "tool") return true;
+  const last = body?.messages?.at?.(-1) ?? body?.contents?.at?.(-1) ?? body?.input?.at?.(-1);
+  if (last?.role === "tool" || last?.type === "function_call_output") return true;
   const parts: Loose[] = Array.isArray(last?.content) ? last.content : (last?.parts ?? []);
   return parts.some((part) => part?.type === "tool_result" || part?.functionResponse);
 }

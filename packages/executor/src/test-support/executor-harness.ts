@@ -60,7 +60,7 @@ export function executorHarness(workRoot: () => string = tmpdir) {
     },
     /** An executor of `kind` on `server`; a server executor's servers stop in `cleanup`. */
     executorFor(
-      server: ModelServer,
+      server: Pick<ModelServer, "openaiBaseURL">,
       options: Partial<OpencodeServerExecutorOptions> = {},
       kind: ExecutorKind = "cli",
     ) {

@@ -1,0 +1,61 @@
+import type { Executor, Pricing } from "@taskledger/core";
+import {
+  type AgentName,
+  AgentSwitchExecutor,
+  createClaudeCodeExecutor,
+  createCodexExecutor,
+  createOpencodeExecutor,
+  createOpencodeServerExecutor,
+  type OpencodeConfig,
+} from "@taskledger/executor";
+import type { ExecutorKind, RunOptions } from "./cli-options.js";
+
+/** What the CLI knows when it makes the executors of a run or a worker. */
+export interface AgentExecutorInput {
+  agent: AgentName;
+  agentModel: string;
+  opencodeConfig: OpencodeConfig;
+  executor: ExecutorKind;
+  concurrency: number;
+  pricing?: Pricing;
+  env: NodeJS.ProcessEnv;
+  agentEndpoint?: RunOptions["agentEndpoint"];
+}
+
+/**
+ * The run's executor: attempts on its agent, and on another one when an alternate agent model
+ * names it (`codex:gpt-5-codex`). Claude Code and Codex log in with the user's own login unless
+ * an API key is in the environment.
+ */
+export function createAgentExecutor(input: AgentExecutorInput): Executor {
+  const pricing = input.pricing ? { pricing: input.pricing } : {};
+  const make = (agent: AgentName, model: string): Executor => {
+    const endpoint = input.agentEndpoint;
+    if (agent === "claude-code") {
+      if (endpoint) {
+        const env = {
+          ANTHROPIC_BASE_URL: endpoint.anthropicBaseURL,
+          ANTHROPIC_API_KEY: endpoint.key,
+        };
+        return createClaudeCodeExecutor({ model, env, ...pricing });
+      }
+      const auth = input.env.ANTHROPIC_API_KEY ? "api-key" : "login";
+      return createClaudeCodeExecutor({ model, auth, ...pricing });
+    }
+    if (agent === "codex") {
+      if (endpoint) {
+        const provider = { baseUrl: endpoint.openaiBaseURL, envKey: "TASKLEDGER_AGENT_KEY" };
+        const env = { TASKLEDGER_AGENT_KEY: endpoint.key };
+        return createCodexExecutor({ model, provider, env, ...pricing });
+      }
+      const auth = input.env.OPENAI_API_KEY || input.env.CODEX_API_KEY ? "api-key" : "login";
+      return createCodexExecutor({ model, auth, ...pricing });
+    }
+    const settings = { model, config: input.opencodeConfig, ...pricing };
+    return input.executor === "server"
+      ? // One server per sub-task that can run at once: no attempt waits for a server.
+        createOpencodeServerExecutor({ ...settings, poolSize: input.concurrency })
+      : createOpencodeExecutor(settings);
+  };
+  return new AgentSwitchExecutor(input.agent, make, input.agentModel);
+}

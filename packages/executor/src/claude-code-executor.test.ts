@@ -1,0 +1,76 @@
+import { join } from "node:path";
+import { expect } from "vitest";
+import { createClaudeCodeExecutor } from "./claude-code-executor.js";
+import { executorSuite } from "./test-support/executor-suite.js";
+
+const sse = (name: string, payload: unknown) =>
+  `event: ${name}\ndata: ${JSON.stringify(payload)}\n\n`;
+
+// The real `claude` binary from npm, `--bare`, against the scripted server's Anthropic face.
+executorSuite("the Claude Code executor on the real claude binary", {
+  make: (server, options) =>
+    createClaudeCodeExecutor({
+      model: "test-model",
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      ...(options.maxSteps === undefined ? {} : { maxSteps: options.maxSteps }),
+      ...(options.binaryPath === undefined ? {} : { binaryPath: options.binaryPath }),
+      // Claude Code's commander refuses an unknown permission mode before it starts.
+      ...(options.badConfig ? { permissionMode: "ask-everyone" as "plan" } : {}),
+      // `sleep` is no command Claude Code runs unasked; the abort case's tool sleeps.
+      allowedTools: ["Bash(sleep:*)"],
+      env: {
+        ANTHROPIC_BASE_URL: server.anthropicBaseURL,
+        ANTHROPIC_API_KEY: "test-key",
+        CLAUDE_CODE_MAX_RETRIES: "1",
+        ...options.env,
+      },
+    }),
+  otherModel: { agentModel: "other-model", wire: "other-model" },
+  write: (cwd, path, content) => ({
+    name: "Edit",
+    arguments: { file_path: join(cwd, path), old_string: "", new_string: content },
+  }),
+  shell: (command) => ({ name: "Bash", arguments: { command } }),
+  noFinishStream: {
+    contentType: "text/event-stream",
+    rawBody:
+      sse("message_start", {
+        type: "message_start",
+        message: {
+          id: "m",
+          type: "message",
+          role: "assistant",
+          model: "m",
+          content: [],
+          usage: { input_tokens: 1, output_tokens: 1 },
+        },
+      }) +
+      sse("content_block_start", {
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "text", text: "" },
+      }) +
+      sse("content_block_delta", {
+        type: "content_block_delta",
+        index: 0,
+        delta: { type: "text_delta", text: "thinking" },
+      }),
+  },
+  expects: {
+    lengthContinues: 3,
+    providerErrorRequests: 2,
+    providerErrorExit: 1,
+    statusCode: true,
+    writeListsFile: true,
+    perStepUsage: true,
+    leaderExits: true,
+    installHint: "npm install @anthropic-ai/claude-code",
+    badConfigError: /^claude-code rejected its config: option '--permission-mode/,
+    commandRefused(result) {
+      expect(result.outcome).toBe("error");
+      expect(result.details).toMatchObject({ permissionRejected: true });
+      expect(result.error).toContain("outside the working directories");
+    },
+    hangTimeoutMs: 5000,
+  },
+});

@@ -1,0 +1,143 @@
+import { mkdir, symlink } from "node:fs/promises";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import type { ExecuteOptions } from "@taskledger/core";
+import { resolveAgentBinary } from "./agent-binary.js";
+import { type AgentEnvironmentOptions, agentEnvironment } from "./agent-environment.js";
+import { translateJsonLines } from "./agent-json-lines.js";
+import { type AttemptSettings, checkModelName } from "./attempt-settings.js";
+import { ClaudeCodeTranslator } from "./claude-code-events.js";
+import { type AgentLaunch, CliAgentExecutor, type CliAgentOptions } from "./cli-agent-executor.js";
+
+/** The Claude Code release this package is tested against (its `@anthropic-ai/claude-code` dev dependency). */
+export const claudeCodeVersion = "2.1.328";
+
+export interface ClaudeCodeExecutorOptions extends CliAgentOptions, AgentEnvironmentOptions {
+  /** A model name or alias as `claude --model` takes it (`sonnet`, `claude-sonnet-4-5`, …). */
+  model: string;
+  /**
+   * `api-key` (default): `ANTHROPIC_API_KEY` from the environment, and `--bare` (no hooks, plugins,
+   * OAuth or keychain). `login`: the user's own Claude login: `CLAUDE_CODE_OAUTH_TOKEN` from the
+   * environment (`claude setup-token`), or the credentials file of `~/.claude`, linked (never
+   * copied) into the attempt's private home.
+   */
+  auth?: "api-key" | "login";
+  /** Claude Code's permission mode; default `acceptEdits` (edits inside the directory, nothing asked). */
+  permissionMode?: "acceptEdits" | "auto" | "bypassPermissions" | "manual" | "dontAsk" | "plan";
+  /** Built-in tools offered (`login` only: `--bare` offers Bash, Edit and Read); default Claude Code's. */
+  tools?: readonly string[];
+  /** Permission rules allowed without asking (`Bash(npm test)`, …); default none. */
+  allowedTools?: readonly string[];
+  /** Permission rules always denied. */
+  disallowedTools?: readonly string[];
+  /** MCP servers (Claude Code's `mcpServers` object); no other MCP server is loaded. */
+  mcpServers?: Record<string, unknown>;
+  /** Settings passed with `--settings` (the user's own settings files are never read). */
+  settings?: Record<string, unknown>;
+  /** Read the project's `.claude/settings*.json` and its CLAUDE.md; default true. */
+  projectConfig?: boolean;
+}
+
+/** Runs each attempt as a fresh `claude -p --output-format stream-json` session. */
+export class ClaudeCodeExecutor extends CliAgentExecutor<ClaudeCodeExecutorOptions> {
+  protected readonly agentName = "claude-code";
+
+  constructor(options: ClaudeCodeExecutorOptions) {
+    super(options, checkModelName);
+  }
+
+  protected override pricedModel(model: string): string {
+    return `anthropic/${model}`;
+  }
+
+  protected resolveBinary(binaryPath: string | undefined): string {
+    const platform = `${process.platform}-${process.arch}`;
+    const exe = process.platform === "win32" ? "claude.exe" : "claude";
+    return resolveAgentBinary({
+      binaryPath,
+      packageFiles: [
+        [`@anthropic-ai/claude-code-${platform}`, exe],
+        [`@anthropic-ai/claude-code-${platform}-musl`, exe],
+        ["@anthropic-ai/claude-code", join("bin", "claude.exe")],
+      ],
+      command: "claude",
+      installHint:
+        "Install it with `npm install @anthropic-ai/claude-code` (no postinstall needed), or pass `binaryPath`.",
+    });
+  }
+
+  protected async launch(
+    root: string,
+    model: string,
+    prompt: string,
+    options: ExecuteOptions,
+    settings: AttemptSettings,
+  ): Promise<AgentLaunch> {
+    const login = this.options.auth === "login";
+    const home = join(root, "home");
+    const tmp = join(root, "tmp");
+    await Promise.all([
+      mkdir(join(home, ".claude"), { recursive: true }),
+      mkdir(tmp, { recursive: true }),
+    ]);
+    if (login) await linkCredentials(join(home, ".claude", ".credentials.json"));
+    const env = agentEnvironment(this.options, { drop: /^(CLAUDE|CLAUDECODE)/, home, tmp });
+    Object.assign(env, {
+      DISABLE_AUTOUPDATER: "1",
+      DISABLE_TELEMETRY: "1",
+      DISABLE_ERROR_REPORTING: "1",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      ...this.options.env,
+    });
+    const project = this.options.projectConfig ?? true;
+    const args = [
+      "-p",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--include-partial-messages",
+      "--model",
+      model,
+      "--permission-mode",
+      this.options.permissionMode ?? "acceptEdits",
+      // Nobody answers a prompt: anything that would ask is denied, and the attempt goes on.
+      "--permission-prompts",
+      "none",
+      "--no-session-persistence",
+      "--setting-sources",
+      project ? "project,local" : "",
+      "--strict-mcp-config",
+      "--mcp-config",
+      JSON.stringify({ mcpServers: this.options.mcpServers ?? {} }),
+    ];
+    // --bare skips CLAUDE.md discovery; --add-dir gives the project's own back.
+    if (!login) args.push("--bare", ...(project ? ["--add-dir", options.cwd] : []));
+    if (this.options.tools) args.push("--tools", this.options.tools.join(","));
+    if (this.options.allowedTools?.length)
+      args.push("--allowedTools", this.options.allowedTools.join(","));
+    if (this.options.disallowedTools?.length) {
+      args.push("--disallowedTools", this.options.disallowedTools.join(","));
+    }
+    if (this.options.settings) args.push("--settings", JSON.stringify(this.options.settings));
+    const translator = new ClaudeCodeTranslator(settings.parseLimits);
+    return {
+      args,
+      env,
+      stdin: prompt,
+      parse: (stdout, limits) => translateJsonLines(stdout, limits.maxLineBytes, translator),
+      costUsd: () => translator.costUsd,
+      configRejection: (stderr) => /^error: (.+)$/im.exec(stderr)?.[1]?.trim(),
+    };
+  }
+}
+
+/** Links the user's Claude credentials file into the attempt's home; nothing is copied. */
+async function linkCredentials(target: string): Promise<void> {
+  const dir = process.env.CLAUDE_CONFIG_DIR ?? join(homedir(), ".claude");
+  await symlink(join(dir, ".credentials.json"), target).catch(() => {});
+}
+
+/** An executor that runs every attempt as a fresh Claude Code session. */
+export function createClaudeCodeExecutor(options: ClaudeCodeExecutorOptions): ClaudeCodeExecutor {
+  return new ClaudeCodeExecutor(options);
+}

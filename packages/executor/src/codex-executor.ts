@@ -1,0 +1,172 @@
+import { mkdir, symlink } from "node:fs/promises";
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
+import type { ExecuteOptions } from "@taskledger/core";
+import { resolveAgentBinary } from "./agent-binary.js";
+import { type AgentEnvironmentOptions, agentEnvironment } from "./agent-environment.js";
+import { translateJsonLines } from "./agent-json-lines.js";
+import { type AttemptSettings, checkModelName } from "./attempt-settings.js";
+import { type AgentLaunch, CliAgentExecutor, type CliAgentOptions } from "./cli-agent-executor.js";
+import { CodexTranslator } from "./codex-events.js";
+
+/** The Codex release this package is tested against (its `@openai/codex` dev dependency). */
+export const codexVersion = "0.169.0";
+
+/** A Codex `model_providers` entry: an OpenAI-compatible endpoint and the variable holding its key. */
+export interface CodexProvider {
+  /** The provider's id in Codex's config; default `taskledger`. */
+  id?: string;
+  baseUrl: string;
+  /** The environment variable Codex reads the key from. */
+  envKey: string;
+  /** Default `responses`. */
+  wireApi?: "responses" | "chat";
+  /** Codex's own retries of a failed request and of a dropped stream; default Codex's. */
+  requestMaxRetries?: number;
+  streamMaxRetries?: number;
+}
+
+export interface CodexExecutorOptions extends CliAgentOptions, AgentEnvironmentOptions {
+  /** A model name as `codex exec -m` takes it (`gpt-5-codex`, …). */
+  model: string;
+  /**
+   * `api-key` (default): `OPENAI_API_KEY`/`CODEX_API_KEY` from the environment (or the provider's
+   * `envKey`). `login`: the user's `codex login`: `auth.json` of `~/.codex` (or `CODEX_HOME`),
+   * linked (never copied) into the attempt's private `CODEX_HOME`.
+   */
+  auth?: "api-key" | "login";
+  /** A model provider other than OpenAI's own. */
+  provider?: CodexProvider;
+  /** Codex's sandbox; default `workspace-write` (writes in the attempt's directory only, no network). */
+  sandbox?: "read-only" | "workspace-write" | "danger-full-access";
+  /** Extra `-c key=value` overrides, values in TOML (`'"high"'`, `true`, `3`). */
+  config?: Record<string, string | number | boolean>;
+}
+
+/** Runs each attempt as a fresh `codex exec --json` session. */
+export class CodexExecutor extends CliAgentExecutor<CodexExecutorOptions> {
+  protected readonly agentName = "codex";
+
+  constructor(options: CodexExecutorOptions) {
+    super(options, checkModelName);
+  }
+
+  protected override pricedModel(model: string): string {
+    return `${this.options.provider?.id ?? "openai"}/${model}`;
+  }
+
+  protected resolveBinary(binaryPath: string | undefined): string {
+    const target = codexTarget();
+    const exe = process.platform === "win32" ? "codex.exe" : "codex";
+    return resolveAgentBinary({
+      binaryPath,
+      packageFiles: target
+        ? [target.package, "@openai/codex"].map(
+            (name) => [name, join("vendor", target.triple, "bin", exe)] as const,
+          )
+        : [],
+      command: "codex",
+      installHint: "Install it with `npm install @openai/codex`, or pass `binaryPath`.",
+    });
+  }
+
+  protected async launch(
+    root: string,
+    model: string,
+    prompt: string,
+    options: ExecuteOptions,
+    settings: AttemptSettings,
+  ): Promise<AgentLaunch> {
+    const home = join(root, "home");
+    const codexHome = join(root, "codex-home");
+    const tmp = join(root, "tmp");
+    await Promise.all([home, codexHome, tmp].map((dir) => mkdir(dir, { recursive: true })));
+    if (this.options.auth === "login") {
+      const userHome = process.env.CODEX_HOME ?? join(homedir(), ".codex");
+      await symlink(join(userHome, "auth.json"), join(codexHome, "auth.json")).catch(() => {});
+    }
+    const env = agentEnvironment(this.options, { drop: /^CODEX_/, home, tmp });
+    env.CODEX_HOME = codexHome;
+    // Codex's own helpers (rg) sit beside its binary in the npm package.
+    const helpers = join(dirname(dirname(this.binary ?? "")), "codex-path");
+    env.PATH = `${helpers}:${env.PATH ?? ""}`;
+    Object.assign(env, this.options.env);
+    const overrides: Record<string, string | number | boolean> = {
+      approval_policy: '"never"',
+      // The attempt's directory and its private TMPDIR are writable; the shared /tmp is not.
+      "sandbox_workspace_write.exclude_slash_tmp": true,
+      "sandbox_workspace_write.network_access": false,
+      web_search: '"disabled"',
+      check_for_update_on_startup: false,
+      // Measured: without these two, each run calls ab.chatgpt.com (metrics) and GitHub (plugins).
+      "analytics.enabled": false,
+      "features.plugins": false,
+      ...providerOverrides(this.options.provider),
+      ...this.options.config,
+    };
+    const args = [
+      "exec",
+      "--json",
+      "--ephemeral",
+      "--skip-git-repo-check",
+      "--ignore-user-config",
+      "--ignore-rules",
+      "--strict-config",
+      "--cd",
+      options.cwd,
+      "--sandbox",
+      this.options.sandbox ?? "workspace-write",
+      "--model",
+      model,
+    ];
+    for (const [key, value] of Object.entries(overrides)) args.push("-c", `${key}=${value}`);
+    // `-`: the prompt comes from stdin, which is then closed.
+    args.push("-");
+    const translator = new CodexTranslator(settings.parseLimits);
+    return {
+      args,
+      env,
+      stdin: prompt,
+      parse: (stdout, limits) => translateJsonLines(stdout, limits.maxLineBytes, translator),
+      configRejection: (stderr) => /^Error[^:\n]*config[^:\n]*: (.+)$/im.exec(stderr)?.[0]?.trim(),
+    };
+  }
+}
+
+function providerOverrides(provider: CodexProvider | undefined): Record<string, string> {
+  if (!provider) return {};
+  const id = provider.id ?? "taskledger";
+  const fields = [
+    `name=${JSON.stringify(id)}`,
+    `base_url=${JSON.stringify(provider.baseUrl)}`,
+    `env_key=${JSON.stringify(provider.envKey)}`,
+    `wire_api=${JSON.stringify(provider.wireApi ?? "responses")}`,
+  ];
+  if (provider.requestMaxRetries !== undefined) {
+    fields.push(`request_max_retries=${provider.requestMaxRetries}`);
+  }
+  if (provider.streamMaxRetries !== undefined) {
+    fields.push(`stream_max_retries=${provider.streamMaxRetries}`);
+  }
+  return { model_provider: JSON.stringify(id), [`model_providers.${id}`]: `{${fields.join(",")}}` };
+}
+
+/** The npm package and target triple of this platform's Codex binary. */
+function codexTarget(): { package: string; triple: string } | undefined {
+  const key = `${process.platform}-${process.arch}`;
+  const triples: Record<string, string> = {
+    "linux-x64": "x86_64-unknown-linux-musl",
+    "linux-arm64": "aarch64-unknown-linux-musl",
+    "darwin-x64": "x86_64-apple-darwin",
+    "darwin-arm64": "aarch64-apple-darwin",
+    "win32-x64": "x86_64-pc-windows-msvc",
+    "win32-arm64": "aarch64-pc-windows-msvc",
+  };
+  const triple = triples[key];
+  return triple ? { package: `@openai/codex-${key}`, triple } : undefined;
+}
+
+/** An executor that runs every attempt as a fresh Codex session. */
+export function createCodexExecutor(options: CodexExecutorOptions): CodexExecutor {
+  return new CodexExecutor(options);
+}
