@@ -129,7 +129,15 @@ describe("--max-sub-tasks with resume", () => {
   it("is logged with the run; a resume plans with the logged value, or with one given again", async () => {
     const server = await createModelServer({ replies: [{ hang: true }] });
     const store = await mkdtemp(join(tmpdir(), "taskledger-max-"));
-    const args = [...compatibleArgs(server.openaiBaseURL), "--store", store, "--yes"];
+    // An agent model opencode knows: its preflight refuses one it does not, before planning.
+    const args = [
+      ...compatibleArgs(server.openaiBaseURL),
+      "--agent-model",
+      "taskledger-compatible/m",
+      "--store",
+      store,
+      "--yes",
+    ];
     /** Runs the CLI until the model is called for the `calls`-th time, then presses Ctrl-C. */
     const cancelledAtCall = async (argv: string[], calls: number) => {
       const stop = new AbortController();

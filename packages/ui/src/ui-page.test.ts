@@ -61,6 +61,7 @@ beforeAll(async () => {
  */
 async function storeTimelineRun(store: string): Promise<void> {
   const manager = createManager({
+    cwd: process.cwd(),
     store: new FileRunStore(store),
     maxRetries: 1,
     alternateAgentModels: ["openai/strong"],
@@ -347,6 +348,7 @@ describe.runIf(browserTests)("the page of a live run (`run --ui`)", () => {
       },
     });
     const manager = createManager({
+      cwd: process.cwd(),
       store: new FileRunStore(liveStore),
       reviewPlan: reviews.reviewPlan,
       executor: {
