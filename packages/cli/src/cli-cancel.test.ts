@@ -33,6 +33,7 @@ describe("Ctrl-C", () => {
       });
       const [dir, runId] = await started;
       // The demo is a repository: its agents run in this run's worktrees under the temp directory.
+      // The demo's worktrees are its run's own (it keeps no slots), under the temp directory.
       const worktrees = join(tmpdir(), "taskledger-worktrees", runId);
       const running = async () => [
         ...(await processesUnder(dir)),

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { type Check, defaultRunSettings, type ModelPrice, type PriceTable } from "@taskledger/core";
 import { type AgentName, agentNames, parseAgentModel } from "@taskledger/executor";
-import type { SetupOptions } from "@taskledger/git-workspace";
+import type { SetupOptions, SlotLimits } from "@taskledger/git-workspace";
 import { defaultModels, type Provider } from "@taskledger/llm";
 
 export const providers: readonly Provider[] = [
@@ -51,6 +51,8 @@ export interface RawRunOptions {
   include?: string[];
   /** `--no-dependencies` sets it false; commander's default is true. */
   dependencies?: boolean;
+  /** `--no-keep-slots` sets it false. */
+  keepSlots?: boolean;
   /** `--config FILE`, or false for `--no-config`. */
   config?: string | boolean;
 }
@@ -61,6 +63,7 @@ export interface ProjectDefaults {
   setup?: string | { command: string; inputs?: string[]; timeoutSeconds?: number };
   include?: string[];
   dependencies?: boolean;
+  slots?: false | { max?: number; maxSizeGB?: number; maxAgeDays?: number };
   checks?: Check[];
   agentModel?: string;
   concurrency?: number;
@@ -122,7 +125,13 @@ export interface RunOptions {
       }
     | undefined;
   /** What each worktree gets of the project's environment. */
-  environment: { dependencies: boolean; include: string[]; setup: SetupOptions | undefined };
+  environment: {
+    dependencies: boolean;
+    include: string[];
+    setup: SetupOptions | undefined;
+    /** Worktree slots kept between runs, bounded; false: made and removed by each run. */
+    slots?: false | Partial<SlotLimits>;
+  };
   /** Checks every sub-task must pass besides its own (from the project config). */
   checks: Check[] | undefined;
   /** The project config file the options came from, if any. */
@@ -231,6 +240,17 @@ function environmentOf(raw: RawRunOptions, project: ProjectDefaults | undefined)
       ...(raw.include ?? []).map((p) => nonEmpty("--include", p)),
     ],
     setup,
+    slots: raw.keepSlots === false ? false : slotLimitsOf(project?.slots),
+  };
+}
+
+function slotLimitsOf(given: ProjectDefaults["slots"]): false | Partial<SlotLimits> {
+  if (given === false || given === undefined) return given ?? {};
+  const day = 24 * 60 * 60 * 1000;
+  return {
+    ...(given.max !== undefined ? { maxSlots: given.max } : {}),
+    ...(given.maxSizeGB !== undefined ? { maxBytes: Math.round(given.maxSizeGB * 1024 ** 3) } : {}),
+    ...(given.maxAgeDays !== undefined ? { maxAgeMs: Math.round(given.maxAgeDays * day) } : {}),
   };
 }
 

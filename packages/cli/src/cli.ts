@@ -8,6 +8,7 @@ import {
   WorkspaceError,
 } from "@taskledger/core";
 import { Command, CommanderError } from "commander";
+import { addCleanCommand } from "./clean-command.js";
 import { type CliIo, exitCodes } from "./cli-io.js";
 import {
   maxSubTasksLimit,
@@ -146,6 +147,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       "do not copy ignored node_modules and Python virtual environments into worktrees",
     )
     .option(
+      "--no-keep-slots",
+      "make this run's worktrees anew and remove them at its end, instead of reusing the kept ones",
+    )
+    .option(
       "--plan <file>",
       "run this Task Ledger (JSON, as `plan --json` prints) without planning",
     )
@@ -229,6 +234,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     exitCode = code;
   });
   addWorkerCommand(program, io, (code) => {
+    exitCode = code;
+  });
+  addCleanCommand(program, io, (code) => {
     exitCode = code;
   });
 

@@ -70,7 +70,8 @@ export async function setUpDemo(base: {
       prices: undefined,
       otlp: undefined,
       queue: undefined,
-      environment: { dependencies: true, include: [], setup: undefined },
+      // The demo's repository is removed at its end: nothing of it is worth keeping.
+      environment: { dependencies: true, include: [], setup: undefined, slots: false },
       checks: undefined,
       configPath: undefined,
     },

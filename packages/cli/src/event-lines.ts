@@ -144,6 +144,11 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
 
 /** One line saying what a worktree slot was given: dependencies, included files, setup. */
 export function slotLine(p: SlotPreparation): string {
+  if (p.reason === "reused") {
+    return terminalText(
+      `Worktree slot ${p.slot} reused from an earlier run in ${formatDuration(p.durationMs)}: its environment was kept.`,
+    );
+  }
   const parts: string[] = [];
   if (p.dependencies.length > 0) {
     const named = p.dependencies.slice(0, 4).join(", ");

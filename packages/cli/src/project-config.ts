@@ -43,6 +43,21 @@ export const projectConfigSchema = z
       .describe(
         "Copy ignored node_modules and Python virtual environments into each worktree (default true).",
       ),
+    slots: z
+      .union([
+        z.literal(false),
+        z
+          .object({
+            max: z.number().int().min(0).max(100).optional(),
+            maxSizeGB: z.number().min(0).max(10_000).optional(),
+            maxAgeDays: z.number().min(0).max(3650).optional(),
+          })
+          .strict(),
+      ])
+      .optional()
+      .describe(
+        "Worktree slots kept between runs (default at most 8, 10 GB, unused 7 days); false makes each run's own and removes them at its end.",
+      ),
     checks: z
       .array(checkSchema)
       .max(20)

@@ -12,6 +12,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { poolDirectory } from "@taskledger/git-workspace";
 import {
   afterToolResult,
   createGitRepo,
@@ -191,10 +192,10 @@ describe("a real project's environment in every worktree (real npm, real opencod
       { cwd: repo, encoding: "utf8" },
     );
     expect(files).not.toMatch(/node_modules|\.env\n/);
-    expect(await processesUnder(join(tmpdir(), "taskledger-worktrees", report.runId))).toEqual([]);
+    expect(await processesUnder(await poolDirectory(repo))).toEqual([]);
   }, 180_000);
 
-  it("stops before any model call when the first worktree's setup fails (exit 2, its output shown)", async () => {
+  it("stops the planner and runs no attempt when the first worktree's setup fails (exit 2, its output shown)", async () => {
     server = await createModelServer({ replies: [] });
     const t = captureIo();
     const code = await runCli(
@@ -215,7 +216,8 @@ describe("a real project's environment in every worktree (real npm, real opencod
     expect(t.err()).toMatch(
       /setup command `echo resolving.*` failed \(exit 7\)[\s\S]*ERR! no such package/,
     );
-    expect(server.requests).toHaveLength(0);
+    // The setup runs while the planner thinks: at most the planner's call went out, cut short.
+    expect(server.requests.length).toBeLessThanOrEqual(1);
   });
 
   it("refuses a config file with an unknown key or a wrong type (exit 2, naming the key and the file)", async () => {

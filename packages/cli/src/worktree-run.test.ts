@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { poolDirectory } from "@taskledger/git-workspace";
 import {
   afterToolResult,
   createGitRepo,
@@ -14,7 +15,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
 import type { JsonReport } from "./json-report.js";
 import { compatibleProviderId } from "./runtime.js";
-import { captureIo, compatibleArgs, processesUnder } from "./test-support/cli-harness.js";
+import {
+  captureIo,
+  compatibleArgs,
+  processesUnder,
+  worktreesLeft,
+} from "./test-support/cli-harness.js";
 
 let server: ModelServer | undefined;
 afterEach(async () => {
@@ -120,8 +126,23 @@ describe("taskledger run in a git repository (real opencode, real git)", () => {
     const byId = Object.fromEntries(report.subTasks.map((s) => [s.id, s]));
     expect(byId.c).toMatchObject({ filesChanged: ["c.txt"], commit: expect.any(String) });
     expect(byId.a!.attempts + byId.b!.attempts).toBe(3);
-    expect(git(repo, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1);
+    expect(await worktreesLeft(repo)).toEqual({ outside: [], held: [] });
     expect(await processesUnder(repo)).toEqual([]);
-    expect(await processesUnder(join(tmpdir(), "taskledger-worktrees", report.runId))).toEqual([]);
+    expect(await processesUnder(await poolDirectory(repo))).toEqual([]);
+
+    // `taskledger clean` removes the kept slots and the ended run's refs; the branch and the
+    // user's tree, index and other refs stay as they were.
+    const kept = git(repo, "worktree", "list", "--porcelain").match(/^worktree /gm)!.length;
+    expect(kept).toBeGreaterThan(1);
+    const status = git(repo, "status", "--porcelain", "-uall");
+    const cleaned = captureIo();
+    expect(await runCli(["clean", "--cwd", repo], cleaned.io), cleaned.err()).toBe(0);
+    expect(cleaned.out()).toContain(`Removed ${kept - 1} slot(s)`);
+    expect(cleaned.out()).toContain("Removed the refs of 1 run(s)");
+    expect(git(repo, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1);
+    expect(git(repo, "for-each-ref", "--format=%(refname)", "refs/taskledger/")).toBe("");
+    expect(git(repo, "rev-parse", "--verify", "-q", branch)).toMatch(/^[0-9a-f]{40}$/);
+    expect(git(repo, "status", "--porcelain", "-uall")).toBe(status);
+    expect(readFileSync(join(repo, ".git", "index")).equals(index)).toBe(true);
   }, 180_000);
 });

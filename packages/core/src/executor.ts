@@ -102,6 +102,11 @@ export interface Executor {
    * wrong (`InvalidConfigError` for an unknown model, `ExecutorError` for a missing binary).
    */
   preflight?(input: { agentModels: readonly string[]; abortSignal: AbortSignal }): Promise<void>;
+  /**
+   * Starts what attempts will need (the server executor's servers), up to `count` at once, while
+   * the run plans: in the background, never throwing; an attempt meets any failure itself.
+   */
+  warm?(input: { count: number; abortSignal: AbortSignal }): void;
   /** Stops processes of attempts a dead manager process left running; called on resume. */
   reclaim?(processes: readonly AttemptProcess[]): Promise<void>;
   /**

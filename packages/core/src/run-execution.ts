@@ -96,6 +96,7 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
   };
   const runner = new SubTaskRunner(ctx);
   const finish = () => finishRun(ctx, startedAt);
+  let warmUp: WarmUp | undefined;
   try {
     if (input.recovered) await resumeFrom(ctx, runner);
     else {
@@ -115,18 +116,21 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
         agentModels: base.settings.alternateAgentModels,
         abortSignal: stop.signal,
       });
-      // The first slot is made before planning, so a broken setup costs no model call.
-      try {
-        await base.workspace.prepare?.(stop.signal);
-      } finally {
-        await recordPreparations(ctx);
-      }
+      warmUp = prepareFirstSlot(ctx);
     }
     if (!state.planned) await planRun(ctx);
     else if (state.planReviewPending) await reviewPlan(ctx, "plan", currentLedger(state));
+    await warmUp?.done;
   } catch (error) {
     // Whatever planning threw once the host cancelled is the cancel's doing, not a failure.
-    if (stop.cancelled && (isAbortError(error) || stop.signal.aborted)) return finish();
+    if (stop.cancelled && (isAbortError(error) || stop.signal.aborted)) {
+      // A plan made while the first slot was prepared: its sub-tasks never started.
+      await settleUnstarted(ctx);
+      return finish();
+    }
+    // A failed setup stopped the planner: the setup's error is the run's.
+    await warmUp?.done.catch(() => {});
+    if (warmUp?.error !== undefined) throw warmUp.error;
     throw error;
   }
   const ready = [...state.subTasks.values()].filter((s) => s.waitingOn === 0);
@@ -135,6 +139,37 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
   recorder.throwIfFatal();
   await settleUnstarted(ctx);
   return finish();
+}
+
+interface WarmUp {
+  /** Settles once the first slot is ready; rejects with `error`. */
+  done: Promise<void>;
+  error?: unknown;
+}
+
+/**
+ * Makes the first slot (the project's environment, a setup command) and warms the executor while
+ * the planner thinks and the plan is reviewed. A setup that fails stops the planner at once.
+ */
+function prepareFirstSlot(ctx: RunContext): WarmUp {
+  const { workspace, stop, settings, options } = ctx;
+  options.executor.warm?.({ count: settings.concurrency, abortSignal: stop.signal });
+  const warmUp: WarmUp = { done: Promise.resolve() };
+  warmUp.done = (async () => {
+    try {
+      await workspace.prepare?.(stop.signal);
+    } catch (error) {
+      warmUp.error = error;
+      if (!stop.signal.aborted) stop.abort(error);
+      throw error;
+    } finally {
+      await recordPreparations(ctx);
+    }
+    workspace.warm?.(settings.concurrency, stop.signal);
+  })();
+  // Awaited after planning; until then a failure is handled here, not unhandled.
+  warmUp.done.catch(() => {});
+  return warmUp;
 }
 
 /** A run not yet planned, or with a sub-task neither done nor given up on. */
@@ -203,6 +238,8 @@ async function settleUnstarted(ctx: RunContext): Promise<void> {
 async function finishRun(ctx: RunContext, startedAt: Date): Promise<RunReport> {
   const { recorder, stop, state, workspace } = ctx;
   recorder.throwIfFatal();
+  // Slots made ahead that no attempt came to take are still said.
+  await recordPreparations(ctx);
   // A cancelled run may be resumed: its branch is made and applied when it really ends.
   if (!stop.cancelled && state.planRejected === undefined) {
     const outcome = await workspace.finish({

@@ -70,7 +70,7 @@ export const runReportVersion = 1;
 
 const slotPreparationSchema = z.object({
   slot: z.number().int(),
-  reason: z.enum(["new", "inputs-changed"]),
+  reason: z.enum(["new", "inputs-changed", "reused"]),
   dependencies: z.array(z.string()),
   from: z.string().optional(),
   included: z.array(z.string()),

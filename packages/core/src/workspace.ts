@@ -50,8 +50,11 @@ export interface SetupSettings {
 /** What one slot was given before an attempt ran in it. */
 export interface SlotPreparation {
   slot: number;
-  /** Why: a new slot, or its inputs (lockfiles) changed since it was last prepared. */
-  reason: "new" | "inputs-changed";
+  /**
+   * Why: a new slot; its inputs (lockfiles) changed since it was last prepared; or a slot an
+   * earlier run kept, its environment still right (nothing copied, no setup).
+   */
+  reason: "new" | "inputs-changed" | "reused";
   /** Ignored dependency directories copied from the user's tree, relative to the repository's top. */
   dependencies: string[];
   /** Where they were copied from (the repository's top). */
@@ -122,9 +125,14 @@ export interface RunWorkspace {
   close(): Promise<void>;
   /**
    * Makes the first attempt's directory ready (its environment, a setup command) once the run is
-   * logged and before any model call, so a broken setup fails the run before it costs anything.
+   * logged, while the planner thinks; a broken setup stops the planner and fails the run.
    */
   prepare?(abortSignal: AbortSignal): Promise<void>;
+  /**
+   * Starts making directories ready in the background until `count` are ready or in use, so the
+   * first wave of attempts starts at once; a failure there is met by the attempt that needs one.
+   */
+  warm?(count: number, abortSignal: AbortSignal): void;
   /** Slots prepared since the last call (by `prepare` or `attempt`), for the run's log. */
   takePreparations?(): SlotPreparation[];
 }

@@ -54,6 +54,11 @@ export class AgentSwitchExecutor implements Executor {
     }
   }
 
+  /** The run's own agent warms up; another is made only when an escalation asks for it. */
+  warm(input: { count: number; abortSignal: AbortSignal }): void {
+    this.executors.get(this.agent)?.warm?.(input);
+  }
+
   run(prompt: string, options: ExecuteOptions): Promise<AttemptResult> {
     const asked =
       options.agentModel === undefined ? undefined : parseAgentModel(options.agentModel);

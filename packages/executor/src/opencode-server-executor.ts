@@ -75,6 +75,17 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
     await checkModels(this.models, [this.options.model, ...input.agentModels], input.abortSignal);
   }
 
+  /** Starts servers while the run plans, so its first attempts do not wait for one. */
+  warm(input: { count: number; abortSignal: AbortSignal }): void {
+    try {
+      this.binary ??= resolveOpencodeBinary(this.options.binaryPath);
+    } catch {
+      // The first attempt reports the missing binary.
+      return;
+    }
+    this.pool.warm(input.count, input.abortSignal);
+  }
+
   guard(process: AttemptProcess): () => void {
     this.watchdog.watch(process.pid, process);
     return () => this.watchdog.release(process.pid);

@@ -51,6 +51,22 @@ export class ServerPool {
     }
   }
 
+  /**
+   * Starts servers in the background until `count` (at most the pool's size) run or are starting,
+   * so the first attempts find them ready. A start that fails is left to the attempt to meet.
+   */
+  warm(count: number, signal: AbortSignal): void {
+    const missing = Math.min(count, this.size) - this.all.size - this.starting;
+    for (let i = 0; i < missing && !this.closed && !signal.aborted; i++) {
+      this.start(signal).then(
+        (started) => {
+          if ("url" in started) this.release(started, true);
+        },
+        () => {},
+      );
+    }
+  }
+
   /** Gives a server back after an attempt; `healthy` false (or one worn out) is stopped instead. */
   release(server: OpencodeServer, healthy: boolean): void {
     if (

@@ -10,6 +10,7 @@ import {
 import { findRepository } from "./git-repository.js";
 import { openWorktreeWorkspace, startWorktreeRun } from "./git-worktree-workspace.js";
 import { defaultSetupInputs, defaultSetupTimeoutMs } from "./setup-command.js";
+import { defaultSlotLimits, type SlotLimits } from "./slot-pool.js";
 
 /** What every slot (a worktree an attempt works in) gets of the project's environment. */
 export interface GitWorkspaceOptions {
@@ -27,6 +28,12 @@ export interface GitWorkspaceOptions {
    * call; in a later one, that attempt.
    */
   setup?: string | SetupOptions;
+  /**
+   * Slots (worktrees with their environment) are kept between runs in the cache directory, so the
+   * next run starts in a ready one; these bound them. `false`: each run makes its own and removes
+   * them at its end.
+   */
+  slots?: false | Partial<SlotLimits>;
 }
 
 export interface SetupOptions {
@@ -45,7 +52,21 @@ export interface SetupOptions {
  */
 export function gitWorkspaces(options: GitWorkspaceOptions = {}): WorkspaceProvider {
   const environment = environmentSettings(options);
-  return { isolates: true, open: (input) => openGitWorkspace(input, environment) };
+  const limits = slotLimits(options.slots);
+  return { isolates: true, open: (input) => openGitWorkspace(input, environment, limits) };
+}
+
+function slotLimits(given: GitWorkspaceOptions["slots"]): SlotLimits | false {
+  if (given === false) return false;
+  const limits = { ...defaultSlotLimits, ...given };
+  for (const [name, value] of Object.entries(limits)) {
+    if (typeof value !== "number" || !(value >= 0) || !Number.isFinite(value)) {
+      throw new InvalidConfigError(
+        `\`slots.${name}\` must be a number of 0 or more; got ${value}.`,
+      );
+    }
+  }
+  return limits;
 }
 
 function environmentSettings(options: GitWorkspaceOptions): EnvironmentSettings {
@@ -77,13 +98,14 @@ function environmentSettings(options: GitWorkspaceOptions): EnvironmentSettings 
 async function openGitWorkspace(
   input: OpenWorkspaceInput,
   environment: EnvironmentSettings,
+  limits: SlotLimits | false,
 ): Promise<RunWorkspace> {
   const { runId, cwd, recorded } = input;
   if (recorded) {
     const record = recorded.record;
     // Logs written before workspaces existed ran shared.
     if (record?.kind !== "worktree") return sharedWorkspace(cwd);
-    return openWorktreeWorkspace(runId, record, recorded.tip ?? record.base);
+    return openWorktreeWorkspace(runId, record, recorded.tip ?? record.base, limits);
   }
   if (input.isolation === "shared") return sharedWorkspace(cwd);
   let repo: Awaited<ReturnType<typeof findRepository>>;
@@ -114,5 +136,5 @@ async function openGitWorkspace(
     );
   }
   const record = await startWorktreeRun(runId, repo, input.apply, environment, input.abortSignal);
-  return openWorktreeWorkspace(runId, record, record.base);
+  return openWorktreeWorkspace(runId, record, record.base, limits);
 }

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import {
   createManager,
   makeRepo,
+  onlyFreeSlotsLeft,
   read,
   scriptedWorkExecutor,
   sh,
@@ -36,11 +37,6 @@ function runIn(
   });
   const result = manager.run("x", { plan, onEvent: (e) => events.push(e) });
   return { events, result };
-}
-
-function noWorktreesLeft(repo: string, runId: string): void {
-  expect(sh(repo, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1);
-  expect(existsSync(join(tmpdir(), "taskledger-worktrees", runId))).toBe(false);
 }
 
 /** Resolves once `count` callers are waiting, so parallel attempts surely start from one base. */
@@ -94,7 +90,7 @@ describe("git worktree isolation", () => {
     expect(sh(repo, "rev-parse", "HEAD")).toBe(sh(repo, "rev-parse", "main"));
     expect(sh(repo, "status", "--porcelain", "-uall")).toBe("?? a.txt\n?? src/b.txt");
     expect(sh(repo, "branch", "--format=%(refname:short)")).toBe(`main\n${branch}`);
-    noWorktreesLeft(repo, report.runId);
+    await onlyFreeSlotsLeft(repo, report.runId);
     const started = events.find((e) => e.type === "run-started");
     expect(started).toMatchObject({ workspace: { kind: "worktree", apply: true } });
   });
@@ -178,7 +174,7 @@ describe("git worktree isolation", () => {
     expect(sh(repo, "show", `refs/taskledger/${report.runId}/attempts/bad/2:junk.txt`)).toBe(
       "half done",
     );
-    noWorktreesLeft(repo, report.runId);
+    await onlyFreeSlotsLeft(repo, report.runId);
   });
 
   it("names no branch it never made: a run with nothing completed, and a cancelled one, say why instead", async () => {
@@ -327,7 +323,7 @@ describe("git worktree isolation", () => {
     expect(sh(repo, "rev-list", "--merges", "--count", `main..taskledger/${report.runId}`)).toBe(
       "20",
     );
-    noWorktreesLeft(repo, report.runId);
+    await onlyFreeSlotsLeft(repo, report.runId);
   });
 
   it("leaves the tree alone when it changed during the run, and with apply: false", async () => {

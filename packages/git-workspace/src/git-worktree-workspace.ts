@@ -13,27 +13,17 @@ import type {
 } from "@taskledger/core";
 import { git, splitNul } from "./git.js";
 import { changedPaths, type GitRepository, snapshotTree, treeOf } from "./git-repository.js";
+import { markFinished, pruneFinishedRuns, runRefs } from "./run-refs.js";
 import { killLeftoverSetup } from "./setup-command.js";
 import { type EnvironmentSlot, SlotEnvironment } from "./slot-environment.js";
+import { type KeptSlot, type SlotLimits, SlotPool } from "./slot-pool.js";
 
 type WorktreeRecord = Extract<WorkspaceRecord, { kind: "worktree" }>;
 
 // Beyond this a combined change is left on the branch rather than held in memory to apply.
 const maxApplyPatchBytes = 64 * 1024 * 1024;
 
-/** The refs of one run: its tip, its base and every attempt's commit, out of `git branch`'s way. */
-export function runRefs(runId: string) {
-  const root = `refs/taskledger/${runId}`;
-  return {
-    root,
-    tip: `${root}/tip`,
-    base: `${root}/base`,
-    attempt: (subTaskId: string, attempt: number) =>
-      `${root}/attempts/${subTaskId.replace(/\./g, "%2E")}/${attempt}`,
-  };
-}
-
-/** Where a run's worktrees live: outside the user's tree, found again by name on resume. */
+/** Where a run's worktrees live when slots are not kept: outside the user's tree, by run. */
 function worktreesDir(runId: string): string {
   return join(tmpdir(), "taskledger-worktrees", runId);
 }
@@ -73,6 +63,9 @@ const environmentOfOldLogs: EnvironmentSettings = { dependencies: true, include:
 
 type Slot = EnvironmentSlot;
 
+// Slots made ready ahead of the first attempts, whatever the concurrency.
+const maxWarmSlots = 8;
+
 /**
  * Opens a run's worktree workspace at `tip` (its base when new). On resume the tip ref is put back
  * where the log says (a merge the log never recorded is undone, so it is made once) and worktrees
@@ -82,12 +75,16 @@ export async function openWorktreeWorkspace(
   runId: string,
   record: WorktreeRecord,
   loggedTip: string,
+  limits: SlotLimits | false,
 ): Promise<RunWorkspace> {
   let tip = loggedTip;
   const { root } = record;
   const refs = runRefs(runId);
   const dir = worktreesDir(runId);
   const live = new Set<string>();
+  // Slots kept between runs come from the repository's pool; without one, each run makes its own.
+  const pool = limits === false ? undefined : await SlotPool.open(root, limits);
+  const keptOf = new Map<string, KeptSlot>();
   // Worktree bookkeeping and merges go one at a time: git locks them, and merges must chain.
   let chain: Promise<unknown> = Promise.resolve();
   const serial = <T>(work: () => Promise<T>): Promise<T> => {
@@ -97,14 +94,29 @@ export async function openWorktreeWorkspace(
   };
   const removeWorktree = (path: string) =>
     serial(async () => {
-      await git(["worktree", "remove", "--force", "--force", path], {
-        cwd: root,
-        okCodes: [128],
-      });
-      await rm(path, { recursive: true, force: true });
+      const kept = keptOf.get(path);
+      if (pool && kept) await pool.remove(kept);
+      else {
+        await git(["worktree", "remove", "--force", "--force", path], {
+          cwd: root,
+          okCodes: [128],
+        });
+        await rm(path, { recursive: true, force: true });
+      }
       live.delete(path);
       slotOf.delete(path);
+      keptOf.delete(path);
     });
+  // Back to the pool with the environment it holds; one never prepared is no use to keep.
+  const releaseSlot = async (path: string) => {
+    const kept = keptOf.get(path);
+    const slot = slotOf.get(path);
+    if (!pool || !kept || slot?.key === undefined) return removeWorktree(path);
+    live.delete(path);
+    slotOf.delete(path);
+    keptOf.delete(path);
+    await pool.release({ ...kept, key: slot.key, keep: slot.keep });
+  };
 
   await git(["update-ref", refs.tip, tip], { cwd: root });
   await removeStale(root, runId);
@@ -122,10 +134,26 @@ export async function openWorktreeWorkspace(
   const free: Slot[] = [];
   const slotOf = new Map<string, Slot>();
   let slots = 0;
-  const ready = async (slot: Slot, key: string, abortSignal: AbortSignal): Promise<Slot> => {
+  const ready = async (
+    slot: Slot,
+    key: string,
+    abortSignal: AbortSignal,
+    earlier?: number,
+  ): Promise<Slot> => {
     try {
       const preparation = await environment.prepare(slot, key, abortSignal);
       if (preparation) preparations.push(preparation);
+      else if (earlier !== undefined) {
+        // A slot an earlier run left, its environment still right: said once, like a new one.
+        preparations.push({
+          slot: slot.index,
+          reason: "reused",
+          dependencies: [],
+          included: [],
+          includedCount: 0,
+          durationMs: Math.round(performance.now() - earlier),
+        });
+      }
       return slot;
     } catch (error) {
       // Half an environment is no environment: the next attempt gets a new slot.
@@ -133,39 +161,72 @@ export async function openWorktreeWorkspace(
       throw error;
     }
   };
-  const newSlot = async (start: string, abortSignal: AbortSignal) => {
+  const newSlot = async (start: string, key: string, abortSignal: AbortSignal) => {
     const slot = await serial(async () => {
       const index = ++slots;
-      const path = join(dir, `slot-${index}`);
-      await rm(path, { recursive: true, force: true });
-      await mkdir(dir, { recursive: true });
-      await git(["worktree", "prune"], { cwd: root });
-      await git(["worktree", "add", "--detach", "--force", path, start], {
-        cwd: root,
-        abortSignal,
-      });
+      const kept = pool ? await pool.create(runId) : undefined;
+      const path = kept?.path ?? join(dir, `slot-${index}`);
+      try {
+        await rm(path, { recursive: true, force: true });
+        await mkdir(kept ? pool!.dir : dir, { recursive: true });
+        await git(["worktree", "prune"], { cwd: root });
+        await git(["worktree", "add", "--detach", "--force", path, start], {
+          cwd: root,
+          abortSignal,
+        });
+      } catch (error) {
+        if (kept) await pool!.remove(kept);
+        throw error;
+      }
       live.add(path);
+      if (kept) keptOf.set(path, kept);
       const made: Slot = { path, index, key: undefined, keep: [] };
       slotOf.set(path, made);
       return made;
     });
-    return ready(slot, await environment.keyAt(start, abortSignal), abortSignal);
+    return ready(slot, key, abortSignal);
   };
-  const takeSlot = async (start: string, abortSignal: AbortSignal): Promise<Slot> => {
-    const reused = free.pop();
-    if (reused === undefined) return newSlot(start, abortSignal);
+  // A slot an earlier run kept, held by this run until it ends.
+  const keptSlot = async (key: string): Promise<Slot | undefined> => {
+    const kept = await pool?.take(key, runId);
+    if (!kept) return undefined;
+    const slot: Slot = { path: kept.path, index: ++slots, key: kept.key, keep: kept.keep };
+    live.add(kept.path);
+    keptOf.set(kept.path, kept);
+    slotOf.set(kept.path, slot);
+    return slot;
+  };
+  const acquireSlot = async (start: string, abortSignal: AbortSignal): Promise<Slot> => {
+    const started = performance.now();
+    // Taken before any wait, so two attempts starting together never both count on one.
+    let reused = free.pop();
+    const earlier = reused ? undefined : started;
     let key: string;
     try {
       key = await environment.keyAt(start, abortSignal);
-      // Exactly the commit, as a new worktree would be: no file of an earlier attempt survives,
-      // except the environment, which is made again when the lockfiles change.
+    } catch (error) {
+      if (reused) free.push(reused);
+      throw error;
+    }
+    reused ??= await keptSlot(key);
+    if (reused === undefined) return newSlot(start, key, abortSignal);
+    try {
+      // Exactly the commit, as a new worktree would be: no file of an earlier attempt (or run)
+      // survives, except the environment, which is made again when the lockfiles change.
       await environment.reset(reused, start, key, abortSignal);
     } catch (error) {
       await removeWorktree(reused.path);
       if (abortSignal.aborted) throw error;
-      return newSlot(start, abortSignal);
+      return newSlot(start, key, abortSignal);
     }
-    return ready(reused, key, abortSignal);
+    return ready(reused, key, abortSignal, earlier);
+  };
+  // Slots being made ready in the background, before any attempt asks for them.
+  const warming = new Set<Promise<void>>();
+  const takeSlot = async (start: string, abortSignal: AbortSignal): Promise<Slot> => {
+    // One being made is nearer than a new one.
+    while (free.length === 0 && warming.size > 0) await Promise.race(warming);
+    return acquireSlot(start, abortSignal);
   };
 
   const workspace: RunWorkspace = {
@@ -174,6 +235,20 @@ export async function openWorktreeWorkspace(
       // The first slot, made before any model call: a broken setup is found for free.
       const slot = await takeSlot(tip, abortSignal);
       free.push(slot);
+    },
+
+    warm(count, abortSignal) {
+      const missing = Math.min(count, maxWarmSlots) - live.size - warming.size;
+      for (let i = 0; i < missing; i++) {
+        const job: Promise<void> = acquireSlot(tip, abortSignal)
+          .then((slot) => {
+            free.push(slot);
+          })
+          // An attempt that needs a slot meets the failure itself.
+          .catch(() => {})
+          .finally(() => warming.delete(job));
+        warming.add(job);
+      }
     },
 
     takePreparations() {
@@ -271,12 +346,18 @@ export async function openWorktreeWorkspace(
 
     async finish({ apply }) {
       await workspace.close();
-      return finishRun(record, tip, apply);
+      const outcome = await finishRun(record, tip, apply);
+      // Only an ended run's refs may go: a running or resumable one's are never touched.
+      await markFinished(root, runId);
+      await pruneFinishedRuns(root).catch(() => undefined);
+      return outcome;
     },
 
     async close() {
+      await Promise.all(warming);
       free.length = 0;
-      await Promise.all([...live].map((path) => removeWorktree(path)));
+      await Promise.all([...live].map((path) => releaseSlot(path)));
+      await pool?.prune().catch(() => undefined);
       await serial(async () => {
         await rm(dir, { recursive: true, force: true });
         await git(["worktree", "prune"], { cwd: root });

@@ -202,7 +202,8 @@ describe("the project's environment in every slot", () => {
     expect(error).toMatchObject({ code: "workspace-error", reason: "setup-failed" });
     expect((error as Error).message).toMatch(/exit 3[\s\S]*npm ERR! missing script/);
     expect(executor.calls).toHaveLength(0);
-    expect(events.map((e) => e.type)).toEqual(["run-started", "run-failed"]);
+    // The setup runs while the plan is made (here the host's, so at once); no attempt starts.
+    expect(events.map((e) => e.type)).toEqual(["run-started", "plan-created", "run-failed"]);
   });
 
   it("makes a later slot's setup failure that attempt's error, and the sub-task goes on", async () => {
@@ -233,7 +234,10 @@ describe("the project's environment in every slot", () => {
       repo,
       executor,
       [task("a"), task("b")],
-      { setup: 'case "$PWD" in */slot-2*) echo no room; exit 4;; esac' },
+      // The second setup (the second slot's) fails, the others succeed.
+      {
+        setup: `echo >> ${repo}.count; if [ "$(wc -l < ${repo}.count)" -eq 2 ]; then echo no room; exit 4; fi`,
+      },
       2,
     );
     const report = await result;
@@ -310,7 +314,12 @@ describe("the project's environment in every slot", () => {
     controller.abort();
     const report = await run.result;
     expect(report.status).toBe("cancelled");
-    expect(events.map((e) => e.type)).toEqual(["run-started", "run-finished"]);
+    expect(events.map((e) => e.type)).toEqual([
+      "run-started",
+      "plan-created",
+      "sub-task-cancelled",
+      "run-finished",
+    ]);
     const left = execFileSync("sh", ["-c", "pgrep -f 'sleep 41[.]3' || true"], {
       encoding: "utf8",
     });

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { statSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { EnvironmentSettings, SlotPreparation } from "@taskledger/core";
@@ -59,7 +60,11 @@ export class SlotEnvironment {
       abortSignal,
     });
     const hash = createHash("sha256");
-    hash.update(JSON.stringify([this.settings.setup?.command ?? "", dependencies]));
+    // The setup runs in the run's directory; the copies are as fresh as the user's install.
+    const installed = dependencies.map((path) => installedAt(join(this.root, path)));
+    hash.update(
+      JSON.stringify([this.settings.setup?.command ?? "", this.prefix, dependencies, installed]),
+    );
     for (const entry of stdout.split("\0")) {
       const tab = entry.indexOf("\t");
       if (tab === -1) continue;
@@ -147,6 +152,26 @@ export interface EnvironmentSlot {
   key: string | undefined;
   /** Ignored paths its preparation left (collapsed to directories): kept while `key` holds. */
   keep: string[];
+}
+
+// Files package managers rewrite on every install, besides the directory itself.
+const installMarkers = [
+  ".package-lock.json",
+  ".modules.yaml",
+  ".yarn-state.yml",
+  ".yarn-integrity",
+  "pyvenv.cfg",
+];
+
+/** When the user's dependency directory was last installed into, as its modification times say. */
+function installedAt(dir: string): number[] {
+  return [dir, ...installMarkers.map((marker) => join(dir, marker))].map((path) => {
+    try {
+      return statSync(path).mtimeMs;
+    } catch {
+      return 0;
+    }
+  });
 }
 
 async function ignoredEntries(slot: string, abortSignal: AbortSignal): Promise<string[]> {

@@ -4,10 +4,11 @@ import { join } from "node:path";
 import type { Executor, RunEvent } from "@taskledger/core";
 import { emptyUsage, MemoryRunStore } from "@taskledger/core";
 import { describe, expect, it } from "vitest";
-import { runRefs } from "./git-worktree-workspace.js";
+import { runRefs } from "./run-refs.js";
 import {
   createManager,
   makeRepo,
+  onlyFreeSlotsLeft,
   read,
   scriptedWorkExecutor,
   sh,
@@ -90,7 +91,7 @@ describe("worktree runs resume after a crash at any point", () => {
         ).toHaveLength(1);
       }
       expect(existsSync(stale)).toBe(false);
-      expect(sh(repo, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1);
+      await onlyFreeSlotsLeft(repo, "run-1");
       const aStarts = records.filter((r) => r.type === "sub-task-started" && r.subTaskId === "a");
       // Only an interrupted attempt runs again; a finished one is merged, not redone.
       expect(aStarts).toHaveLength(point === "mid-attempt" ? 2 : 1);

@@ -1,5 +1,8 @@
 // Helpers the CLI's tests share. Not part of the package: tsconfig.build.json leaves this folder out.
+import { existsSync } from "node:fs";
+import { readdir } from "node:fs/promises";
 import { PassThrough } from "node:stream";
+import { git, poolDirectory } from "@taskledger/git-workspace";
 import type { CliIo } from "../cli-io.js";
 
 export { killProcessesUnder, processesUnder } from "@taskledger/testing";
@@ -56,4 +59,23 @@ export function terminal(env: Record<string, string>) {
 /** The options that point the CLI's manager at a scripted server's OpenAI-compatible face. */
 export function compatibleArgs(baseURL: string, model = "m"): string[] {
   return ["--provider", "openai-compatible", "--model", model, "--base-url", baseURL];
+}
+
+/**
+ * The worktrees a repository has besides its own tree once runs ended: `outside` those not in its
+ * slot pool (a run's own, left behind), `held` the pool's slots a run still holds.
+ */
+export async function worktreesLeft(repo: string): Promise<{ outside: string[]; held: string[] }> {
+  const pool = await poolDirectory(repo);
+  const { stdout } = await git(["worktree", "list", "--porcelain"], { cwd: repo });
+  const worktrees = stdout
+    .split("\n")
+    .filter((line) => line.startsWith("worktree "))
+    .map((line) => line.slice("worktree ".length))
+    .slice(1);
+  const files = existsSync(pool) ? await readdir(pool) : [];
+  return {
+    outside: worktrees.filter((path) => !path.startsWith(`${pool}/`)),
+    held: files.filter((file) => file.endsWith(".lock")),
+  };
 }

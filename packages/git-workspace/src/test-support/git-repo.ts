@@ -1,6 +1,13 @@
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import {
@@ -14,7 +21,9 @@ import {
   type SubTaskInput,
 } from "@taskledger/core";
 import { createGitRepo } from "@taskledger/testing";
+import { expect } from "vitest";
 import { gitWorkspaces } from "../git-workspaces.js";
+import { poolDirectory } from "../slot-pool.js";
 
 /** Runs git in `cwd` for a test and returns its trimmed output. */
 export function sh(cwd: string, ...args: string[]): string {
@@ -97,4 +106,22 @@ export function task(id: string, dependsOn: string[] = [], extra: Partial<SubTas
 /** Core's manager with this package's workspaces, as `taskledger`'s createManager makes it. */
 export function createManager(options: ManagerOptions): Manager {
   return createCoreManager({ workspaces: gitWorkspaces(), ...options });
+}
+
+/**
+ * What a run leaves registered besides the user's tree: only free slots, kept in the pool's
+ * directory (none under the run's own temporary directory, none held).
+ */
+export async function onlyFreeSlotsLeft(repo: string, runId: string): Promise<string[]> {
+  const pool = await poolDirectory(repo);
+  const worktrees = sh(repo, "worktree", "list", "--porcelain")
+    .split("\n")
+    .filter((line) => line.startsWith("worktree "))
+    .map((line) => line.slice("worktree ".length))
+    .slice(1);
+  expect(worktrees.every((path) => path.startsWith(`${pool}/`))).toBe(true);
+  expect(existsSync(join(tmpdir(), "taskledger-worktrees", runId))).toBe(false);
+  const locks = existsSync(pool) ? readdirSync(pool).filter((f) => f.endsWith(".lock")) : [];
+  expect(locks).toEqual([]);
+  return worktrees;
 }
