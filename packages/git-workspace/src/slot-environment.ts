@@ -54,24 +54,42 @@ export class SlotEnvironment {
   /** What the slot's environment depends on at `start`: its lockfiles, the setup and the copies. */
   async keyAt(start: string, abortSignal?: AbortSignal): Promise<string> {
     const { dependencies } = await this.discover(abortSignal);
-    const inputs = (this.settings.setup?.inputs ?? defaultSetupInputs).map(globMatcher);
-    const { stdout } = await git(["ls-tree", "-r", "-z", "--full-tree", start], {
-      cwd: this.root,
-      abortSignal,
-    });
     const hash = createHash("sha256");
     // The setup runs in the run's directory; the copies are as fresh as the user's install.
     const installed = dependencies.map((path) => installedAt(join(this.root, path)));
     hash.update(
       JSON.stringify([this.settings.setup?.command ?? "", this.prefix, dependencies, installed]),
     );
-    for (const entry of stdout.split("\0")) {
-      const tab = entry.indexOf("\t");
-      if (tab === -1) continue;
-      const path = entry.slice(tab + 1);
-      if (inputs.some((matches) => matches(path))) hash.update(`${entry}\n`);
-    }
+    hash.update(await this.inputsAt(start, abortSignal));
     return hash.digest("hex");
+  }
+
+  // A commit's input files never change: listed once per commit, not once per attempt.
+  private readonly inputsByCommit = new Map<string, Promise<string>>();
+
+  /** The input files (lockfiles) at `start`, as `ls-tree` lines. */
+  private inputsAt(start: string, abortSignal?: AbortSignal): Promise<string> {
+    let inputs = this.inputsByCommit.get(start);
+    if (!inputs) {
+      const matchers = (this.settings.setup?.inputs ?? defaultSetupInputs).map(globMatcher);
+      inputs = git(["ls-tree", "-r", "-z", "--full-tree", start], {
+        cwd: this.root,
+        abortSignal,
+      }).then(({ stdout }) =>
+        stdout
+          .split("\0")
+          .filter((entry) => {
+            const tab = entry.indexOf("\t");
+            return tab !== -1 && matchers.some((matches) => matches(entry.slice(tab + 1)));
+          })
+          .join("\n"),
+      );
+      // An aborted listing is not kept; the cache stays small (one entry per commit met).
+      inputs.catch(() => this.inputsByCommit.delete(start));
+      if (this.inputsByCommit.size >= 256) this.inputsByCommit.clear();
+      this.inputsByCommit.set(start, inputs);
+    }
+    return inputs;
   }
 
   /**
