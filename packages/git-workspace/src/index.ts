@@ -17,6 +17,7 @@ export {
   runSetupCommand,
   type SetupResult,
 } from "./setup-command.js";
+export { ignoredEntries, resetWorktree, setupInputsAt } from "./slot-environment.js";
 export {
   defaultSlotLimits,
   type KeptSlot,

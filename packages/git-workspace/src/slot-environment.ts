@@ -71,19 +71,8 @@ export class SlotEnvironment {
   private inputsAt(start: string, abortSignal?: AbortSignal): Promise<string> {
     let inputs = this.inputsByCommit.get(start);
     if (!inputs) {
-      const matchers = (this.settings.setup?.inputs ?? defaultSetupInputs).map(globMatcher);
-      inputs = git(["ls-tree", "-r", "-z", "--full-tree", start], {
-        cwd: this.root,
-        abortSignal,
-      }).then(({ stdout }) =>
-        stdout
-          .split("\0")
-          .filter((entry) => {
-            const tab = entry.indexOf("\t");
-            return tab !== -1 && matchers.some((matches) => matches(entry.slice(tab + 1)));
-          })
-          .join("\n"),
-      );
+      const globs = this.settings.setup?.inputs ?? defaultSetupInputs;
+      inputs = setupInputsAt(this.root, start, globs, abortSignal);
       // An aborted listing is not kept; the cache stays small (one entry per commit met).
       inputs.catch(() => this.inputsByCommit.delete(start));
       if (this.inputsByCommit.size >= 256) this.inputsByCommit.clear();
@@ -97,10 +86,7 @@ export class SlotEnvironment {
    * (the copied dependencies and what the setup made) while `key` is the one it was made for.
    */
   async reset(slot: EnvironmentSlot, start: string, key: string, abortSignal: AbortSignal) {
-    await git(["checkout", "-q", "-f", "--detach", start], { cwd: slot.path, abortSignal });
-    const keep = slot.key === key ? slot.keep : [];
-    const patterns = keep.flatMap((path) => ["-e", `/${escapeGitignore(path)}`]);
-    await git(["clean", "-q", "-ffdx", ...patterns], { cwd: slot.path, abortSignal });
+    await resetWorktree(slot.path, start, slot.key === key ? slot.keep : [], abortSignal);
   }
 
   /**
@@ -192,7 +178,47 @@ function installedAt(dir: string): number[] {
   });
 }
 
-async function ignoredEntries(slot: string, abortSignal: AbortSignal): Promise<string[]> {
+/**
+ * The setup's input files (lockfiles, by default) at `commit`, as `ls-tree` lines: what says
+ * whether an environment made at another commit still fits.
+ */
+export async function setupInputsAt(
+  root: string,
+  commit: string,
+  globs: readonly string[],
+  abortSignal?: AbortSignal,
+): Promise<string> {
+  const matchers = globs.map(globMatcher);
+  const { stdout } = await git(["ls-tree", "-r", "-z", "--full-tree", commit], {
+    cwd: root,
+    abortSignal,
+  });
+  return stdout
+    .split("\0")
+    .filter((entry) => {
+      const tab = entry.indexOf("\t");
+      return tab !== -1 && matchers.some((matches) => matches(entry.slice(tab + 1)));
+    })
+    .join("\n");
+}
+
+/**
+ * Puts a used worktree at `start` as a new one would hold it: every file of earlier work gone,
+ * ignored ones too, except the paths in `keep` (an environment still right for `start`).
+ */
+export async function resetWorktree(
+  path: string,
+  start: string,
+  keep: readonly string[],
+  abortSignal: AbortSignal,
+): Promise<void> {
+  await git(["checkout", "-q", "-f", "--detach", start], { cwd: path, abortSignal });
+  const patterns = keep.flatMap((kept) => ["-e", `/${escapeGitignore(kept)}`]);
+  await git(["clean", "-q", "-ffdx", ...patterns], { cwd: path, abortSignal });
+}
+
+/** What is ignored in a worktree now, collapsed to directories: its environment after a setup. */
+export async function ignoredEntries(slot: string, abortSignal: AbortSignal): Promise<string[]> {
   const { stdout } = await git(
     ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
     { cwd: slot, abortSignal },

@@ -103,8 +103,10 @@ export async function startAttemptWorker(
     const cancelled = signal ?? new AbortController().signal;
     options.onJob?.({ type: "started", jobId });
     const slot = await clones.checkout(data, jobId, cancelled);
+    let keep = false;
     try {
-      if (data.setup) {
+      // A kept worktree whose setup ran for the same lockfiles needs no setup again.
+      if (data.setup && !(await clones.setUp(slot, data, cancelled))) {
         const started = performance.now();
         const setup = { ...data.setup, inputs: [] };
         const failed = await runSetupCommand(setup, slot.cwd, data.runId, cancelled).then(
@@ -117,6 +119,7 @@ export async function startAttemptWorker(
           options.onJob?.({ type: "finished", jobId, outcome: result.outcome });
           return { result, worker: { ...identity, jobId } };
         }
+        await clones.markSetUp(slot, data, cancelled);
       }
       let result: AttemptResult = await options.executor.run(data.prompt, {
         subTask: data.subTask,
@@ -142,6 +145,7 @@ export async function startAttemptWorker(
         result = { ...result, error: result.error ? `${result.error}. ${note}` : note };
       }
       options.onJob?.({ type: "finished", jobId, outcome: result.outcome });
+      keep = !cancelled.aborted;
       return {
         result,
         ...(commit ? { commit } : {}),
@@ -149,7 +153,8 @@ export async function startAttemptWorker(
         waitedMs,
       };
     } finally {
-      await clones.remove(slot).catch(() => {});
+      // Kept for the next job when the attempt ended on its own; a cancelled one's may hold processes.
+      await (keep ? clones.release(slot) : clones.remove(slot)).catch(() => {});
     }
   };
 
@@ -179,6 +184,7 @@ export async function startAttemptWorker(
         void worker.disconnect().catch(() => {});
         health.close();
         subscriber.disconnect();
+        await clones.close().catch(() => {});
         if (ownDir) await rm(workDir, { recursive: true, force: true });
       })();
       return closing;

@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import {
   AbortedError,
   type AgentEvent,
@@ -42,7 +42,7 @@ function repository() {
   const root = mkdtempSync(join(tmpdir(), "taskledger-queue-"));
   const repo = join(root, "repo");
   const remote = join(root, "remote.git");
-  createGitRepo(repo, { "base.txt": "base\n" });
+  createGitRepo(repo, { "base.txt": "base\n", ".gitignore": "build/\n" });
   execFileSync("git", ["init", "-q", "--bare", remote]);
   const worktree = (name: string) => {
     const path = join(root, name);
@@ -195,6 +195,39 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
       /On the worker: The setup command .* failed \(exit 9\)[\s\S]*no lockfile/,
     );
     expect(seen).toHaveLength(1);
+  });
+
+  it("a worker keeps its worktree for the next job: nothing of the earlier job's files, the setup not run again", async () => {
+    const { remote, worktree } = repository();
+    const count = join(dirname(remote), "setups");
+    const listings: string[] = [];
+    const fake: Executor = {
+      async run(_prompt, options) {
+        listings.push(readdirSync(options.cwd).sort().join(","));
+        await writeFile(join(options.cwd, `${options.subTask.id}.txt`), "work\n");
+        await writeFile(join(options.cwd, "build", `${options.subTask.id}.log`), "ignored\n");
+        return result("finished");
+      },
+    };
+    worker = await startAttemptWorker({ redis: redis.url, executor: fake, queueName: "q-keep" });
+    executor = createQueueExecutor({
+      redis: redis.url,
+      remote,
+      queueName: "q-keep",
+      setup: { command: `echo run >> ${count}; mkdir -p build; echo made > build/out` },
+    });
+    for (const id of ["one", "two"]) {
+      const ended = await executor.run("prompt", {
+        runId: "run-keep",
+        subTask: subTask(id),
+        attempt: 1,
+        cwd: worktree(`keep-${id}`),
+        abortSignal: new AbortController().signal,
+      });
+      expect(ended.outcome).toBe("finished");
+    }
+    expect(readFileSync(count, "utf8")).toBe("run\n");
+    expect(listings).toEqual([".git,.gitignore,base.txt,build", ".git,.gitignore,base.txt,build"]);
   });
 
   it("an attempt with no worker running says it waits for one, and fails after workerWaitMs saying no worker took it", async () => {

@@ -1,7 +1,13 @@
 import { createHash } from "node:crypto";
 import { mkdir, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { git } from "@taskledger/git-workspace";
+import {
+  defaultSetupInputs,
+  git,
+  ignoredEntries,
+  resetWorktree,
+  setupInputsAt,
+} from "@taskledger/git-workspace";
 import type { AttemptJobData } from "./attempt-job.js";
 
 /** Where one attempt runs on a worker: a worktree of the worker's clone of the run's remote. */
@@ -12,14 +18,24 @@ export interface WorkerSlot {
   cwd: string;
   /** The bare clone it belongs to. */
   clone: string;
+  /** What its environment (what the setup made) was made for; undefined until a setup ran. */
+  setupKey?: string;
+  /** Ignored paths the setup left: kept on reset while `setupKey` holds. */
+  keep: string[];
 }
+
+// Worktrees kept for the next job, whatever the worker's concurrency.
+const maxFreeSlots = 8;
 
 /**
  * A worker's local clones: one bare repository per remote, fetched into per attempt, with a
- * worktree per running attempt. Only this worker process uses `workDir`.
+ * worktree per running attempt, kept for the next job of that remote (reset to its start, the
+ * setup's work kept while its lockfiles are the same). Only this worker process uses `workDir`.
  */
 export class WorkerClones {
   private readonly clones = new Map<string, Promise<string>>();
+  private readonly free: WorkerSlot[] = [];
+  private made = 0;
   // Worktree bookkeeping goes one at a time: git locks it.
   private chain: Promise<unknown> = Promise.resolve();
 
@@ -43,7 +59,31 @@ export class WorkerClones {
       ],
       { cwd: clone, abortSignal },
     );
-    const path = join(this.workDir, "attempts", jobId.replace(/[^\w.-]/g, "_"));
+    const at = this.free.findIndex((slot) => slot.clone === clone);
+    const kept = at === -1 ? undefined : this.free.splice(at, 1)[0];
+    if (kept) {
+      try {
+        const key = await this.setupKey(kept, job, abortSignal);
+        await resetWorktree(
+          kept.path,
+          job.start,
+          kept.setupKey === key ? kept.keep : [],
+          abortSignal,
+        );
+        if (kept.setupKey !== key) Object.assign(kept, { setupKey: undefined, keep: [] });
+        const cwd = resolve(kept.path, job.prefix);
+        await mkdir(cwd, { recursive: true });
+        return { ...kept, cwd };
+      } catch (error) {
+        await this.remove(kept);
+        if (abortSignal.aborted) throw error;
+      }
+    }
+    const path = join(
+      this.workDir,
+      "attempts",
+      `slot-${++this.made}-${jobId.replace(/[^\w.-]/g, "_")}`,
+    );
     await this.serial(async () => {
       await rm(path, { recursive: true, force: true });
       await git(["worktree", "prune"], { cwd: clone });
@@ -54,7 +94,47 @@ export class WorkerClones {
     });
     const cwd = resolve(path, job.prefix);
     await mkdir(cwd, { recursive: true });
-    return { path, cwd, clone };
+    return { path, cwd, clone, keep: [] };
+  }
+
+  /** What a setup made for `job` depends on: the command, where it runs, the lockfiles. */
+  async setupKey(slot: WorkerSlot, job: AttemptJobData, abortSignal: AbortSignal): Promise<string> {
+    const inputs = await setupInputsAt(slot.clone, job.start, defaultSetupInputs, abortSignal);
+    return createHash("sha256")
+      .update(JSON.stringify([job.setup?.command ?? "", job.prefix, inputs]))
+      .digest("hex");
+  }
+
+  /** True when the slot holds what `job`'s setup would make: it need not run again. */
+  async setUp(slot: WorkerSlot, job: AttemptJobData, abortSignal: AbortSignal): Promise<boolean> {
+    return (
+      slot.setupKey !== undefined && slot.setupKey === (await this.setupKey(slot, job, abortSignal))
+    );
+  }
+
+  /**
+   * Records that `job`'s setup ran in the slot: what it left is kept on later resets. A setup that
+   * left files git does not ignore runs again each time (a reset removes those files).
+   */
+  async markSetUp(slot: WorkerSlot, job: AttemptJobData, abortSignal: AbortSignal): Promise<void> {
+    const { stdout } = await git(["ls-files", "--others", "--exclude-standard", "-z"], {
+      cwd: slot.path,
+      abortSignal,
+    });
+    if (stdout !== "") return;
+    slot.keep = await ignoredEntries(slot.path, abortSignal);
+    slot.setupKey = await this.setupKey(slot, job, abortSignal);
+  }
+
+  /** Keeps a slot for the next job; past the bound it is removed. */
+  async release(slot: WorkerSlot): Promise<void> {
+    if (this.free.length >= maxFreeSlots) return this.remove(slot);
+    this.free.push(slot);
+  }
+
+  /** Removes every kept slot (the worker is closing). */
+  async close(): Promise<void> {
+    await Promise.all(this.free.splice(0).map((slot) => this.remove(slot)));
   }
 
   /** Everything the attempt changed as one commit on its start, pushed to the job's work ref. */
