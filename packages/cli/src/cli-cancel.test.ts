@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { commandLineOf } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import type { JsonReport } from "./json-report.js";
 import { processesUnder } from "./test-support/cli-harness.js";
@@ -35,9 +36,13 @@ describe("Ctrl-C", () => {
       // The demo is a repository: its agents run in this run's worktrees under the temp directory.
       // The demo's worktrees are its run's own (it keeps no slots), under the temp directory.
       const worktrees = join(tmpdir(), "taskledger-worktrees", runId);
+      // The opencode servers (the default executor) have their directories under TMPDIR.
       const running = async () => [
         ...(await processesUnder(dir)),
         ...(await processesUnder(worktrees)),
+        ...(await processesUnder(tmpdir())).filter((pid) =>
+          commandLineOf(pid).includes("opencode"),
+        ),
       ];
       // Wait until opencode itself runs for the demo, then interrupt.
       let agents: number[] = [];

@@ -28,8 +28,9 @@ describe("parseRunOptions: default models", () => {
 });
 
 describe("--executor", () => {
-  it("is cli unless server is asked for; anything else is a usage error", async () => {
-    expect((await parseRunOptions({}, "/")).executor).toBe("cli");
+  it("is server unless cli is asked for; anything else is a usage error", async () => {
+    expect((await parseRunOptions({}, "/")).executor).toBe("server");
+    expect((await parseRunOptions({ executor: "cli" }, "/")).executor).toBe("cli");
     expect((await parseRunOptions({ executor: "server" }, "/")).executor).toBe("server");
     await expect(parseRunOptions({ executor: "fast" }, "/")).rejects.toThrow(UsageError);
   });

@@ -330,7 +330,8 @@ function checkAgentModel(flag: string, agent: AgentName, model: string): void {
 }
 
 function executorKind(value: string | undefined): ExecutorKind {
-  if (value === undefined) return "cli";
+  // Sessions in running servers start in ~0.1 s where a process per attempt takes ~3 s.
+  if (value === undefined) return "server";
   if (!executorKinds.includes(value as ExecutorKind)) {
     throw new UsageError(`--executor must be one of ${executorKinds.join(", ")}; got "${value}"`);
   }

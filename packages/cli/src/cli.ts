@@ -75,7 +75,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       .option("--no-replan", "fail a sub-task instead of replanning it when its retries are spent")
       .option(
         "--executor <kind>",
-        "cli: a new opencode process per attempt (default); server: sessions in running opencode servers",
+        "server: sessions in running opencode servers (default); cli: a new opencode process per attempt",
       )
       .option("--max-cost <usd>", "money budget: start nothing new once the run has spent this")
       .option(

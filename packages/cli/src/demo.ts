@@ -65,7 +65,7 @@ export async function setUpDemo(base: {
       replan: true,
       isolation: isolated ? "worktree" : "shared",
       apply: true,
-      executor: "cli",
+      executor: "server",
       maxCostUsd: undefined,
       prices: undefined,
       otlp: undefined,

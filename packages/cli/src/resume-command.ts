@@ -93,7 +93,8 @@ export async function resumeOptions(
     ...(host.baseURL ? { baseUrl: host.baseURL } : {}),
     ...(host.agent ? { agent: host.agent } : {}),
     agentModel: host.agentModel,
-    ...(host.executor ? { executor: host.executor } : {}),
+    // Logs from before `--executor` ran every attempt as its own process.
+    executor: host.executor ?? "cli",
     ...(recovered.cwd ? { cwd: recovered.cwd } : {}),
     ...(recovered.settings
       ? {

@@ -56,6 +56,9 @@ async function signalMidAttempt(signals: NodeJS.Signals[], json: boolean) {
   args.push("--model", "demo-manager", "--base-url", server.openaiBaseURL);
   args.push("--agent-model", `${compatibleProviderId}/demo-agent`);
   args.push("--store", store, "--cwd", cwd, ...(json ? ["--json"] : []));
+  // A process per attempt, started in `root`: every agent is found there (these tests run at once,
+  // and the server executor's servers live under the shared TMPDIR).
+  args.push("--executor", "cli");
   // Started in `root`, so everything it starts (agents, the watchdog) is found under it.
   const child = spawn(process.execPath, [bin, ...args], {
     cwd: root,

@@ -83,6 +83,8 @@ async function workerCommand(raw: RawWorkerOptions, io: CliIo): Promise<number> 
     agent: options.agent,
     agentModel: options.agentModel,
     opencodeConfig: agentConfig(options),
+    // A process per attempt: a worker's attempts are minutes apart from their jobs' dispatch
+    // anyway, and a killed one must leave nothing running (servers would outlive it).
     executor: "cli",
     concurrency: options.concurrency,
     env: process.env,

@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { sweepDeadProcessDirs } from "@taskledger/core";
+import { isProcessAlive, sweepDeadProcessDirs } from "@taskledger/core";
+import { processesWithEnvWhere, signalTracked } from "./process-tree.js";
 
 /** Every attempt directory's name starts with this, then the owning process's pid and a dash. */
 export const attemptDirPrefix = "taskledger-opencode-";
@@ -35,5 +36,22 @@ export async function removeDir(path: string): Promise<void> {
  * `kill -9`): any other process's directory, while it runs, is left alone.
  */
 export function sweepStaleAttemptDirs(parent: string): Promise<void> {
+  killOrphans(parent);
   return sweepDeadProcessDirs(parent, attemptDirPrefix, removeDir);
+}
+
+/**
+ * Kills what runs with its TMPDIR in an attempt or server directory whose owner is gone: agents,
+ * servers and their tools left by a host killed with its watchdog (nothing else could stop them).
+ */
+function killOrphans(parent: string): void {
+  const owned = new RegExp(`^TMPDIR=${escapeRegExp(join(parent, attemptDirPrefix))}(\\d+)-`);
+  const orphans = processesWithEnvWhere((entry) => owned.test(entry)).filter(
+    ({ entry }) => !isProcessAlive(Number(owned.exec(entry)![1])),
+  );
+  for (const orphan of orphans) signalTracked(orphan, "SIGKILL");
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

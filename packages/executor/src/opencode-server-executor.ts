@@ -125,7 +125,7 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
     this.binary ??= resolveOpencodeBinary(this.options.binaryPath);
     let server: OpencodeServer | ServerStartFailure;
     try {
-      server = await this.pool.acquire(options.abortSignal);
+      server = await this.pool.acquire(options.abortSignal, options.cwd);
     } catch (error) {
       if (options.abortSignal.aborted) return result(cancelled, {});
       throw error;

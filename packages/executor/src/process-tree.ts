@@ -98,14 +98,24 @@ export function signalTracked(tracked: TrackedProcess, signal: NodeJS.Signals): 
  * they were re-parented and whenever they started.
  */
 export function processesWithEnv(marker: string): TrackedProcess[] {
+  return processesWithEnvWhere((entry) => entry === marker).map(({ pid, startTime }) => ({
+    pid,
+    startTime,
+  }));
+}
+
+/** Live processes (Linux) with an environment entry `matches` accepts, and that entry. */
+export function processesWithEnvWhere(
+  matches: (entry: string) => boolean,
+): (TrackedProcess & { entry: string })[] {
   if (process.platform !== "linux") return [];
-  const found: TrackedProcess[] = [];
+  const found: (TrackedProcess & { entry: string })[] = [];
   for (const row of procTable()) {
     if (row.pid === process.pid || row.state === "Z") continue;
     try {
       const environ = readFileSync(`/proc/${row.pid}/environ`, "utf8");
-      if (environ.split("\0").includes(marker))
-        found.push({ pid: row.pid, startTime: row.startTime });
+      const entry = environ.split("\0").find(matches);
+      if (entry !== undefined) found.push({ pid: row.pid, startTime: row.startTime, entry });
     } catch {
       // Gone, or another user's.
     }

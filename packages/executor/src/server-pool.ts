@@ -8,6 +8,8 @@ import type { OpencodeServer, ServerStartFailure } from "./opencode-server.js";
  */
 export class ServerPool {
   private readonly idle: OpencodeServer[] = [];
+  // The directories each server has booted an instance for (bounded by maxAttemptsPerServer).
+  private readonly served = new WeakMap<OpencodeServer, Set<string>>();
   private readonly all = new Set<OpencodeServer>();
   private starting = 0;
   private readonly waiters: (() => void)[] = [];
@@ -23,18 +25,33 @@ export class ServerPool {
     private readonly maxAttemptsPerServer: number,
   ) {}
 
-  /** A server for one attempt, or how starting one failed; rejects with an AbortError on abort. */
-  async acquire(signal: AbortSignal): Promise<OpencodeServer | ServerStartFailure> {
+  /**
+   * A server for one attempt, or how starting one failed; rejects with an AbortError on abort. An
+   * idle server that has served `directory` before comes first: opencode boots an instance per
+   * directory (1–3 s), once per server.
+   */
+  async acquire(
+    signal: AbortSignal,
+    directory?: string,
+  ): Promise<OpencodeServer | ServerStartFailure> {
     for (;;) {
       if (this.closed) throw new ExecutorError("the opencode server executor is closed");
       signal.throwIfAborted();
-      const server = this.idle.pop();
+      const seen = this.idle.findIndex(
+        (idle) => directory && this.served.get(idle)?.has(directory),
+      );
+      const server = seen === -1 ? this.idle.pop() : this.idle.splice(seen, 1)[0];
+      if (server !== undefined) this.serves(server, directory);
       if (server !== undefined) {
         if (server.ended === undefined) return server;
         this.drop(server);
         continue;
       }
-      if (this.all.size + this.starting < this.size) return this.start(signal);
+      if (this.all.size + this.starting < this.size) {
+        const started = await this.start(signal);
+        if ("url" in started) this.serves(started, directory);
+        return started;
+      }
       await new Promise<void>((resolve, reject) => {
         const wake = () => {
           signal.removeEventListener("abort", onAbort);
@@ -121,6 +138,13 @@ export class ServerPool {
       // A failed start frees its slot for the next waiter.
       this.waiters.shift()?.();
     }
+  }
+
+  private serves(server: OpencodeServer, directory: string | undefined): void {
+    if (!directory) return;
+    const served = this.served.get(server) ?? new Set<string>();
+    served.add(directory);
+    this.served.set(server, served);
   }
 
   private drop(server: OpencodeServer): void {
