@@ -15,6 +15,7 @@ import {
   type Executor,
   emptyUsage,
 } from "@taskledger/core";
+import { gitWorkspaces } from "@taskledger/git-workspace";
 import { type AttemptWorker, createQueueExecutor, startAttemptWorker } from "@taskledger/queue";
 import {
   abortableDelay,
@@ -126,6 +127,7 @@ async function runThroughQueue(
       maxSubTasks: 100,
       cwd: repo,
       isolation: "worktree",
+      workspaces: gitWorkspaces(),
       apply: false,
     });
     const t0 = performance.now();
@@ -249,6 +251,7 @@ export async function benchQueueOpencode(workerCounts = [1, 2, 4], subTasks = 16
           maxSubTasks: 100,
           cwd: repo,
           isolation: "worktree",
+          workspaces: gitWorkspaces(),
           apply: false,
         });
         const t0 = performance.now();

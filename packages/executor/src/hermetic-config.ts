@@ -53,6 +53,9 @@ export function buildRunConfig(input: RunConfigInput): OpencodeConfig {
     headerTimeout: providerTimeoutMs,
   };
   const defaults: OpencodeConfig = {
+    // opencode's own undo history: a git capture of the tree before and after every step (seconds
+    // on a large repository). taskledger keeps each attempt's work as a commit instead.
+    snapshot: false,
     permission: defaultPermission,
     provider: { [providerId]: { options: timeouts } },
   };
