@@ -119,6 +119,21 @@ export interface MakespanRow {
   vsSequential: number;
 }
 
+/** A graph's makespan against its critical path and its sequential sum. */
+function makespanRow(graph: Graph, makespanMs: number): MakespanRow {
+  const cp = criticalPath(graph);
+  const sequential = [...graph.durations.values()].reduce((a, b) => a + b, 0);
+  return {
+    graph: graph.name,
+    subTasks: graph.subTasks.length,
+    criticalPathMs: cp,
+    sequentialMs: sequential,
+    makespanMs: Math.round(makespanMs),
+    vsCriticalPath: makespanMs / cp,
+    vsSequential: makespanMs / sequential,
+  };
+}
+
 export async function benchMakespan(unitMs = 50): Promise<MakespanRow[]> {
   const rows: MakespanRow[] = [];
   const shared = mkdtempSync(join(benchDir, "shared-"));
@@ -137,17 +152,7 @@ export async function benchMakespan(unitMs = 50): Promise<MakespanRow[]> {
     const report = await manager.run("bench", { plan: { subTasks: graph.subTasks } });
     const makespanMs = performance.now() - started;
     if (report.status !== "completed") throw new Error(`${graph.name}: ${report.status}`);
-    const cp = criticalPath(graph);
-    const sequential = [...graph.durations.values()].reduce((a, b) => a + b, 0);
-    rows.push({
-      graph: graph.name,
-      subTasks: graph.subTasks.length,
-      criticalPathMs: cp,
-      sequentialMs: sequential,
-      makespanMs: Math.round(makespanMs),
-      vsCriticalPath: makespanMs / cp,
-      vsSequential: makespanMs / sequential,
-    });
+    rows.push(makespanRow(graph, makespanMs));
   }
   return rows;
 }
@@ -184,17 +189,7 @@ export async function benchMakespanWorktrees(
     // The first run applied its files; the second starts from the same tree.
     execFileSync("git", ["clean", "-qfd"], { cwd: repo });
     const makespanMs = await run();
-    const cp = criticalPath(graph);
-    const sequential = [...graph.durations.values()].reduce((a, b) => a + b, 0);
-    rows.push({
-      graph: graph.name,
-      subTasks: graph.subTasks.length,
-      criticalPathMs: cp,
-      sequentialMs: sequential,
-      makespanMs: Math.round(makespanMs),
-      vsCriticalPath: makespanMs / cp,
-      vsSequential: makespanMs / sequential,
-    });
+    rows.push(makespanRow(graph, makespanMs));
   }
   return rows;
 }
