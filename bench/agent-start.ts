@@ -11,7 +11,7 @@ import {
   createOpencodeServerExecutor,
 } from "@taskledger/executor";
 import { createModelServer, type ModelServer, scriptedOpencodeProvider } from "@taskledger/testing";
-import { subTask } from "./executor-throughput.ts";
+import { subTask } from "./start-sub-task.ts";
 
 export interface AgentStartRow {
   agent: string;

@@ -6,9 +6,10 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Executor, SubTask } from "@taskledger/core";
+import type { Executor } from "@taskledger/core";
 import { createOpencodeExecutor, createOpencodeServerExecutor } from "@taskledger/executor";
 import { createModelServer, scriptedOpencodeProvider } from "@taskledger/testing";
+import { subTask } from "./start-sub-task.ts";
 
 export interface ThroughputRow {
   executor: string;
@@ -22,16 +23,6 @@ export interface ThroughputRow {
   medianFirstRequestMs: number;
   coldFirstRoundMs?: number;
 }
-
-/** The one-line sub-task the start benchmarks attempt. */
-export const subTask: SubTask = {
-  id: "ok",
-  title: "ok",
-  description: "Say ok.",
-  successCriteria: ["ok"],
-  dependsOn: [],
-  checks: [],
-};
 
 const firstRequestAt = new Map<string, number>();
 // How long the model takes to answer, set per row: 0 for the executors' own cost, 2 s for an
