@@ -35,6 +35,7 @@ const maxFreeSlots = 8;
 export class WorkerClones {
   private readonly clones = new Map<string, Promise<string>>();
   private readonly free: WorkerSlot[] = [];
+  private readonly inputs = new Map<string, Promise<string>>();
   private made = 0;
   // Worktree bookkeeping goes one at a time: git locks it.
   private chain: Promise<unknown> = Promise.resolve();
@@ -99,7 +100,16 @@ export class WorkerClones {
 
   /** What a setup made for `job` depends on: the command, where it runs, the lockfiles. */
   async setupKey(slot: WorkerSlot, job: AttemptJobData, abortSignal: AbortSignal): Promise<string> {
-    const inputs = await setupInputsAt(slot.clone, job.start, defaultSetupInputs, abortSignal);
+    // Asked up to three times a job (checkout, before and after the setup): listed once a commit.
+    const at = `${slot.clone}\0${job.start}`;
+    let listed = this.inputs.get(at);
+    if (!listed) {
+      listed = setupInputsAt(slot.clone, job.start, defaultSetupInputs, abortSignal);
+      listed.catch(() => this.inputs.delete(at));
+      if (this.inputs.size >= 64) this.inputs.clear();
+      this.inputs.set(at, listed);
+    }
+    const inputs = await listed;
     return createHash("sha256")
       .update(JSON.stringify([job.setup?.command ?? "", job.prefix, inputs]))
       .digest("hex");

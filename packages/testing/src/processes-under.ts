@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { readdir, readFile, readlink } from "node:fs/promises";
+import { isProcessAlive } from "@taskledger/core";
 
 /**
  * Live processes (Linux, from `/proc`) whose working directory or environment lies under `root`,
@@ -31,18 +32,7 @@ export async function killProcessesUnder(root: string): Promise<void> {
 
 /** A process that still runs; a zombie (dead, waiting for its parent to reap it) does not count. */
 export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  if (process.platform !== "linux") return true;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
+  return isProcessAlive(pid);
 }
 
 /** A process's command line (arguments joined by NUL), or "" once it is gone. */
