@@ -4,7 +4,8 @@ import { type Check, defaultRunSettings, type ModelPrice, type PriceTable } from
 import { type AgentName, agentNames, parseAgentModel } from "@taskledger/executor";
 import type { SetupOptions, SlotLimits } from "@taskledger/git-workspace";
 import { defaultModels, type Provider } from "@taskledger/llm";
-import { environmentOf } from "./environment-options.js";
+import { type EnvironmentDefaults, environmentOf } from "./environment-options.js";
+import { UsageError } from "./usage-error.js";
 
 export const providers: readonly Provider[] = [
   "anthropic",
@@ -14,10 +15,7 @@ export const providers: readonly Provider[] = [
   "openai-compatible",
 ];
 
-/** A mistake in how the command was called: exit code 2 with this message. */
-export class UsageError extends Error {
-  override name = "UsageError";
-}
+export { UsageError } from "./usage-error.js";
 
 export interface RawRunOptions {
   provider?: string;
@@ -59,12 +57,8 @@ export interface RawRunOptions {
 }
 
 /** What the project config file gives a run, under the options given on the command line. */
-export interface ProjectDefaults {
+export interface ProjectDefaults extends EnvironmentDefaults {
   path: string;
-  setup?: string | { command: string; inputs?: string[]; timeoutSeconds?: number };
-  include?: string[];
-  dependencies?: boolean;
-  slots?: false | { max?: number; maxSizeGB?: number; maxAgeDays?: number };
   checks?: Check[];
   agentModel?: string;
   concurrency?: number;

@@ -1,8 +1,24 @@
 import type { SetupOptions, SlotLimits } from "@taskledger/git-workspace";
-import { type ProjectDefaults, type RawRunOptions, UsageError } from "./cli-options.js";
+import { UsageError } from "./usage-error.js";
+
+/** The command line's environment flags (a part of the run's raw options). */
+interface EnvironmentFlags {
+  setup?: string;
+  include?: string[];
+  dependencies?: boolean;
+  keepSlots?: boolean;
+}
+
+/** The config file's environment keys (a part of what the project config gives a run). */
+export interface EnvironmentDefaults {
+  setup?: string | { command: string; inputs?: string[]; timeoutSeconds?: number };
+  include?: string[];
+  dependencies?: boolean;
+  slots?: false | { max?: number; maxSizeGB?: number; maxAgeDays?: number };
+}
 
 /** What each worktree gets of the project's environment: the command line over the config file. */
-export function environmentOf(raw: RawRunOptions, project: ProjectDefaults | undefined) {
+export function environmentOf(raw: EnvironmentFlags, project: EnvironmentDefaults | undefined) {
   const fromConfig = project?.setup;
   const setup: SetupOptions | undefined =
     raw.setup !== undefined
@@ -30,7 +46,7 @@ export function environmentOf(raw: RawRunOptions, project: ProjectDefaults | und
   };
 }
 
-function slotLimitsOf(given: ProjectDefaults["slots"]): false | Partial<SlotLimits> {
+function slotLimitsOf(given: EnvironmentDefaults["slots"]): false | Partial<SlotLimits> {
   if (given === false || given === undefined) return given ?? {};
   const day = 24 * 60 * 60 * 1000;
   return {

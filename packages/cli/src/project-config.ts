@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { checkSchema } from "@taskledger/core";
 import { z } from "zod";
-import { UsageError } from "./cli-options.js";
+import { UsageError } from "./usage-error.js";
 
 /** The project config file's name, looked for from `--cwd` up to the repository's top. */
 export const projectConfigName = "taskledger.json";

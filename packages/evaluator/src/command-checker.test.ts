@@ -1,10 +1,12 @@
-import { readFileSync } from "node:fs";
-import { mkdtemp, readFile, realpath, rm } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AbortedError, InvalidConfigError } from "@taskledger/core";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { commandChecker } from "./command-checker.js";
+import { gate } from "./run-command.js";
 import { checkContext } from "./test-support/fixtures.js";
 
 const node = process.execPath;
@@ -128,6 +130,58 @@ describe("commandChecker", () => {
     );
     expect(result.complete).toBe(false);
     expect(result.feedback).toContain("could not start (ENOENT)");
+  });
+
+  describe("when guarded by an executor's watchdog", () => {
+    it("guards the group before the command starts, then runs it with its argv intact", async () => {
+      const guarded: number[] = [];
+      const script =
+        "process.stdin.on('end', () => console.log(JSON.stringify(process.argv.slice(1))))";
+      const result = await commandChecker({
+        argv: [node, "-e", `${script}; process.stdin.resume()`, "a b", "$HOME", "*"],
+      }).check(
+        checkContext({
+          cwd: dir,
+          guardProcess: (p) => {
+            guarded.push(p.pid);
+            return () => {};
+          },
+        }),
+      );
+      expect(guarded).toHaveLength(1);
+      expect(result.complete).toBe(true);
+      expect(result.detail).toContain('["a b","$HOME","*"]');
+    });
+
+    it("says a missing or unrunnable program could not start, as unguarded", async () => {
+      const guardProcess = () => () => {};
+      const missing = await commandChecker({ argv: ["taskledger-no-such-program"] }).check(
+        checkContext({ cwd: dir, guardProcess }),
+      );
+      expect(missing.feedback).toContain("could not start (ENOENT)");
+      await writeFile(join(dir, "not-runnable.sh"), "echo hi\n", { mode: 0o644 });
+      const unrunnable = await commandChecker({ argv: ["./not-runnable.sh"] }).check(
+        checkContext({ cwd: dir, guardProcess }),
+      );
+      expect(unrunnable.feedback).toContain("could not start (EACCES)");
+    });
+
+    it("never starts the command when the host is gone before it was guarded", async () => {
+      const marker = join(dir, "ran.txt");
+      // The gate's end of input is what a killed host leaves: the command must not run.
+      const status = (() => {
+        try {
+          execFileSync("/bin/sh", ["-c", gate, "/bin/sh", "-c", `echo ran > ${marker}`], {
+            input: "",
+          });
+          return 0;
+        } catch (error) {
+          return (error as { status: number }).status;
+        }
+      })();
+      expect(status).toBe(125);
+      expect(existsSync(marker)).toBe(false);
+    });
   });
 
   it("refuses an empty argv or a timeout that is not positive", () => {

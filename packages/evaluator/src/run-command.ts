@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { AbortedError, type AttemptProcess, HeadTailBuffer } from "@taskledger/core";
 import { throwIfAborted } from "./abort.js";
+import { programPath } from "./program-path.js";
 
 export interface RunCommandOptions {
   cwd: string;
@@ -29,6 +30,8 @@ export interface CommandRun {
 }
 
 const defaultMaxOutputBytes = 8 * 1024;
+/** The guarded command's gate: `sh -c gate program args…` runs it once a line arrives. */
+export const gate = 'IFS= read -r _ || exit 125; exec "$0" "$@"';
 
 /**
  * Runs `argv` without a shell in its own process group. A timeout kills the group; so does an
@@ -52,20 +55,44 @@ export function runCommand(
   const graceMs = options.killGraceMs ?? 2000;
   const started = performance.now();
 
+  const env = options.env ?? process.env;
+  // A guarded command waits behind a gate until it is guarded: a host killed between the spawn
+  // and the guard (measured under load) would otherwise leave it running with nobody to end it.
+  const gated = options.guardProcess !== undefined && process.platform !== "win32";
+  let launch: { file: string; args: readonly string[] } = { file: program, args };
+  if (gated) {
+    const found = programPath(program, options.cwd, env.PATH);
+    if ("error" in found) {
+      return Promise.resolve({
+        exitCode: null,
+        signal: null,
+        timedOut: false,
+        spawnError: found.error,
+        stdout: "",
+        stderr: "",
+        durationMs: performance.now() - started,
+      });
+    }
+    // End of input before the go line means the host died: the command never starts.
+    launch = { file: "/bin/sh", args: ["-c", gate, found.path, ...args] };
+  }
+
   return new Promise<CommandRun>((resolve, reject) => {
-    const child = spawn(program, args, {
+    const child = spawn(launch.file, launch.args, {
       cwd: options.cwd,
-      env: options.env ?? process.env,
-      stdio: ["ignore", "pipe", "pipe"],
+      env,
+      stdio: [gated ? "pipe" : "ignore", "pipe", "pipe"] as const,
       detached: true,
       shell: false,
       windowsHide: true,
     });
-    // In the tick of the spawn: no moment where the host could die with the group unguarded.
     const release =
       child.pid === undefined
         ? undefined
         : options.guardProcess?.({ pid: child.pid, startTime: "" });
+    // Guarded: let it go. Its input is then at its end, as `ignore` would leave it.
+    child.stdin?.on("error", () => {});
+    child.stdin?.end("go\n");
     let timedOut = false;
     let aborted = false;
     let settled = false;
@@ -113,8 +140,8 @@ export function runCommand(
       });
     };
 
-    child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+    child.stdout?.on("data", (chunk: Buffer) => stdout.push(chunk));
+    child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
     child.once("error", (error: NodeJS.ErrnoException) => {
       finish({ exitCode: null, signal: null, spawnError: error.code ?? error.message });
     });

@@ -88,7 +88,7 @@ export interface SuiteAgent {
     /** The error an attempt with `badConfig` ends with. */
     badConfigError: RegExp;
     /** How an attempt that asked to run a command nobody may approve ends. */
-    commandRefused(result: AttemptResult): void;
+    commandRefused(result: AttemptResult, requests: readonly RecordedRequest[]): void;
     /** The stop caused by a stream with no finish reason (`unknown-finish-loop` for opencode). */
     noFinishStop?: string;
     /** Test timeout for the hung-model case, whose executor times out after `hangTimeoutMs`. */
@@ -226,9 +226,7 @@ export function executorSuite(name: string, agent: SuiteAgent): void {
       });
     }
 
-    // Retried: Codex under a loaded machine has once ended this turn without the scripted tool
-    // call (1 of 3 full runs; never alone). The assertion still fails if a command ever runs.
-    it("a command nobody may approve is not run", { retry: 2 }, async () => {
+    it("a command nobody may approve is not run", async () => {
       const outside = await workDir();
       const target = join(outside, "escaped.txt");
       const { tag, server } = scripted([
@@ -240,7 +238,7 @@ export function executorSuite(name: string, agent: SuiteAgent): void {
         runOptions(await workDir()),
       );
       expect(existsSync(target)).toBe(false);
-      expects.commandRefused(result);
+      expects.commandRefused(result, server.requests);
     });
 
     it("ends a run whose stream never gives a finish reason", async () => {
