@@ -34,6 +34,8 @@ export interface RawRunOptions {
   dryRun?: boolean;
   alternateAgentModel?: string[];
   replan?: boolean;
+  /** `--no-project-checks` sets it false. */
+  projectChecks?: boolean;
   requestFile?: string;
   isolation?: string;
   apply?: boolean;
@@ -60,6 +62,7 @@ export interface RawRunOptions {
 export interface ProjectDefaults extends EnvironmentDefaults {
   path: string;
   checks?: Check[];
+  projectChecks?: boolean;
   agentModel?: string;
   concurrency?: number;
   isolation?: "auto" | "worktree" | "shared";
@@ -98,6 +101,8 @@ export interface RunOptions {
   /** Agent models to try once each when retries did not finish a sub-task. */
   alternateAgentModels: string[];
   replan: boolean;
+  /** The project's own test and typecheck commands join the checks of sub-tasks that change files. */
+  projectChecks: boolean;
   /** Where attempts work: `auto` (worktrees in a git repository), `worktree` or `shared`. */
   isolation: "auto" | "worktree" | "shared";
   /** With worktrees, apply the run's change to the working tree at the end. */
@@ -199,6 +204,7 @@ export async function parseRunOptions(
       return named.agent || agent === "opencode" ? value : `${agent}:${value}`;
     }),
     replan: raw.replan !== false,
+    projectChecks: raw.projectChecks === false ? false : (project?.projectChecks ?? true),
     ...queueOf(raw),
     apply: raw.apply !== false,
     executor: executorKind(raw.executor),

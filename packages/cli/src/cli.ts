@@ -74,6 +74,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       )
       .option("--no-replan", "fail a sub-task instead of replanning it when its retries are spent")
       .option(
+        "--no-project-checks",
+        "do not add the project's own test and typecheck commands to the checks of sub-tasks that change files",
+      )
+      .option(
         "--executor <kind>",
         "server: sessions in running opencode servers (default); cli: a new opencode process per attempt",
       )

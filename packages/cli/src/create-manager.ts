@@ -4,12 +4,13 @@ import {
   type ManagerOptions,
 } from "@taskledger/core";
 import { createEvaluator } from "@taskledger/evaluator";
-import { gitWorkspaces } from "@taskledger/git-workspace";
+import { gitWorkspaces, projectDigests } from "@taskledger/git-workspace";
 
 /**
  * Core's `createManager`, except that given a `model` and no `evaluator` it judges attempts with
  * `@taskledger/evaluator` (checks first, then the LLM judge) instead of the finish reason alone,
- * and that attempts work in git worktrees (`gitWorkspaces()`) unless `workspaces` says otherwise.
+ * that attempts work in git worktrees (`gitWorkspaces()`) unless `workspaces` says otherwise, and
+ * that the planner gets the project's digest (`projectDigests()`) unless `project` is false.
  * Core cannot default to either itself: both packages depend on core.
  */
 export function createManager(options: ManagerOptions): Manager {
@@ -19,5 +20,6 @@ export function createManager(options: ManagerOptions): Manager {
     ...options,
     ...(evaluator ? { evaluator } : {}),
     workspaces: options.workspaces ?? gitWorkspaces(),
+    project: options.project ?? projectDigests(),
   });
 }

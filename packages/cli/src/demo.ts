@@ -63,6 +63,7 @@ export async function setUpDemo(base: {
       dryRun: false,
       alternateAgentModels: [],
       replan: true,
+      projectChecks: true,
       isolation: isolated ? "worktree" : "shared",
       apply: true,
       executor: "server",

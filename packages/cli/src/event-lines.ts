@@ -28,11 +28,26 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
       const head = event.decomposed
         ? `Plan: ${subTasks.length} sub-task${subTasks.length === 1 ? "" : "s"}${event.repaired ? " (repaired once)" : ""}`
         : "Plan: one step, run as it is";
+      const facts = event.ledger.facts ?? [];
       return [
         c.bold(head),
+        ...(facts.length > 0 ? [c.dim("  Facts:")] : []),
+        ...facts.map((f) => `  ${c.dim(`· ${f.kind}:`)} ${terminalText(oneLine(f.text, 300))}`),
         ...subTasks.map((s, i) => {
-          return `  ${i + 1}. ${terminalText(s.title)} ${c.dim(`[${terminalText(s.id)}]`)}${after(s.dependsOn, c)}`;
+          const paths = s.paths?.length
+            ? c.dim(` changes ${terminalText(oneLine(s.paths.join(", "), 120))}`)
+            : "";
+          return `  ${i + 1}. ${terminalText(s.title)} ${c.dim(`[${terminalText(s.id)}]`)}${after(s.dependsOn, c)}${paths}`;
         }),
+      ];
+    }
+    case "project-digested": {
+      const { digest } = event;
+      const commands = digest.commands.map((command) => command.argv.join(" "));
+      return [
+        c.dim(
+          `Read the project: ${digest.files} file${digest.files === 1 ? "" : "s"}${commands.length > 0 ? `; its commands: ${terminalText(oneLine(commands.join(", "), 200))}` : ""}${event.cached ? " (cached)" : ""}.`,
+        ),
       ];
     }
     case "sub-task-started":

@@ -96,6 +96,7 @@ export const loggedOptions = [
   ["maxSubTasks", "--max-sub-tasks"],
   ["alternateAgentModel", "--alternate-agent-model"],
   ["replan", "--no-replan"],
+  ["projectChecks", "--no-project-checks"],
   ["executor", "--executor"],
   ["maxCost", "--max-cost"],
   ["prices", "--prices"],

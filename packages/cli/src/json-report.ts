@@ -24,6 +24,8 @@ export function toJsonReport(report: RunReport) {
       ...(s.commit ? { commit: s.commit, filesChanged: s.filesChanged ?? [] } : {}),
       ...(s.usage ? { usage: s.usage } : {}),
     })),
+    facts: report.facts ?? [],
+    project: report.project ?? null,
     usage: report.usage,
     workspace: report.workspace ?? null,
     startedAt: report.startedAt,

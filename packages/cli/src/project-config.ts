@@ -63,6 +63,12 @@ export const projectConfigSchema = z
       .max(20)
       .optional()
       .describe("Checks every sub-task must pass besides its own, like a sub-task's checks."),
+    projectChecks: z
+      .boolean()
+      .optional()
+      .describe(
+        "False: the project's own test and typecheck commands are not added to the checks of sub-tasks that change files.",
+      ),
     agentModel: z
       .string()
       .regex(/^[^/\s]+\/\S+$/, "must look like provider/model")

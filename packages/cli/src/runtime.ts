@@ -97,6 +97,7 @@ export function createRuntime(
     maxRequestChars,
     alternateAgentModels: options.alternateAgentModels,
     replan: { enabled: options.replan },
+    ...(options.projectChecks ? {} : { projectChecks: false }),
     ...(options.maxCostUsd === undefined ? {} : { budget: { maxCostUsd: options.maxCostUsd } }),
     ...(reviewPlan ? { reviewPlan } : {}),
     cwd: options.cwd,

@@ -36,6 +36,9 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
         }
       }
       break;
+    case "project-digested":
+      state.project = event.digest;
+      break;
     case "plan-created":
       state.usage.manager = addUsage(state.usage.manager, event.usage);
       setPlan(state, event.ledger);
@@ -178,6 +181,7 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
     }
     case "plan-revised":
       revisePlan(state, event.ledger, event.replaced, event.added, event.reason);
+      if (event.ledger.facts) state.facts = event.ledger.facts;
       state.usage.manager = addUsage(state.usage.manager, event.usage);
       state.replans++;
       break;
@@ -240,6 +244,7 @@ function upgradeEntry(entry: ProgressEntry): ProgressEntry {
 /** The plan to run (a new one, or one edited in review before anything ran): its sub-tasks afresh. */
 function setPlan(state: RunState, ledger: TaskLedger): void {
   state.planned = true;
+  state.facts = ledger.facts ?? [];
   state.subTasks.clear();
   state.dependents.clear();
   state.completionOrder.clear();

@@ -59,6 +59,10 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
     status,
     reason,
     subTasks,
+    ...(state.facts.length > 0 ? { facts: state.facts } : {}),
+    ...(state.project
+      ? { project: { files: state.project.files, commands: state.project.commands } }
+      : {}),
     usage: { manager, agents, total: addUsage(manager, agents) },
     ...(workspace ? { workspace } : {}),
     startedAt: context.startedAt.toISOString(),

@@ -1,8 +1,10 @@
 import { describeError } from "./describe-error.js";
+import { outcomeEvaluator } from "./evaluator.js";
 import type { AttemptResult } from "./executor.js";
 import type { ProgressEntry } from "./progress-entry.js";
 import type { RunContext } from "./run-context.js";
 import type { SubTaskState } from "./run-state.js";
+import type { Check } from "./sub-task.js";
 import { emptyUsage } from "./usage.js";
 
 /** Runs the evaluator on an attempt; a throw becomes an incomplete entry that says why. */
@@ -37,10 +39,7 @@ export async function evaluateAttempt(
       {
         runId: input.runId,
         request: input.request,
-        // The run's own checks (a project's typecheck) are every sub-task's too.
-        subTask: settings.checks
-          ? { ...s.subTask, checks: [...s.subTask.checks, ...settings.checks] }
-          : s.subTask,
+        subTask: { ...s.subTask, checks: checksOf(ctx, s, result) },
         attempt,
         result,
         cwd,
@@ -64,6 +63,29 @@ export async function evaluateAttempt(
     const reason = `The evaluator failed: ${describeError(error)}`;
     return incompleteEntry(reason, "evaluator", "evaluator-failed");
   }
+}
+
+/**
+ * The sub-task's own checks, the run's (a project's typecheck, every sub-task's), and, once the
+ * attempt changed files, the project's test and typecheck commands the digest found, each once.
+ */
+function checksOf(ctx: RunContext, s: SubTaskState, result: AttemptResult): Check[] {
+  const { settings, state, options } = ctx;
+  const checks = [...s.subTask.checks, ...(settings.checks ?? [])];
+  const project =
+    settings.projectChecks !== false &&
+    s.subTask.projectChecks !== false &&
+    options.evaluator !== outcomeEvaluator &&
+    result.filesChanged.length > 0
+      ? (state.project?.commands ?? []).filter((c) => c.kind !== "lint")
+      : [];
+  const seen = new Set(checks.map((c) => (c.type === "command" ? c.argv.join("\0") : "")));
+  for (const command of project) {
+    if (seen.has(command.argv.join("\0"))) continue;
+    seen.add(command.argv.join("\0"));
+    checks.push({ type: "command", argv: command.argv, timeoutMs: null });
+  }
+  return checks;
 }
 
 /** An entry the run writes itself when there is no evaluation to be had. */

@@ -88,6 +88,12 @@ export {
   progressJudgmentSchemaName,
   stuckEvidenceSource,
 } from "./progress-entry.js";
+export {
+  type ProjectCommand,
+  type ProjectDigest,
+  type ProjectSource,
+  projectDigestTokens,
+} from "./project-digest.js";
 export { buildSubTaskPrompt, type SubTaskPromptInput } from "./prompts.js";
 export type {
   BudgetExhaustion,
@@ -144,6 +150,9 @@ export {
 } from "./sub-task.js";
 export {
   defaultMaxSubTasks,
+  type Fact,
+  factSchema,
+  maxFacts,
   type TaskLedger,
   type TaskLedgerInput,
   taskLedgerSchema,

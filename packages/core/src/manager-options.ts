@@ -4,6 +4,7 @@ import type { Executor } from "./executor.js";
 import type { LanguageModel } from "./model.js";
 import type { ReviewPlan } from "./plan-review.js";
 import type { DecomposePolicy } from "./planner.js";
+import type { ProjectSource } from "./project-digest.js";
 import { type RunBudget, type RunSettings, resolveRunSettings } from "./run-settings.js";
 import { MemoryRunStore, type RunStore } from "./run-store.js";
 import type { Check } from "./sub-task.js";
@@ -41,6 +42,14 @@ export interface ManagerOptions {
   alternateAgentModels?: string[];
   /** Checks every sub-task must pass besides its own (`{ type: "command", command: "npm test" }`). */
   checks?: Check[];
+  /**
+   * Tells the planner about the project before it plans: `projectDigests()` from
+   * `@taskledger/git-workspace` (taskledger's createManager uses it). Its commands become the
+   * checks of sub-tasks that change files unless `projectChecks` is false. False: none.
+   */
+  project?: ProjectSource | false;
+  /** False: the project's own commands are never added to a sub-task's checks. Default true. */
+  projectChecks?: boolean;
   /** Replace a sub-task that still fails (and its dependents) by asking the model for new ones. */
   replan?: { enabled?: boolean; maxPerSubTask?: number; maxPerRun?: number };
   /** Approve, edit or reject the plan before it runs, and every replan before it applies. */
@@ -83,6 +92,7 @@ export interface ResolvedManagerOptions {
   apply: boolean;
   createRunId: () => string;
   reviewPlan: ReviewPlan | undefined;
+  project: ProjectSource | undefined;
 }
 
 /** The defaults of every run setting, before a manager's options are laid over them. */
@@ -116,6 +126,7 @@ export function resolveManagerOptions(options: ManagerOptions): ResolvedManagerO
         "budget",
         "alternateAgentModels",
         "checks",
+        "projectChecks",
       ]),
       ...(options.replan ? { replan: options.replan } : {}),
     },
@@ -164,6 +175,7 @@ export function resolveManagerOptions(options: ManagerOptions): ResolvedManagerO
     apply: options.apply ?? true,
     createRunId: options.createRunId ?? (() => crypto.randomUUID()),
     reviewPlan: options.reviewPlan,
+    project: options.project || undefined,
   };
 }
 

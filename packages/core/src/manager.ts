@@ -8,6 +8,7 @@ import {
 } from "./manager-options.js";
 import type { ReviewPlan } from "./plan-review.js";
 import { type PlanResult, planRequest } from "./planner.js";
+import type { ProjectDigest } from "./project-digest.js";
 import type { RunEvent, TraceRef } from "./run-events.js";
 import { executeRun, type LiveState } from "./run-execution.js";
 import { recoverRun } from "./run-recovery.js";
@@ -136,15 +137,32 @@ export class Manager {
   }
 
   /** Plans a request without running it (what `taskledger plan` prints). */
-  plan(request: string, options: { abortSignal?: AbortSignal } = {}): Promise<PlanResult> {
+  async plan(
+    request: string,
+    options: { abortSignal?: AbortSignal; cwd?: string } = {},
+  ): Promise<PlanResult & { project?: ProjectDigest }> {
     const text = this.checkRequest(request);
-    return planRequest({
+    const abortSignal = options.abortSignal ?? new AbortController().signal;
+    const cwd = absolute(options.cwd ?? this.options.cwd);
+    // As a run plans: with the project's digest when there is a project to read.
+    const project =
+      this.options.project && cwd
+        ? await this.options.project.digest(cwd, { abortSignal }).catch((error: unknown) => {
+            if (abortSignal.aborted) throw error;
+            return undefined;
+          })
+        : undefined;
+    const result = await planRequest({
       model: this.options.model,
       request: text,
       maxSubTasks: this.options.settings.maxSubTasks,
       decompose: this.options.decompose,
-      abortSignal: options.abortSignal ?? new AbortController().signal,
+      abortSignal,
+      project: project?.text,
     });
+    if (!project) return result;
+    const { cached: _cached, ...digest } = project as ProjectDigest & { cached?: boolean };
+    return { ...result, project: digest };
   }
 
   private checkRequest(request: string): string {

@@ -15,6 +15,7 @@ import { emptyUsage, type Usage } from "./usage.js";
 export async function planRun(ctx: RunContext): Promise<void> {
   const { input, settings, state } = ctx;
   const { maxSubTasks } = settings;
+  await digestProject(ctx);
   const hostPlan = input.plan ?? state.hostPlan;
   if (hostPlan !== undefined) {
     const ledger = validateTaskLedger(hostPlan, { maxSubTasks });
@@ -33,6 +34,7 @@ export async function planRun(ctx: RunContext): Promise<void> {
       maxSubTasks,
       decompose: ctx.options.decompose,
       abortSignal: ctx.stop.signal,
+      project: state.project?.text,
     });
     await ctx.recorder.record({
       type: "plan-created",
@@ -44,6 +46,34 @@ export async function planRun(ctx: RunContext): Promise<void> {
   }
   await ctx.stop.checkSpendBudgets();
   await reviewPlan(ctx, "plan", currentLedger(state));
+}
+
+/** Bounds the digest: a project it cannot read in this long is planned without one. */
+const digestTimeoutMs = 20_000;
+
+/**
+ * Reads the project once per run, before planning (a resumed run keeps the logged digest). A
+ * digest that fails or takes too long costs the plan its project view, never the run.
+ */
+async function digestProject(ctx: RunContext): Promise<void> {
+  const source = ctx.options.project;
+  if (!source || ctx.state.project) return;
+  const started = performance.now();
+  const timeout = AbortSignal.timeout(digestTimeoutMs);
+  try {
+    const digest = await source.digest(ctx.input.cwd, {
+      abortSignal: AbortSignal.any([ctx.stop.signal, timeout]),
+    });
+    const { cached, ...logged } = digest as typeof digest & { cached?: boolean };
+    await ctx.recorder.record({
+      type: "project-digested",
+      digest: logged,
+      durationMs: Math.round(performance.now() - started),
+      cached: cached === true,
+    });
+  } catch (error) {
+    if (ctx.stop.signal.aborted) throw error;
+  }
 }
 
 /**
@@ -211,5 +241,6 @@ function askForReplan(
     usedIds: new Set(state.subTasks.keys()),
     maxSubTasks: ctx.settings.maxSubTasks,
     abortSignal: ctx.stop.signal,
+    project: state.project?.text,
   });
 }

@@ -29,6 +29,8 @@ export interface PlanOptions {
   maxSubTasks: number;
   decompose: DecomposePolicy;
   abortSignal: AbortSignal;
+  /** The project digest's text, shown before the request. */
+  project?: string | undefined;
 }
 
 function shouldDecompose(policy: DecomposePolicy, request: string): boolean {
@@ -71,11 +73,17 @@ export async function planRequest(options: PlanOptions): Promise<PlanResult> {
   const result = await askForLedger({
     model,
     system: plannerSystemPrompt(maxSubTasks),
-    prompt: `Request:\n${request}`,
+    prompt: planningPrompt(request, options.project),
     validate: (answer) => validateTaskLedger(answer, { maxSubTasks }),
     abortSignal,
   });
   return { ...result, decomposed: true };
+}
+
+/** The planner's input: the project digest when there is one, then the request. */
+export function planningPrompt(request: string, project: string | undefined): string {
+  if (!project) return `Request:\n${request}`;
+  return `Project digest (made from the working directory without a model):\n${project}\n\nRequest:\n${request}`;
 }
 
 export interface LedgerCall {

@@ -6,6 +6,7 @@ import {
   stuckEvidenceSource,
 } from "./progress-entry.js";
 import type { SubTask } from "./sub-task.js";
+import type { Fact } from "./task-ledger.js";
 import { truncateToTokens } from "./tokens.js";
 
 export function plannerSystemPrompt(maxSubTasks: number): string {
@@ -20,8 +21,18 @@ export function plannerSystemPrompt(maxSubTasks: number): string {
     "- successCriteria are concrete and checkable (a file exists with given content, a command passes).",
     "- dependsOn lists only the sub-tasks whose results this one needs; independent sub-tasks run in parallel.",
     "- ids are short kebab-case words, unique in the plan.",
-    "- checks are optional, machine-verifiable: a command (argv, run without a shell in the working",
-    "  directory) that must exit 0, a file that must exist, or a file whose text must match a pattern.",
+    "- checks are optional, machine-verifiable: a command that must exit 0, a file that must exist,",
+    "  or a file whose text must match a pattern. A command is an argv run without a shell, in the",
+    "  sub-task's own copy of the project (its dependencies installed), from the run's directory.",
+    "- Independent sub-tasks run at once, each in a separate copy of the project, merged afterwards.",
+    "  paths lists the files or globs (from the run's directory) a sub-task expects to change; two",
+    "  sub-tasks whose paths overlap never run at the same time. Leave it empty when unsure.",
+    "- The project's own test and typecheck commands (listed in the project digest, when there is",
+    "  one) are every sub-task's checks once it changes files; set projectChecks to false for a",
+    "  sub-task they cannot pass yet (the tests of a later step) or do not concern.",
+    "- facts come first: what the plan rests on, each of one kind: given (stated in the request or",
+    "  the project digest), to-look-up (to find in the project), to-derive (to work out), guess",
+    "  (an educated guess). Short, concrete, at most 30; every sub-task is shown them.",
     "",
     "Answer with the Task Ledger as JSON only.",
   ].join("\n");
@@ -45,7 +56,12 @@ export interface SubTaskPromptInput {
   previous?: { attempt: number; entry: ProgressEntry };
   /** Tokens the overall request may take in the prompt. */
   requestTokens: number;
+  /** The facts the plan rests on; at most `factTokens` of them reach the prompt. */
+  facts?: readonly Fact[];
 }
+
+/** Tokens the plan's facts may take in one attempt's prompt. */
+export const factTokens = 600;
 
 /** The prompt of one attempt: the sub-task, its criteria, earlier results and, on a retry, why. */
 export function buildSubTaskPrompt(input: SubTaskPromptInput): string {
@@ -63,6 +79,14 @@ export function buildSubTaskPrompt(input: SubTaskPromptInput): string {
     "## Done when",
     ...subTask.successCriteria.map((criterion) => `- ${criterion}`),
   ];
+  const facts = (input.facts ?? []).map((f) => `- (${f.kind}) ${f.text}`).join("\n");
+  if (facts) {
+    parts.push(
+      "",
+      "## Facts the plan rests on (guesses and things to look up are unverified)",
+      truncateToTokens(facts, factTokens),
+    );
+  }
   if (input.context) {
     parts.push("", "## Results of earlier sub-tasks", input.context);
   }

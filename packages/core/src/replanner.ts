@@ -3,7 +3,7 @@ import type { LanguageModel } from "./model.js";
 import { askForLedger } from "./planner.js";
 import type { ProgressEntry } from "./progress-entry.js";
 import type { SubTask } from "./sub-task.js";
-import { type TaskLedger, validateTaskLedger } from "./task-ledger.js";
+import { type Fact, maxFacts, type TaskLedger, validateTaskLedger } from "./task-ledger.js";
 import { oneLine } from "./text-clip.js";
 import { truncateToTokens } from "./tokens.js";
 import type { Usage } from "./usage.js";
@@ -24,6 +24,8 @@ export interface ReplanInput {
   usedIds: ReadonlySet<string>;
   maxSubTasks: number;
   abortSignal: AbortSignal;
+  /** The project digest's text, as the planner had it. */
+  project?: string | undefined;
 }
 
 export interface ReplanResult {
@@ -40,7 +42,8 @@ const system = [
   "ran into. Completed sub-tasks are kept and their results stay available: new sub-tasks may",
   "depend on them (and on each other) by id.",
   "",
-  "Answer with a Task Ledger as JSON holding ONLY the new sub-tasks. Their ids must be new.",
+  "Answer with a Task Ledger as JSON holding ONLY the new sub-tasks, and any facts learnt from the",
+  "failure. Their ids must be new.",
 ].join("\n");
 
 /** Asks the model for replacement sub-tasks and checks the plan they make with what is kept. */
@@ -63,7 +66,7 @@ export async function replanSubTask(input: ReplanInput): Promise<ReplanResult> {
         throw new PlanValidationError(issues);
       }
       return validateTaskLedger(
-        { subTasks: [...kept, ...added] },
+        { facts: mergeFacts(input.ledger.facts, answer?.facts), subTasks: [...kept, ...added] },
         { maxSubTasks: input.maxSubTasks },
       );
     },
@@ -77,6 +80,18 @@ export async function replanSubTask(input: ReplanInput): Promise<ReplanResult> {
   };
 }
 
+/** The plan's facts, then the replan's new ones, each once, within the ledger's bound. */
+function mergeFacts(kept: readonly Fact[] | undefined, added: readonly Fact[] | undefined): Fact[] {
+  const seen = new Set<string>();
+  const merged: Fact[] = [];
+  for (const fact of [...(kept ?? []), ...(added ?? [])]) {
+    if (seen.has(fact.text)) continue;
+    seen.add(fact.text);
+    merged.push(fact);
+  }
+  return merged.slice(-maxFacts);
+}
+
 function replanPrompt(input: ReplanInput, kept: readonly SubTask[]): string {
   const line = (s: SubTask) => {
     const progress = input.progress.get(s.id);
@@ -87,10 +102,13 @@ function replanPrompt(input: ReplanInput, kept: readonly SubTask[]): string {
   const entry = input.lastEntry;
   const failedChecks = (entry?.evidence ?? []).filter((e) => !e.passed).slice(0, 6);
   const replaced = input.ledger.subTasks.filter((s) => input.replaced.includes(s.id));
+  const facts = (input.ledger.facts ?? []).map((f) => `- ${f.kind}: ${f.text}`);
   return [
+    ...(input.project ? ["## The project digest", input.project, ""] : []),
     "## The request",
     truncateToTokens(input.request, 2000),
     "",
+    ...(facts.length > 0 ? ["## The facts the plan rests on", ...facts, ""] : []),
     "## The plan, with what is kept",
     ...kept.map(line),
     "",

@@ -1,5 +1,6 @@
 import type { AgentEvent, AttemptProcess, AttemptResult } from "./executor.js";
 import type { ProgressEntry } from "./progress-entry.js";
+import type { ProjectDigest } from "./project-digest.js";
 import type { RunReport, SubTaskFailure } from "./run-report.js";
 import type { RunSettings } from "./run-settings.js";
 import type { TaskLedger } from "./task-ledger.js";
@@ -60,6 +61,13 @@ export type RunEvent = EventBase &
         reclaimed: number;
         /** The host's trace of this session; absent when not traced. */
         trace?: TraceRef;
+      }
+    | {
+        type: "project-digested";
+        /** What the planner and the replanner were given of the project. */
+        digest: ProjectDigest;
+        durationMs: number;
+        cached: boolean;
       }
     | {
         type: "plan-created";

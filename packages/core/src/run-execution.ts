@@ -5,6 +5,7 @@ import { errorInfo } from "./describe-error.js";
 import { InvalidRequestError, isAbortError, StoreError, TaskLedgerError } from "./errors.js";
 import type { EventHub } from "./event-hub.js";
 import type { ResolvedManagerOptions } from "./manager-options.js";
+import { pathsOverlap } from "./path-overlap.js";
 import { planRun, reviewPlan } from "./plan-steps.js";
 import type { RunContext, RunInput } from "./run-context.js";
 import { RunRecorder } from "./run-recorder.js";
@@ -83,6 +84,30 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
   // Each completion only looks at its own dependents, so dispatch stays linear in the graph.
   const queue = new PQueue({ concurrency: base.settings.concurrency });
   const queued = new Set<string>();
+  // Declared paths of the sub-tasks queued or running; one whose paths overlap them waits.
+  const holding = new Map<string, readonly string[]>();
+  const waiting: string[] = [];
+  const clash = (paths: readonly string[]) =>
+    paths.length > 0 && [...holding.values()].some((held) => pathsOverlap(held, paths));
+  const enqueue = (id: string) => {
+    const paths = state.subTasks.get(id)?.subTask.paths ?? [];
+    if (clash(paths)) {
+      waiting.push(id);
+      return;
+    }
+    if (paths.length > 0) holding.set(id, paths);
+    void queue.add(async () => {
+      try {
+        await runner.run(id);
+      } finally {
+        holding.delete(id);
+        // In the job, so the queue is not idle before what waited on these paths is queued.
+        for (const next of waiting.splice(0)) {
+          if (!stop.stopping() && state.subTasks.get(next)?.status === "pending") enqueue(next);
+        }
+      }
+    });
+  };
   const ctx: RunContext = {
     ...base,
     schedule(ids) {
@@ -90,7 +115,7 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
         if (stop.stopping() || queued.has(id) || state.subTasks.get(id)?.status !== "pending")
           continue;
         queued.add(id);
-        void queue.add(() => runner.run(id));
+        enqueue(id);
       }
     },
   };

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { factSchema } from "./task-ledger.js";
 import { usageSchema } from "./usage.js";
 
 export const runStatusSchema = z.enum(["completed", "partial", "failed", "cancelled"]);
@@ -95,6 +96,21 @@ export const runReportSchema = z.object({
   /** Why the run stopped short (budget, cancellation, failures); `null` when it completed. */
   reason: z.string().nullable(),
   subTasks: z.array(subTaskReportSchema),
+  /** The facts the plan rested on, the replans' added (absent when the plan had none). */
+  facts: z.array(factSchema).optional(),
+  /** What the planner was told of the project: its size and the commands it found. */
+  project: z
+    .object({
+      files: z.number().int(),
+      commands: z.array(
+        z.object({
+          kind: z.enum(["test", "typecheck", "lint"]),
+          argv: z.array(z.string()),
+          source: z.string(),
+        }),
+      ),
+    })
+    .optional(),
   usage: z.object({
     /** Planning and evaluation calls. */
     manager: usageSchema,

@@ -15,6 +15,11 @@ export interface RunSettings {
   /** Checks every sub-task must pass besides its own (a project's `npm run typecheck`, say). */
   checks?: Check[];
   /**
+   * False: the project's own test and typecheck commands (found by the project digest) are not
+   * added to the checks of a sub-task that changes files.
+   */
+  projectChecks?: boolean;
+  /**
    * The host's own settings (the CLI keeps its provider, models and base URL here), as JSON.
    * Never a key or any other secret: those come from the environment when the run resumes.
    */
@@ -87,6 +92,7 @@ export function resolveRunSettings(base: RunSettings, input: RunSettingsInput = 
       ),
     },
     ...runChecks(input.checks ?? base.checks),
+    ...((input.projectChecks ?? base.projectChecks) === false ? { projectChecks: false } : {}),
     ...((input.host ?? base.host) ? { host: structuredClone(input.host ?? base.host) } : {}),
   };
 }

@@ -1,11 +1,12 @@
 import { buildDependencyContext } from "./dependency-context.js";
 import type { AttemptProcess, AttemptResult } from "./executor.js";
 import type { ProgressEntry } from "./progress-entry.js";
+import type { ProjectDigest } from "./project-digest.js";
 import type { BudgetExhaustion, SubTaskMerge } from "./run-events.js";
 import type { RunReport, SubTaskFailure, SubTaskStatus } from "./run-report.js";
 import type { RunSettings } from "./run-settings.js";
 import type { SubTask } from "./sub-task.js";
-import type { TaskLedger } from "./task-ledger.js";
+import type { Fact, TaskLedger } from "./task-ledger.js";
 import { emptyUsage, type Usage } from "./usage.js";
 import type { SlotPreparation, WorkspaceOutcome, WorkspaceRecord } from "./workspace.js";
 
@@ -76,6 +77,10 @@ export interface RunState {
   /** A plan the host gave at start instead of a planning call. */
   hostPlan: TaskLedger | undefined;
   planned: boolean;
+  /** What the planner was told of the project (absent without a project source, and in older logs). */
+  project: ProjectDigest | undefined;
+  /** The facts the plan rests on, the replans' added. */
+  facts: Fact[];
   /** In the order sub-tasks first appeared (the report's order), replaced ones included. */
   subTasks: Map<string, SubTaskState>;
   dependents: Map<string, string[]>;
@@ -117,6 +122,8 @@ export function createRunState(runId: string): RunState {
     settings: undefined,
     hostPlan: undefined,
     planned: false,
+    project: undefined,
+    facts: [],
     subTasks: new Map(),
     dependents: new Map(),
     completionOrder: new Map(),
@@ -156,6 +163,7 @@ export function elapsedMs(state: RunState): number {
 /** The plan as it stands: every sub-task a replan has not taken out. */
 export function currentLedger(state: RunState): TaskLedger {
   return {
+    facts: state.facts,
     subTasks: [...state.subTasks.values()]
       .filter((s) => s.status !== "replaced")
       .map((s) => s.subTask),

@@ -184,6 +184,7 @@ export class SubTaskRunner {
       subTask,
       context: dependencyContextFor(state, subTask, settings.contextTokenBudget),
       requestTokens: requestTokensInPrompt,
+      facts: state.facts,
       ...(previous ? { previous } : {}),
     });
     const from =

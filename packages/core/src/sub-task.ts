@@ -42,9 +42,21 @@ export const subTaskSchema = z.object({
   successCriteria: z.array(z.string().min(1).max(1000)).min(1).max(20),
   dependsOn: z.array(subTaskIdSchema).max(50).default([]),
   checks: z.array(checkSchema).max(20).default([]),
+  /**
+   * The paths (globs, from the run's directory) the sub-task expects to change: two whose paths
+   * overlap never run at once.
+   */
+  paths: z.array(z.string().min(1).max(300)).max(50).default([]),
+  /** False: the project's own test and typecheck commands are not this sub-task's checks. */
+  projectChecks: z.boolean().default(true),
 });
 
-/** One node of the Task Ledger: self-contained work for one fresh agent session. */
-export type SubTask = z.infer<typeof subTaskSchema>;
+type ParsedSubTask = z.infer<typeof subTaskSchema>;
+/**
+ * One node of the Task Ledger: self-contained work for one fresh agent session. `paths` and
+ * `projectChecks` are always there once parsed; a host's own object may leave them out.
+ */
+export type SubTask = Omit<ParsedSubTask, "paths" | "projectChecks"> &
+  Partial<Pick<ParsedSubTask, "paths" | "projectChecks">>;
 /** A sub-task as a host or a model may write it: `dependsOn` and `checks` may be left out. */
 export type SubTaskInput = z.input<typeof subTaskSchema>;

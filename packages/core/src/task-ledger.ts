@@ -2,11 +2,26 @@ import { z } from "zod";
 import { type PlanIssue, PlanValidationError } from "./errors.js";
 import { type SubTask, subTaskSchema } from "./sub-task.js";
 
-/** The plan: sub-tasks and their dependencies. Its structured-output name is `task_ledger`. */
+/**
+ * A fact the plan rests on, of MagenticOne's four kinds: given (in the request or the project
+ * digest), to look up, to derive, or an educated guess.
+ */
+export const factSchema = z.object({
+  kind: z.enum(["given", "to-look-up", "to-derive", "guess"]),
+  text: z.string().min(1).max(500),
+});
+export type Fact = z.infer<typeof factSchema>;
+
+/** Facts a ledger may carry. */
+export const maxFacts = 30;
+
+/** The plan: the facts it rests on, sub-tasks and their dependencies (structured-output name `task_ledger`). */
 export const taskLedgerSchema = z.object({
+  facts: z.array(factSchema).max(maxFacts).default([]),
   subTasks: z.array(subTaskSchema),
 });
-export type TaskLedger = z.infer<typeof taskLedgerSchema>;
+/** A ledger; `facts` is always there once parsed, and a host's own may leave it out. */
+export type TaskLedger = { facts?: Fact[]; subTasks: SubTask[] };
 export type TaskLedgerInput = z.input<typeof taskLedgerSchema>;
 
 /** The name the planning call's structured output goes by on every provider's wire. */

@@ -4,6 +4,11 @@ export { type GitOptions, type GitResult, git, splitNul } from "./git.js";
 export { commitDiff, findRepository, type GitRepository } from "./git-repository.js";
 export { type GitWorkspaceOptions, gitWorkspaces, type SetupOptions } from "./git-workspaces.js";
 export {
+  type ProjectDigestOptions,
+  projectDigest,
+  projectDigests,
+} from "./project-digest.js";
+export {
   defaultRunRefLimits,
   listRunRefs,
   pruneFinishedRuns,

@@ -129,6 +129,7 @@ export function runViewOf(
       agent: name(host?.agentModel),
     },
     nodes: [...state.subTasks.values()].map(nodeOf),
+    facts: state.facts.map((f) => ({ kind: f.kind, text: clip(f.text) })),
     live,
     review,
     failure: state.failure ? clip(`${state.failure.message} [${state.failure.code}]`) : undefined,

@@ -1,6 +1,7 @@
 import { appendFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Fact } from "@taskledger/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { storeRun, widePlan } from "./test-support/fixture-runs.js";
 import { startUiServer, type UiServer } from "./ui-server.js";
@@ -135,6 +136,23 @@ describe("the ui server", () => {
       manager: "openai/m",
       agent: "openai/a",
     });
+  });
+
+  it("sends the facts the plan rests on with the run", async () => {
+    const { server, store, token } = await serve();
+    const facts: Fact[] = [
+      { kind: "given", text: "Tests run with npm test." },
+      { kind: "to-look-up", text: "Where the slug helpers live." },
+    ];
+    await storeRun(store, "With facts", { ...onePlan, facts }, { type: "success" });
+    const headers = { "x-taskledger-token": token };
+    const list = (await (
+      await fetch(`${origin(server)}/api/runs`, { headers })
+    ).json()) as RunListView;
+    const view = (await fetch(`${origin(server)}/api/runs/${list.runs[0]?.runId}`, {
+      headers,
+    }).then((r) => r.json())) as RunView;
+    expect(view.facts).toEqual(facts);
   });
 
   it("tells a run a live process holds (its lock) from one whose process is gone", async () => {

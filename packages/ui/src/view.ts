@@ -68,6 +68,8 @@ export interface RunView {
   request: string;
   models: { manager: string | undefined; agent: string | undefined };
   nodes: NodeView[];
+  /** The facts the plan rests on, each clipped, as `kind: text`. */
+  facts: { kind: string; text: string }[];
   /** The run can be cancelled and reviewed from this page (it is `run --ui`'s own). */
   live: boolean;
   review: ReviewView | undefined;

@@ -353,6 +353,14 @@ async function showRun(runId: string): Promise<void> {
       ),
       run.failure ? h("p", { class: "error" }, run.failure) : "",
       summary.error ? h("p", { class: "error" }, summary.error) : "",
+      run.facts.length > 0
+        ? h(
+            "details",
+            { class: "plan-facts" },
+            h("summary", {}, `Facts the plan rests on (${run.facts.length})`),
+            h("ul", {}, ...run.facts.map((f) => h("li", {}, h("b", {}, `${f.kind}: `), f.text))),
+          )
+        : "",
     );
   };
 

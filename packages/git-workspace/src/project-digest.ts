@@ -1,0 +1,441 @@
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir, open, readdir, readFile, rename, writeFile } from "node:fs/promises";
+import { basename, dirname, extname, join } from "node:path";
+import {
+  clipMiddle,
+  oneLine,
+  type ProjectCommand,
+  type ProjectDigest,
+  type ProjectSource,
+  projectDigestTokens,
+} from "@taskledger/core";
+import { cacheDirectory } from "./cache-directory.js";
+import { git, splitNul } from "./git.js";
+
+export interface ProjectDigestOptions {
+  /** Where digests are cached by tree state. Default: `<cacheDirectory()>/digests`. */
+  cacheDir?: string;
+  /** Characters the digest may take. Default: 4 per token of core's `projectDigestTokens`. */
+  maxChars?: number;
+}
+
+const manifestNames = new Set([
+  "package.json",
+  "pyproject.toml",
+  "setup.py",
+  "setup.cfg",
+  "requirements.txt",
+  "Cargo.toml",
+  "go.mod",
+  "Makefile",
+  "pom.xml",
+  "build.gradle",
+  "build.gradle.kts",
+  "Gemfile",
+  "composer.json",
+  "deno.json",
+]);
+const maxManifests = 12;
+const maxFileBytes = 64 * 1024;
+// A directory walk outside git stops here; a repository's list is git's, of any size.
+const maxWalkedFiles = 50_000;
+const skippedDirs = new Set([".git", "node_modules", ".venv", "venv", "dist", "build", "target"]);
+// Part of the cache key: a digest made by an older taskledger is made again.
+const digestFormat = 1;
+const npmPlaceholderTest = /no test specified/;
+
+const languages: Record<string, string> = {
+  ".ts": "TypeScript",
+  ".tsx": "TypeScript",
+  ".mts": "TypeScript",
+  ".cts": "TypeScript",
+  ".js": "JavaScript",
+  ".jsx": "JavaScript",
+  ".mjs": "JavaScript",
+  ".cjs": "JavaScript",
+  ".py": "Python",
+  ".rs": "Rust",
+  ".go": "Go",
+  ".java": "Java",
+  ".kt": "Kotlin",
+  ".rb": "Ruby",
+  ".php": "PHP",
+  ".cs": "C#",
+  ".c": "C",
+  ".h": "C",
+  ".cc": "C++",
+  ".cpp": "C++",
+  ".hpp": "C++",
+  ".swift": "Swift",
+  ".sh": "Shell",
+  ".vue": "Vue",
+  ".svelte": "Svelte",
+  ".css": "CSS",
+  ".scss": "CSS",
+  ".html": "HTML",
+  ".md": "Markdown",
+};
+
+/**
+ * The project digests of a machine: each made from the files git tracks (or a bounded walk outside
+ * a repository), the manifests, their scripts and the project's notes for agents, cached by tree
+ * state in the cache directory.
+ */
+export function projectDigests(options: ProjectDigestOptions = {}): ProjectSource {
+  return {
+    digest: (cwd, { abortSignal }) => projectDigest(cwd, { ...options, abortSignal }),
+  };
+}
+
+/** The digest of `cwd`, from the cache when its tree has not changed since. */
+export async function projectDigest(
+  cwd: string,
+  options: ProjectDigestOptions & { abortSignal?: AbortSignal } = {},
+): Promise<ProjectDigest & { cached: boolean }> {
+  const maxChars = options.maxChars ?? projectDigestTokens * 4;
+  const listing = await listFiles(cwd, options.abortSignal);
+  const cacheFile = join(
+    options.cacheDir ?? join(cacheDirectory(), "digests"),
+    `${createHash("sha256").update(cwd).digest("hex").slice(0, 16)}.json`,
+  );
+  const key = listing.key
+    ? createHash("sha256")
+        .update(`${digestFormat}\0${listing.key}\0${maxChars}`)
+        .digest("hex")
+        .slice(0, 32)
+    : undefined;
+  if (key) {
+    const cached = await readFile(cacheFile, "utf8")
+      .then((text) => JSON.parse(text) as ProjectDigest)
+      .catch(() => undefined);
+    if (cached?.key === key) return { ...cached, cached: true };
+  }
+  const digest = await buildDigest(cwd, listing.files, listing.truncated, maxChars);
+  const result: ProjectDigest = { ...digest, key: key ?? "" };
+  if (key) {
+    // Written whole, then renamed: a reader never sees half a digest.
+    await mkdir(dirname(cacheFile), { recursive: true });
+    const temporary = `${cacheFile}.${process.pid}.tmp`;
+    await writeFile(temporary, JSON.stringify(result));
+    await rename(temporary, cacheFile);
+  }
+  return { ...result, cached: false };
+}
+
+interface Listing {
+  files: string[];
+  truncated: boolean;
+  /** The tree state, when git can say it; a walked directory is not cached. */
+  key?: string;
+}
+
+async function listFiles(cwd: string, abortSignal: AbortSignal | undefined): Promise<Listing> {
+  const inside = await git(["rev-parse", "--is-inside-work-tree"], {
+    cwd,
+    abortSignal,
+    okCodes: [128],
+  });
+  if (inside.code !== 0 || inside.stdout.trim() !== "true") return walk(cwd);
+  const [listed, head, status] = await Promise.all([
+    git(["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
+      cwd,
+      abortSignal,
+      maxOutputBytes: 256 * 1024 * 1024,
+    }),
+    git(["rev-parse", "HEAD^{tree}"], { cwd, abortSignal, okCodes: [128] }),
+    git(["status", "--porcelain=v1", "-z", "--untracked-files=all", "."], {
+      cwd,
+      abortSignal,
+      maxOutputBytes: 64 * 1024 * 1024,
+    }),
+  ]);
+  const files = splitNul(listed.stdout);
+  // What git tracks, what it would add, and every change since HEAD: a new edit is a new key.
+  const key = createHash("sha256")
+    .update(`${cwd}\0${head.stdout.trim()}\0`)
+    .update(status.stdout)
+    .update(await manifestStamps(cwd, files))
+    .digest("hex");
+  return { files, truncated: false, key };
+}
+
+/** Sizes and times of the files the digest reads: a change git's status misses still shows. */
+async function manifestStamps(cwd: string, files: readonly string[]): Promise<string> {
+  const read = files.filter((f) => isManifest(f) || isNote(f));
+  const stamps = await Promise.all(
+    read.slice(0, 64).map(async (file) => {
+      const handle = await open(join(cwd, file)).catch(() => undefined);
+      if (!handle) return `${file}:-`;
+      try {
+        const stat = await handle.stat();
+        return `${file}:${stat.size}:${stat.mtimeMs}`;
+      } finally {
+        await handle.close();
+      }
+    }),
+  );
+  return stamps.join("\n");
+}
+
+async function walk(cwd: string): Promise<Listing> {
+  const files: string[] = [];
+  const queue = [""];
+  while (queue.length > 0 && files.length < maxWalkedFiles) {
+    const dir = queue.shift() ?? "";
+    const entries = await readdir(join(cwd, dir), { withFileTypes: true }).catch(() => []);
+    for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+      const path = dir ? `${dir}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) {
+        if (!skippedDirs.has(entry.name)) queue.push(path);
+      } else if (entry.isFile() && files.length < maxWalkedFiles) files.push(path);
+    }
+  }
+  return { files, truncated: files.length >= maxWalkedFiles };
+}
+
+const isManifest = (path: string) =>
+  manifestNames.has(basename(path)) &&
+  !path.includes("node_modules/") &&
+  path.split("/").length <= 4;
+const isNote = (path: string) => /^(README(\.md|\.rst|\.txt)?|AGENTS\.md|CLAUDE\.md)$/i.test(path);
+
+async function buildDigest(
+  cwd: string,
+  files: readonly string[],
+  truncated: boolean,
+  maxChars: number,
+): Promise<Omit<ProjectDigest, "key">> {
+  const manifests = files
+    .filter(isManifest)
+    .sort((a, b) => a.split("/").length - b.split("/").length || a.localeCompare(b))
+    .slice(0, maxManifests);
+  const texts = new Map<string, string>();
+  await Promise.all(
+    manifests.map(async (path) => texts.set(path, await readHead(join(cwd, path)))),
+  );
+  const commands = projectCommands(cwd, files, texts);
+  const notes = files.filter(isNote).sort();
+  const readme = notes.find((n) => /^readme/i.test(n));
+  const agentNotes = notes.filter((n) => !/^readme/i.test(n));
+
+  const sections: { title: string; body: string; share: number }[] = [
+    {
+      title: "Files",
+      body: `${files.length}${truncated ? "+ (a bounded walk; not a git repository)" : " tracked by git"}. Languages: ${languageLine(files) || "none recognised"}.`,
+      share: 0.04,
+    },
+    {
+      title:
+        "The project's own commands (usable as checks: argv, no shell, in the sub-task's copy)",
+      body:
+        commands.map((c) => `- ${c.kind}: ${JSON.stringify(c.argv)} (${c.source})`).join("\n") ||
+        "none found",
+      share: 0.08,
+    },
+  ];
+  for (const path of agentNotes) {
+    sections.push({
+      title: path,
+      body: (await readHead(join(cwd, path))).trim(),
+      share: 0.22 / agentNotes.length,
+    });
+  }
+  sections.push({
+    title: "Manifests",
+    body: manifests.map((path) => manifestSummary(path, texts.get(path) ?? "")).join("\n"),
+    share: 0.22,
+  });
+  if (readme) {
+    sections.push({
+      title: `${readme} (its start)`,
+      body: (await readHead(join(cwd, readme))).trim(),
+      share: 0.14,
+    });
+  }
+  sections.push({ title: "Tree", body: treeSummary(files), share: 0.3 });
+  // Each section keeps its start within its share; what one leaves unused goes to the next.
+  let spare = 0;
+  const parts: string[] = [];
+  for (const section of sections) {
+    const room = Math.floor(maxChars * section.share) + spare;
+    const body = clipMiddle(section.body, room, 1);
+    spare = Math.max(0, room - body.length);
+    if (body !== "") parts.push(`## ${section.title}\n${body}`);
+  }
+  const text = parts.join("\n\n");
+  return { text: clipMiddle(text, maxChars, 0.8), commands, files: files.length };
+}
+
+async function readHead(path: string): Promise<string> {
+  const handle = await open(path).catch(() => undefined);
+  if (!handle) return "";
+  try {
+    const buffer = Buffer.alloc(maxFileBytes);
+    const { bytesRead } = await handle.read(buffer, 0, maxFileBytes, 0);
+    return buffer.subarray(0, bytesRead).toString("utf8");
+  } finally {
+    await handle.close();
+  }
+}
+
+function languageLine(files: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const file of files) {
+    const language = languages[extname(file).toLowerCase()];
+    if (language) counts.set(language, (counts.get(language) ?? 0) + 1);
+  }
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 6)
+    .map(([name, count]) => `${name} ${count}`)
+    .join(", ");
+}
+
+function parseJson(text: string): Record<string, unknown> | undefined {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value && typeof value === "object" ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function scriptsOf(pkg: Record<string, unknown> | undefined): Record<string, string> {
+  const scripts = pkg?.scripts;
+  if (!scripts || typeof scripts !== "object") return {};
+  return Object.fromEntries(
+    Object.entries(scripts).filter((e): e is [string, string] => typeof e[1] === "string"),
+  );
+}
+
+function manifestSummary(path: string, text: string): string {
+  const name = basename(path);
+  if (name === "package.json") {
+    const pkg = parseJson(text);
+    if (!pkg) return `- ${path}: not valid JSON`;
+    const scripts = Object.entries(scriptsOf(pkg))
+      .slice(0, 20)
+      .map(([k, v]) => `    ${k}: ${oneLine(v, 100)}`);
+    const workspaces = Array.isArray(pkg.workspaces)
+      ? ` workspaces ${JSON.stringify(pkg.workspaces).slice(0, 200)}`
+      : "";
+    const label = typeof pkg.name === "string" ? ` (${pkg.name})` : "";
+    return [
+      `- ${path}${label}${workspaces}`,
+      ...(scripts.length ? ["  scripts:"] : []),
+      ...scripts,
+    ].join("\n");
+  }
+  if (name === "Makefile") {
+    const targets = [...text.matchAll(/^([A-Za-z0-9][\w.-]*)\s*:(?!=)/gm)].map((m) => m[1]);
+    return `- ${path}: targets ${[...new Set(targets)].slice(0, 20).join(", ") || "none"}`;
+  }
+  if (name === "go.mod")
+    return `- ${path}: ${oneLine(/^module\s+\S+/m.exec(text)?.[0] ?? "", 120)}`;
+  if (name.endsWith(".toml")) {
+    // Section headers and names say what the project is and which tools it configures.
+    const lines = text
+      .split("\n")
+      .filter((l) => /^\s*\[|^\s*(name|members|requires-python)\s*=/.test(l))
+      .slice(0, 15)
+      .map((l) => `    ${oneLine(l.trim(), 100)}`);
+    return [`- ${path}`, ...lines].join("\n");
+  }
+  return `- ${path}`;
+}
+
+/** The test, typecheck and lint commands the top manifests name, for the run's directory. */
+function projectCommands(
+  cwd: string,
+  files: readonly string[],
+  texts: ReadonlyMap<string, string>,
+): ProjectCommand[] {
+  const commands: ProjectCommand[] = [];
+  const pkg = texts.has("package.json") ? parseJson(texts.get("package.json") ?? "") : undefined;
+  if (pkg) {
+    const runner = packageRunner(files, pkg);
+    const scripts = scriptsOf(pkg);
+    const pick = (kind: ProjectCommand["kind"], names: string[]) => {
+      const name = names.find((n) => scripts[n] !== undefined);
+      if (name === undefined) return;
+      if (kind === "test" && npmPlaceholderTest.test(scripts[name] ?? "")) return;
+      const argv = name === "test" && runner !== "bun" ? [runner, "test"] : [runner, "run", name];
+      commands.push({ kind, argv, source: `package.json script "${name}"` });
+    };
+    pick("test", ["test"]);
+    pick("typecheck", ["typecheck", "type-check", "check-types", "tsc"]);
+    pick("lint", ["lint"]);
+  }
+  const python = existsSync(join(cwd, ".venv", "bin", "python"))
+    ? ".venv/bin/python"
+    : existsSync(join(cwd, "venv", "bin", "python"))
+      ? "venv/bin/python"
+      : "python3";
+  const pyproject = texts.get("pyproject.toml") ?? "";
+  const pythonTests = files.some((f) => /(^|\/)(test_[^/]*|[^/]*_test)\.py$/.test(f));
+  if (
+    !commands.some((c) => c.kind === "test") &&
+    (/pytest/.test(pyproject) || (pythonTests && texts.has("pyproject.toml")) || pythonTests)
+  ) {
+    commands.push({
+      kind: "test",
+      argv: [python, "-m", "pytest", "-q"],
+      source: /pytest/.test(pyproject) ? "pyproject.toml names pytest" : "test_*.py files",
+    });
+  }
+  if (!commands.some((c) => c.kind === "test") && texts.has("Cargo.toml")) {
+    commands.push({ kind: "test", argv: ["cargo", "test"], source: "Cargo.toml" });
+  }
+  if (!commands.some((c) => c.kind === "test") && texts.has("go.mod")) {
+    commands.push({ kind: "test", argv: ["go", "test", "./..."], source: "go.mod" });
+  }
+  const makefile = texts.get("Makefile");
+  if (makefile !== undefined) {
+    for (const kind of ["test", "lint"] as const) {
+      if (
+        !commands.some((c) => c.kind === kind) &&
+        new RegExp(`^${kind}\\s*:`, "m").test(makefile)
+      ) {
+        commands.push({ kind, argv: ["make", kind], source: `Makefile target "${kind}"` });
+      }
+    }
+  }
+  return commands;
+}
+
+function packageRunner(files: readonly string[], pkg: Record<string, unknown>): string {
+  const declared = typeof pkg.packageManager === "string" ? pkg.packageManager.split("@")[0] : "";
+  if (declared && ["npm", "pnpm", "yarn", "bun"].includes(declared)) return declared;
+  if (files.includes("pnpm-lock.yaml")) return "pnpm";
+  if (files.includes("yarn.lock")) return "yarn";
+  if (files.includes("bun.lock") || files.includes("bun.lockb")) return "bun";
+  return "npm";
+}
+
+/** Every file when few; else the directories two levels down with their file counts. */
+function treeSummary(files: readonly string[]): string {
+  if (files.length <= 150) return [...files].sort().join("\n");
+  const counts = new Map<string, number>();
+  const topFiles: string[] = [];
+  for (const file of files) {
+    const parts = file.split("/");
+    if (parts.length === 1) {
+      topFiles.push(file);
+      continue;
+    }
+    const top = `${parts[0]}/`;
+    counts.set(top, (counts.get(top) ?? 0) + 1);
+    if (parts.length > 2) {
+      const second = `${parts[0]}/${parts[1]}/`;
+      counts.set(second, (counts.get(second) ?? 0) + 1);
+    }
+  }
+  const dirs = [...counts]
+    .sort((a, b) => a[0].localeCompare(b[0]))
+    .map(([dir, count]) => `${dir} (${count} files)`);
+  const lines = [...topFiles.sort(), ...dirs];
+  const shown = lines.slice(0, 200);
+  if (lines.length > shown.length) shown.push(`… and ${lines.length - shown.length} more entries`);
+  return shown.join("\n");
+}
