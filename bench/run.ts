@@ -6,6 +6,7 @@ import { promisify } from "node:util";
 import { benchAgentStart } from "./agent-start.ts";
 import { benchDigest } from "./digest.ts";
 import { benchFastPath } from "./fast-path.ts";
+import { benchDigestSize, benchFileAware } from "./file-aware.ts";
 import { benchImportCost } from "./import-cost.ts";
 import { benchMakespan, benchMakespanWorktrees } from "./makespan.ts";
 import { demoOverhead, scriptedOverhead } from "./manager-overhead.ts";
@@ -191,6 +192,23 @@ for (const r of imports.filter((r) => r !== floor)) {
     `import("${r.target}")`,
     `${fixed(r.ms, 0)} ms, ${fixed(r.rssMb, 0)} MB RSS`,
     `median of 5 fresh processes; a bare Node process is ${fixed(floor?.rssMb ?? 0, 0)} MB`,
+  );
+}
+
+for (const r of await benchFileAware()) {
+  add(
+    "12. file-aware scheduling",
+    `${r.subTasks} independent sub-tasks appending to ${r.files} shared files, 0.5 s attempts, worktrees, ${r.scheduling}`,
+    `${r.conflicts} merge conflicts, ${fixed(r.makespanMs / 1000, 1)} s`,
+    `${r.attempts} attempts for ${r.completed}/${r.subTasks} completed`,
+  );
+}
+for (const r of await benchDigestSize()) {
+  add(
+    "12. project digest",
+    `${r.files.toLocaleString("en")} tracked files`,
+    `${r.chars.toLocaleString("en")} characters (~${r.tokens} tokens)`,
+    `made in ${r.coldMs} ms, from the cache in ${r.warmMs} ms`,
   );
 }
 

@@ -157,11 +157,13 @@ describe.concurrent("bad input: a typed error that says what is wrong, and no pa
       expect(server.requests).toHaveLength(2);
       expect(JSON.stringify(server.requests[1]?.body)).toContain("cannot be used");
       expect(executor.calls).toHaveLength(0);
-      // The log says the run started and why it failed, and nothing ran in between.
+      // The log says the run started, what the planner read of the project and why it failed,
+      // and nothing ran in between.
       const stored = await new FileRunStore(storeDir).read(run.runId);
-      expect(stored.map((e) => e.type)).toEqual(["run-started", "run-failed"]);
+      const logged = ["run-started", "project-digested", "run-failed"];
+      expect(stored.map((e) => e.type)).toEqual(logged);
       expect(stored.at(-1)).toMatchObject({ error: { code: "invalid-plan" } });
-      expect(events.map((e) => e.type)).toEqual(["run-started", "run-failed"]);
+      expect(events.map((e) => e.type)).toEqual(logged);
     },
   );
 

@@ -25,7 +25,7 @@ import { readPlanFile, requestOfPlan } from "./plan-file.js";
 import { loadProjectConfig, projectConfigName } from "./project-config.js";
 import { readRequest } from "./request-source.js";
 import { resumeCommand } from "./resume-command.js";
-import { colorsFor, openSession, printPlan } from "./terminal-session.js";
+import { colorsFor, openSession, printPlan, printProjectLine } from "./terminal-session.js";
 import { terminalText } from "./terminal-text.js";
 import { addUiCommand, openRunPage, type UiFlags, withUiOptions } from "./ui-command.js";
 import { addWorkerCommand } from "./worker-command.js";
@@ -300,6 +300,7 @@ async function runCommand(
     human.write(c.dim(`Planning with ${options.provider}/${options.model}…\n`));
     if (options.dryRun) {
       const plan = await runtime.manager.plan(request, { abortSignal: io.signal });
+      if (plan.project) printProjectLine(plan.project, human, c);
       printPlan(plan, human, c);
       if (options.json) io.stdout.write(`${JSON.stringify(plan.ledger, null, 2)}\n`);
       return exitCodes.completed;

@@ -73,5 +73,6 @@ describe("taskledger plan on a project", () => {
     expect(ledger.subTasks[0].paths).toEqual(["src/greet.js"]);
     expect(t.err()).toContain("guess: greet belongs in src/greet.js.");
     expect(t.err()).toContain("changes src/greet.js");
+    expect(t.err()).toContain("Read the project: 4 files; its commands: npm test.");
   });
 });

@@ -36,10 +36,13 @@ function longRequest(): string {
 }
 
 /** The user turn of the planning call: what the planner was given. */
+/** What the planner was given after the project's digest: the request, as it arrived. */
 function plannerSaw(server: ModelServer): string {
   const body = server.requests[0]?.body as { messages: { role: string; content: unknown }[] };
   const user = body.messages.find((m) => m.role === "user")?.content;
-  return typeof user === "string" ? user : JSON.stringify(user);
+  const text = typeof user === "string" ? user : JSON.stringify(user);
+  const at = text.indexOf("\n\nRequest:\n");
+  return at < 0 ? text : text.slice(at + 2);
 }
 
 function stdinWith(text: string | undefined): PassThrough {

@@ -1,6 +1,7 @@
 import {
   emptyUsage,
   type PlanResult,
+  type ProjectDigest,
   type ReviewPlan,
   type RunEvent,
   type RunReport,
@@ -99,6 +100,20 @@ export function openSession(
     return report.status === "completed" ? exitCodes.completed : exitCodes.notCompleted;
   };
   return { human, c, runtime, follow };
+}
+
+/** The line a run prints when it has read the project, for `plan`, which logs no event. */
+export function printProjectLine(digest: ProjectDigest, out: CliIo["stdout"], c: Colors): void {
+  const event = {
+    type: "project-digested",
+    digest,
+    durationMs: 0,
+    cached: false,
+    runId: "",
+    seq: 0,
+    time: "",
+  } as const;
+  out.write(`${eventLines(event, createProgressState(), c).join("\n")}\n`);
 }
 
 export function printPlan(plan: Omit<PlanResult, "usage">, out: CliIo["stdout"], c: Colors): void {

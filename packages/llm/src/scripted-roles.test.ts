@@ -60,7 +60,9 @@ describe("scriptByRole tells the planner, the judge and an agent apart on the wi
         output: { name: progressJudgmentSchemaName, schema: progressJudgmentSchema },
       });
       const agent = await model.generate({ messages: ask });
-      expect([planned.object, judged.object, agent.text]).toEqual([plan, verdict, "agent turn"]);
+      // Parsed, the plan has its defaults (no facts, no paths) filled in.
+      const parsed = taskLedgerSchema.parse(plan);
+      expect([planned.object, judged.object, agent.text]).toEqual([parsed, verdict, "agent turn"]);
       expect(server.unexpected).toBe(0);
     } finally {
       await server.close();
