@@ -63,9 +63,8 @@ describe("taskledger plan on a project", () => {
       expect(asked).toContain(expected);
     }
     // The digest comes before the request, within its budget of about 8,000 characters.
-    const prompt =
-      (server.requests[0]?.body as { messages: { content: string }[] }).messages.at(-1)?.content ??
-      "";
+    const body = server.requests[0]?.body as { messages: { content: string }[] } | undefined;
+    const prompt = body?.messages.at(-1)?.content ?? "";
     expect(prompt.indexOf("AGENTS.md")).toBeLessThan(prompt.indexOf("Add a greet function"));
     expect(prompt.length).toBeLessThan(8500);
     const ledger = JSON.parse(t.out());

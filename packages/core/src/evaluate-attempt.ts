@@ -15,7 +15,7 @@ export async function evaluateAttempt(
   result: AttemptResult,
   cwd: string,
 ): Promise<ProgressEntry> {
-  const { input, options, stop, settings } = ctx;
+  const { input, options, stop } = ctx;
   const before = s.previous;
   // No attempt can succeed (a refused config, no binary): the ladder fails it; a judge costs a call.
   if (result.retryable === false) {

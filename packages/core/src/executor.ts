@@ -75,6 +75,11 @@ export interface ExecuteOptions {
   cwd: string;
   /** Use this agent model for the attempt instead of the executor's own (an escalation step). */
   agentModel?: string;
+  /**
+   * The agent may read and search but not change a file or run a command (the exploration before
+   * a plan); an executor refuses such tool calls, and the agent is told so.
+   */
+  readOnly?: boolean;
   abortSignal: AbortSignal;
   onEvent?: (event: AgentEvent) => void;
   /** Told of every process the attempt starts; the manager stores them to clean up after a crash. */

@@ -73,7 +73,7 @@ export function globRegExp(glob: string): RegExp {
         const options = glob
           .slice(i + 1, end)
           .split(",")
-          .map(escape);
+          .map(escapeRegExp);
         out += `(?:${options.join("|")})`;
         i = end;
       }
@@ -88,11 +88,11 @@ export function globRegExp(glob: string): RegExp {
         out += `[${body}]`;
         i = end;
       }
-    } else out += escape(c);
+    } else out += escapeRegExp(c);
   }
   return new RegExp(`^${out}$`);
 }
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.+^$()|\\/]/g, "\\$&");
 }

@@ -29,6 +29,7 @@ export function decideOutcome(
   end: ProcessEnd,
   transcript: Transcript,
   agent = "opencode",
+  readOnly = false,
 ): { outcome: AttemptOutcome; error?: string; retryable?: false; infrastructureError?: true } {
   if (end.stoppedBy === "abort") return { outcome: "cancelled", error: "aborted" };
   if (end.stoppedBy === "timeout") return { outcome: "timeout", error: "the attempt timed out" };
@@ -77,7 +78,9 @@ export function decideOutcome(
       : { outcome: "error", error: `${exited}: ${said}` };
   }
   const rejection = transcript.permissionRejections.at(-1);
-  if (rejection) return { outcome: "error", error: `a permission was rejected: ${rejection}` };
+  // A read-only attempt is refused every change by design: the agent was told and went on.
+  if (rejection && !readOnly)
+    return { outcome: "error", error: `a permission was rejected: ${rejection}` };
   const reason = transcript.lastFinishReason;
   if (reason === undefined)
     return { outcome: "error", error: `${agent} ended without a model step` };

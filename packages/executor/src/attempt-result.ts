@@ -14,12 +14,15 @@ export function attemptResult(
     stderr?: string;
     attemptDir?: string | undefined;
     serverUrl?: string | undefined;
+    /** A read-only attempt: a refused tool call is what it was told, not how it ended. */
+    readOnly?: boolean;
   },
 ): AttemptResult {
   const { outcome, error, retryable, infrastructureError } = decideOutcome(
     { ...end, stderr: extra.stderr ?? "" },
     transcript,
     extra.executor === "opencode-server" ? "opencode" : extra.executor,
+    extra.readOnly === true,
   );
   const result: AttemptResult = {
     outcome,

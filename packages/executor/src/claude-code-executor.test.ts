@@ -66,6 +66,7 @@ executorSuite("the Claude Code executor on the real claude binary", {
     leaderExits: true,
     installHint: "npm install @anthropic-ai/claude-code",
     badConfigError: /^claude-code rejected its config: option '--permission-mode/,
+    readOnlyRefusal: /while in plan mode/,
     commandRefused(result) {
       expect(result.outcome).toBe("error");
       expect(result.details).toMatchObject({ permissionRejected: true });

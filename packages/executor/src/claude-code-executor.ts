@@ -99,7 +99,8 @@ export class ClaudeCodeExecutor extends CliAgentExecutor<ClaudeCodeExecutorOptio
       "--model",
       model,
       "--permission-mode",
-      this.options.permissionMode ?? "acceptEdits",
+      // Plan mode reads and searches and changes nothing: a read-only attempt's.
+      options.readOnly ? "plan" : (this.options.permissionMode ?? "acceptEdits"),
       // Nobody answers a prompt: anything that would ask is denied, and the attempt goes on.
       "--permission-prompts",
       "none",

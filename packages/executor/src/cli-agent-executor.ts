@@ -155,7 +155,9 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     const settings = this.settings();
     const transcript = new Transcript(options.cwd, settings.transcriptLimits);
     const aborted: ProcessEnd = { exitCode: null, signal: null, stoppedBy: "abort" };
-    if (options.abortSignal.aborted) return this.result(transcript, aborted, started, { model });
+    const readOnly = options.readOnly === true;
+    if (options.abortSignal.aborted)
+      return this.result(transcript, aborted, started, { model, readOnly });
     this.agentBinary();
     const parent = this.options.workRoot ?? tmpdir();
     this.swept ??= sweepStaleAttemptDirs(parent);
@@ -171,6 +173,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
         if (rejection !== undefined) end.configRejection = rejection;
       }
       const result = this.result(transcript, end, started, {
+        readOnly,
         model,
         pid,
         stderr,
@@ -312,6 +315,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     started: number,
     extra: {
       model: string;
+      readOnly: boolean;
       pid?: number | undefined;
       stderr?: string;
       attemptDir?: string | undefined;

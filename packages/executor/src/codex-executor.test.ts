@@ -55,6 +55,7 @@ executorSuite("the Codex executor on the real codex binary", {
     leaderExits: true,
     installHint: "npm install @openai/codex",
     badConfigError: /^codex rejected its config: .*unknown configuration field `no_such_setting`/,
+    readOnlyRefusal: /Read-only file system/,
     commandRefused(result, requests) {
       // Codex asks nobody (`approval_policy = never`): its sandbox refuses the write instead, and
       // the model is told so.

@@ -115,7 +115,7 @@ export class CodexExecutor extends CliAgentExecutor<CodexExecutorOptions> {
       "--cd",
       options.cwd,
       "--sandbox",
-      this.options.sandbox ?? "workspace-write",
+      options.readOnly ? "read-only" : (this.options.sandbox ?? "workspace-write"),
       "--model",
       model,
     ];

@@ -28,6 +28,18 @@ export const defaultPermission: Record<string, string> = {
   question: "deny",
 };
 
+/** The agent a read-only attempt runs as: it reads and searches, never edits or runs a command. */
+export const readOnlyAgent = "taskledger-explore";
+
+/** The read-only agent's permissions: the defaults with every way to change something denied. */
+export const readOnlyPermission: Record<string, string> = {
+  ...defaultPermission,
+  edit: "deny",
+  bash: "deny",
+  task: "deny",
+  skill: "deny",
+};
+
 export interface RunConfigInput {
   /** `provider/model`. */
   model: string;
@@ -63,7 +75,15 @@ export function buildRunConfig(input: RunConfigInput): OpencodeConfig {
     $schema: "https://opencode.ai/config.json",
     autoupdate: false,
     share: "disabled",
-    agent: { [input.agent]: { steps: input.maxSteps } },
+    agent: {
+      [input.agent]: { steps: input.maxSteps },
+      [readOnlyAgent]: {
+        mode: "primary",
+        description: "taskledger: looks things up in the project without changing it",
+        steps: input.maxSteps,
+        permission: readOnlyPermission,
+      },
+    },
     ...(input.permission ? { permission: input.permission } : {}),
   };
   return deepMerge(deepMerge(defaults, input.hostConfig ?? {}), forced);

@@ -52,6 +52,7 @@ for (const kind of kinds) {
       installHint: "npm install opencode-ai",
       badConfigError:
         /^opencode rejected its config: Configuration is invalid at OPENCODE_CONFIG_CONTENT ↳ Expected LogLevel, got "LOUD" logLevel$/,
+      readOnlyRefusal: /unavailable tool 'write'/,
       commandRefused(result) {
         expect(result.outcome).toBe("error");
         expect(result.details).toMatchObject({ permissionRejected: true, exitCode: 0 });

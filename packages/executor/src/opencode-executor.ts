@@ -1,7 +1,12 @@
 import type { AttemptResult, ExecuteOptions, SubTask } from "@taskledger/core";
 import type { AttemptSettings } from "./attempt-settings.js";
 import { type AgentLaunch, CliAgentExecutor, type CliAgentOptions } from "./cli-agent-executor.js";
-import { createAttemptDirs, hermeticEnvironment, type OpencodeConfig } from "./hermetic-config.js";
+import {
+  createAttemptDirs,
+  hermeticEnvironment,
+  type OpencodeConfig,
+  readOnlyAgent,
+} from "./hermetic-config.js";
 import { checkModels, explainUnknownModel, type ModelCheck, modelCheckFor } from "./model-check.js";
 import { resolveOpencodeBinary } from "./opencode-binary.js";
 import { parseOpencodeEvents } from "./opencode-events.js";
@@ -87,7 +92,8 @@ export class OpencodeExecutor extends CliAgentExecutor<OpencodeExecutorOptions> 
     const title =
       this.options.title?.(options.subTask, options.attempt) ??
       `taskledger ${options.subTask.id} attempt ${options.attempt}`;
-    const args = ["run", "--format", "json", "--model", model, "--agent", settings.agent];
+    const agent = options.readOnly ? readOnlyAgent : settings.agent;
+    const args = ["run", "--format", "json", "--model", model, "--agent", agent];
     args.push("--title", title);
     if (!this.options.plugins) args.push("--pure");
     return { args, env, stdin: prompt, parse: parseOpencodeEvents };

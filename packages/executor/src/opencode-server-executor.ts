@@ -119,7 +119,13 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
     const result = (
       end: ProcessEnd,
       extra: { pid?: number; stderr?: string; serverUrl?: string; attemptDir?: string },
-    ) => attemptResult(transcript, end, started, { ...extra, executor: "opencode-server", model });
+    ) =>
+      attemptResult(transcript, end, started, {
+        ...extra,
+        executor: "opencode-server",
+        model,
+        readOnly: options.readOnly === true,
+      });
     const cancelled: ProcessEnd = { exitCode: null, signal: null, stoppedBy: "abort" };
     if (options.abortSignal.aborted) return result(cancelled, {});
     this.binary ??= resolveOpencodeBinary(this.options.binaryPath);

@@ -2,6 +2,7 @@ import type { ExecuteOptions, Pricing } from "@taskledger/core";
 import type { ProcessEnd } from "./attempt-outcome.js";
 import type { AttemptSettings } from "./attempt-settings.js";
 import { clip } from "./clip.js";
+import { readOnlyAgent } from "./hermetic-config.js";
 import { eventFromJson, type OpencodeEvent } from "./opencode-events.js";
 import type { OpencodeServer } from "./opencode-server.js";
 import { priceStep } from "./price-step.js";
@@ -28,6 +29,13 @@ export interface SessionInput {
 
 // What `opencode run` denies in every session it creates, so nothing waits on a person.
 const runRules = ["question", "plan_enter", "plan_exit"].map((permission) => ({
+  permission,
+  action: "deny" as const,
+  pattern: "*",
+}));
+
+// A read-only attempt's session refuses every way to change something, besides its agent's own.
+const readOnlyRules = ["edit", "bash", "task", "skill"].map((permission) => ({
   permission,
   action: "deny" as const,
   pattern: "*",
@@ -130,7 +138,10 @@ export async function runServerSession(input: SessionInput): Promise<ProcessEnd>
     );
     // The session first: a config opencode refuses is reported here, and nothing runs yet.
     const created = await client.session.create(
-      { title: input.title, permission: runRules },
+      {
+        title: input.title,
+        permission: input.options.readOnly ? [...runRules, ...readOnlyRules] : runRules,
+      },
       { signal: connection.signal },
     );
     if (created.data === undefined) {
@@ -152,7 +163,7 @@ export async function runServerSession(input: SessionInput): Promise<ProcessEnd>
         const sent = await client.session.promptAsync(
           {
             sessionID: sessionId,
-            agent: settings.agent,
+            agent: input.options.readOnly ? readOnlyAgent : settings.agent,
             model: { providerID, modelID: rest.join("/") },
             parts: [{ type: "text", text: input.prompt }],
           },

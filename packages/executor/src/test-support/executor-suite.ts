@@ -89,6 +89,8 @@ export interface SuiteAgent {
     badConfigError: RegExp;
     /** How an attempt that asked to run a command nobody may approve ends. */
     commandRefused(result: AttemptResult, requests: readonly RecordedRequest[]): void;
+    /** What the model is told when a read-only attempt tries to write. */
+    readOnlyRefusal: RegExp;
     /** The stop caused by a stream with no finish reason (`unknown-finish-loop` for opencode). */
     noFinishStop?: string;
     /** Test timeout for the hung-model case, whose executor times out after `hangTimeoutMs`. */
@@ -239,6 +241,26 @@ export function executorSuite(name: string, agent: SuiteAgent): void {
       );
       expect(existsSync(target)).toBe(false);
       expects.commandRefused(result, server.requests);
+    });
+
+    it("a read-only attempt changes nothing: its write is refused, and the agent is told", async () => {
+      const cwd = await workDir();
+      const { tag, server } = scripted([
+        { toolCalls: [agent.write(cwd, "a.txt", "written")] },
+        { text: "Findings: src/ holds the code." },
+      ]);
+      const result = await make(server).run(
+        `Look around ${tag}`,
+        runOptions(cwd, { readOnly: true }),
+      );
+      console.log(
+        "READONLY",
+        JSON.stringify(result).slice(0, 1500),
+        JSON.stringify(server.requests.at(-1)?.body).slice(-1500),
+      );
+      expect(existsSync(join(cwd, "a.txt"))).toBe(false);
+      expect(result.outcome).toBe("finished");
+      expect(result.finalText).toBe("Findings: src/ holds the code.");
     });
 
     it("ends a run whose stream never gives a finish reason", async () => {
