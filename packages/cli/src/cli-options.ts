@@ -36,6 +36,8 @@ export interface RawRunOptions {
   replan?: boolean;
   /** `--no-project-checks` sets it false. */
   projectChecks?: boolean;
+  /** `--explore`. */
+  explore?: boolean;
   requestFile?: string;
   isolation?: string;
   apply?: boolean;
@@ -63,6 +65,7 @@ export interface ProjectDefaults extends EnvironmentDefaults {
   path: string;
   checks?: Check[];
   projectChecks?: boolean;
+  explore?: boolean;
   agentModel?: string;
   concurrency?: number;
   isolation?: "auto" | "worktree" | "shared";
@@ -103,6 +106,8 @@ export interface RunOptions {
   replan: boolean;
   /** The project's own test and typecheck commands join the checks of sub-tasks that change files. */
   projectChecks: boolean;
+  /** A read-only agent session looks around before the plan. */
+  explore: boolean;
   /** Where attempts work: `auto` (worktrees in a git repository), `worktree` or `shared`. */
   isolation: "auto" | "worktree" | "shared";
   /** With worktrees, apply the run's change to the working tree at the end. */
@@ -205,6 +210,7 @@ export async function parseRunOptions(
     }),
     replan: raw.replan !== false,
     projectChecks: raw.projectChecks === false ? false : (project?.projectChecks ?? true),
+    explore: raw.explore === true || project?.explore === true,
     ...queueOf(raw),
     apply: raw.apply !== false,
     executor: executorKind(raw.executor),

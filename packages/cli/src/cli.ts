@@ -158,6 +158,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       "--plan <file>",
       "run this Task Ledger (JSON, as `plan --json` prints) without planning",
     )
+    .option(
+      "--explore",
+      "before planning, one read-only agent session looks up what the plan needs (5 minutes at most)",
+    )
     .action(async (words: string[], raw: RawRunOptions & UiFlags & { plan?: string }) => {
       raw.otlp ??= otlpFromEnv(io.env);
       const options = await runOptionsOf(raw);

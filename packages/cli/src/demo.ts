@@ -64,6 +64,7 @@ export async function setUpDemo(base: {
       alternateAgentModels: [],
       replan: true,
       projectChecks: true,
+      explore: false,
       isolation: isolated ? "worktree" : "shared",
       apply: true,
       executor: "server",

@@ -41,6 +41,21 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
         }),
       ];
     }
+    case "explore-started":
+      return [c.dim("Looking around the project first (read-only)…")];
+    case "explore-finished": {
+      const lines = event.findings.split("\n").filter((line) => line.trim() !== "").length;
+      const refused = event.refused.length > 0 ? `; ${event.refused.length} change(s) refused` : "";
+      const wrote =
+        event.wrote.length > 0
+          ? `; it changed ${terminalText(oneLine(event.wrote.join(", "), 120))} all the same (discarded)`
+          : "";
+      return [
+        c.dim(
+          `Looked around in ${formatDuration(event.durationMs)} (${event.outcome}): ${lines} line(s) of findings${refused}${wrote}.`,
+        ),
+      ];
+    }
     case "project-digested": {
       const { digest } = event;
       const commands = digest.commands.map((command) => command.argv.join(" "));

@@ -26,6 +26,7 @@ export function toJsonReport(report: RunReport) {
     })),
     facts: report.facts ?? [],
     project: report.project ?? null,
+    explore: report.explore ?? null,
     usage: report.usage,
     workspace: report.workspace ?? null,
     startedAt: report.startedAt,

@@ -69,6 +69,10 @@ export const projectConfigSchema = z
       .describe(
         "False: the project's own test and typecheck commands are not added to the checks of sub-tasks that change files.",
       ),
+    explore: z
+      .boolean()
+      .optional()
+      .describe("True: before planning, one read-only agent session looks up what the plan needs."),
     agentModel: z
       .string()
       .regex(/^[^/\s]+\/\S+$/, "must look like provider/model")

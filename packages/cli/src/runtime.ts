@@ -98,6 +98,7 @@ export function createRuntime(
     alternateAgentModels: options.alternateAgentModels,
     replan: { enabled: options.replan },
     ...(options.projectChecks ? {} : { projectChecks: false }),
+    ...(options.explore ? { explore: true } : {}),
     ...(options.maxCostUsd === undefined ? {} : { budget: { maxCostUsd: options.maxCostUsd } }),
     ...(reviewPlan ? { reviewPlan } : {}),
     cwd: options.cwd,

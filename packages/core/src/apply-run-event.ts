@@ -39,6 +39,21 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
     case "project-digested":
       state.project = event.digest;
       break;
+    case "explore-started":
+      state.explore = { attempts: event.attempt };
+      break;
+    case "explore-finished":
+      state.explore = {
+        attempts: event.attempt,
+        finished: {
+          outcome: event.outcome,
+          findings: event.findings,
+          refused: event.refused,
+          wrote: event.wrote,
+        },
+      };
+      state.usage.agents = addUsage(state.usage.agents, event.usage);
+      break;
     case "plan-created":
       state.usage.manager = addUsage(state.usage.manager, event.usage);
       setPlan(state, event.ledger);

@@ -60,6 +60,9 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
     reason,
     subTasks,
     ...(state.facts.length > 0 ? { facts: state.facts } : {}),
+    ...(state.explore?.finished
+      ? { explore: { ...state.explore.finished, attempts: state.explore.attempts } }
+      : {}),
     ...(state.project
       ? { project: { files: state.project.files, commands: state.project.commands } }
       : {}),

@@ -50,6 +50,11 @@ export interface ManagerOptions {
   project?: ProjectSource | false;
   /** False: the project's own commands are never added to a sub-task's checks. Default true. */
   projectChecks?: boolean;
+  /**
+   * Before planning, one read-only agent session looks up what the plan needs; its findings go to
+   * the planner. Bounded by `timeoutMs` (default 5 minutes) and the run's budgets. Default off.
+   */
+  explore?: boolean | { timeoutMs?: number };
   /** Replace a sub-task that still fails (and its dependents) by asking the model for new ones. */
   replan?: { enabled?: boolean; maxPerSubTask?: number; maxPerRun?: number };
   /** Approve, edit or reject the plan before it runs, and every replan before it applies. */
@@ -95,6 +100,9 @@ export interface ResolvedManagerOptions {
   project: ProjectSource | undefined;
 }
 
+/** How long the exploration before a plan may take unless the host says. */
+export const defaultExploreTimeoutMs = 300_000;
+
 /** The defaults of every run setting, before a manager's options are laid over them. */
 export const defaultRunSettings: RunSettings = {
   concurrency: 3,
@@ -129,6 +137,15 @@ export function resolveManagerOptions(options: ManagerOptions): ResolvedManagerO
         "projectChecks",
       ]),
       ...(options.replan ? { replan: options.replan } : {}),
+      ...(options.explore
+        ? {
+            explore: {
+              timeoutMs:
+                (typeof options.explore === "object" ? options.explore.timeoutMs : undefined) ??
+                defaultExploreTimeoutMs,
+            },
+          }
+        : {}),
     },
   );
   const maxRequestChars = options.maxRequestChars ?? 100_000;
@@ -179,8 +196,11 @@ export function resolveManagerOptions(options: ManagerOptions): ResolvedManagerO
   };
 }
 
-function pick<T extends object, K extends keyof T>(object: T, keys: readonly K[]): Partial<T> {
-  const picked: Partial<T> = {};
+function pick<T extends object, K extends keyof T>(
+  object: T,
+  keys: readonly K[],
+): Partial<Pick<T, K>> {
+  const picked: Partial<Pick<T, K>> = {};
   for (const key of keys) if (object[key] !== undefined) picked[key] = object[key];
   return picked;
 }

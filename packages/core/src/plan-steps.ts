@@ -2,8 +2,9 @@ import { askReviewer } from "./ask-reviewer.js";
 import { describeError } from "./describe-error.js";
 import { InvalidConfigError, PlanValidationError, StructuredOutputError } from "./errors.js";
 import { outcomeEvaluator } from "./evaluator.js";
+import { exploreProject } from "./explore-project.js";
 import type { LanguageModel } from "./model.js";
-import { planRequest } from "./planner.js";
+import { planRequest, shouldDecompose } from "./planner.js";
 import type { ProgressEntry } from "./progress-entry.js";
 import { replanSubTask } from "./replanner.js";
 import type { RunContext } from "./run-context.js";
@@ -28,6 +29,9 @@ export async function planRun(ctx: RunContext): Promise<void> {
       usage,
     });
   } else {
+    if (ctx.options.model && shouldDecompose(ctx.options.decompose, input.request)) {
+      await exploreProject(ctx);
+    }
     const result = await planRequest({
       model: ctx.options.model,
       request: input.request,
@@ -35,6 +39,7 @@ export async function planRun(ctx: RunContext): Promise<void> {
       decompose: ctx.options.decompose,
       abortSignal: ctx.stop.signal,
       project: state.project?.text,
+      findings: state.explore?.finished?.findings,
     });
     await ctx.recorder.record({
       type: "plan-created",

@@ -31,9 +31,11 @@ export interface PlanOptions {
   abortSignal: AbortSignal;
   /** The project digest's text, shown before the request. */
   project?: string | undefined;
+  /** What a read-only session found in the project (`explore`), shown after the digest. */
+  findings?: string | undefined;
 }
 
-function shouldDecompose(policy: DecomposePolicy, request: string): boolean {
+export function shouldDecompose(policy: DecomposePolicy, request: string): boolean {
   if (typeof policy === "function") return policy(request);
   if (policy === "auto") return !isTrivialRequest(request);
   return policy === "always";
@@ -73,17 +75,29 @@ export async function planRequest(options: PlanOptions): Promise<PlanResult> {
   const result = await askForLedger({
     model,
     system: plannerSystemPrompt(maxSubTasks),
-    prompt: planningPrompt(request, options.project),
+    prompt: planningPrompt(request, options.project, options.findings),
     validate: (answer) => validateTaskLedger(answer, { maxSubTasks }),
     abortSignal,
   });
   return { ...result, decomposed: true };
 }
 
-/** The planner's input: the project digest when there is one, then the request. */
-export function planningPrompt(request: string, project: string | undefined): string {
-  if (!project) return `Request:\n${request}`;
-  return `Project digest (made from the working directory without a model):\n${project}\n\nRequest:\n${request}`;
+/** The planner's input: the project digest and an exploration's findings when there are, then the request. */
+export function planningPrompt(
+  request: string,
+  project: string | undefined,
+  findings?: string,
+): string {
+  const parts: string[] = [];
+  if (project)
+    parts.push(`Project digest (made from the working directory without a model):\n${project}`);
+  if (findings) {
+    parts.push(
+      `Findings of a read-only look at the project (an agent session; state what the plan rests on as facts):\n${findings}`,
+    );
+  }
+  parts.push(`Request:\n${request}`);
+  return parts.join("\n\n");
 }
 
 export interface LedgerCall {

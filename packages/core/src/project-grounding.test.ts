@@ -1,4 +1,8 @@
-import { createFakeExecutor, createScriptedModel } from "@taskledger/testing";
+import {
+  createFakeExecutor,
+  createScriptedModel,
+  type FakeExecutorOptions,
+} from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import type { Evaluator } from "./evaluator.js";
 import { createManager } from "./manager.js";
@@ -182,5 +186,117 @@ describe("a plan grounded in the project", () => {
     expect(argvs("later")).toEqual([]);
     const off = await run(false);
     expect(off.get("code")?.length).toBe(1);
+  });
+});
+
+describe("exploring the project before the plan (`explore`)", () => {
+  const exploring = (script: FakeExecutorOptions["script"]) => {
+    const executor = createFakeExecutor({ script, fallback: { type: "success" } });
+    const readOnly: boolean[] = [];
+    const run = executor.run.bind(executor);
+    executor.run = (prompt, options) => {
+      readOnly.push(options.readOnly === true);
+      return run(prompt, options);
+    };
+    return Object.assign(executor, { readOnly });
+  };
+
+  it("runs one read-only session first; its findings reach the planner, the log and the report", async () => {
+    const model = createScriptedModel({
+      responses: [{ object: { facts, subTasks: [task("a"), task("b", ["a"])] } }],
+    });
+    const executor = exploring({
+      "taskledger-explore": [
+        { type: "success", text: "Findings:\n- slugify lives in src/strings.ts" },
+      ],
+    });
+    const events: RunEvent[] = [];
+    const report = await createManager({
+      cwd: "/tmp",
+      model,
+      executor,
+      project: countingSource(),
+      explore: true,
+    }).run(request, { onEvent: (e) => events.push(e) });
+    expect(report.status).toBe("completed");
+    expect(executor.calls.map((c) => c.subTaskId)).toEqual(["taskledger-explore", "a", "b"]);
+    expect(executor.readOnly).toEqual([true, false, false]);
+    expect(executor.calls[0]?.prompt).toContain(request);
+    expect(executor.calls[0]?.prompt).toContain("src/index.ts");
+    const prompt = String(model.calls[0]?.messages.at(-1)?.content);
+    expect(prompt).toContain("slugify lives in src/strings.ts");
+    expect(prompt.indexOf("slugify lives")).toBeLessThan(prompt.indexOf(`Request:\n${request}`));
+    expect(events.map((e) => e.type).slice(0, 5)).toEqual([
+      "run-started",
+      "project-digested",
+      "explore-started",
+      "explore-finished",
+      "plan-created",
+    ]);
+    expect(report.explore).toMatchObject({
+      outcome: "finished",
+      findings: "Findings:\n- slugify lives in src/strings.ts",
+      attempts: 1,
+    });
+    // Its tokens are the agents': three attempts of 1,000 input tokens each.
+    expect(report.usage.agents.inputTokens).toBe(3000);
+  });
+
+  it("a session that fails or runs out of time costs the plan its findings, never the run", async () => {
+    for (const explore of [
+      { type: "crash" as const, message: "no binary" },
+      { type: "hang" as const },
+    ]) {
+      const model = createScriptedModel({ responses: [{ object: { subTasks: [task("a")] } }] });
+      const report = await createManager({
+        cwd: "/tmp",
+        model,
+        executor: exploring({ "taskledger-explore": [explore] }),
+        explore: { timeoutMs: 1000 },
+      }).run(request);
+      expect(report.status).toBe("completed");
+      expect(report.explore?.outcome).toBe(explore.type === "hang" ? "cancelled" : "error");
+      expect(String(model.calls[0]?.messages.at(-1)?.content)).toContain(`Request:\n${request}`);
+    }
+  });
+
+  it("is resumed like an attempt: cut short, it runs again; finished, never twice", async () => {
+    const store = new MemoryRunStore();
+    const controller = new AbortController();
+    const model = createScriptedModel({
+      responses: [{ object: { subTasks: [task("a")] } }, { object: { subTasks: [task("a")] } }],
+    });
+    const first = createManager({
+      cwd: "/tmp",
+      createRunId: () => "explore-run",
+      model,
+      executor: exploring({ "taskledger-explore": [{ type: "hang" }] }),
+      store,
+      explore: true,
+    }).start(request, { abortSignal: controller.signal });
+    first.on("explore-started", () => setTimeout(() => controller.abort(), 20));
+    expect((await first.result).status).toBe("cancelled");
+    const again = exploring({
+      "taskledger-explore": [{ type: "success", text: "Findings: none" }],
+      a: [{ type: "hang" }],
+    });
+    const controller2 = new AbortController();
+    const second = createManager({ cwd: "/tmp", model, executor: again, store }).resume(
+      "explore-run",
+      { abortSignal: controller2.signal },
+    );
+    second.on("sub-task-started", () => controller2.abort());
+    expect((await second.result).status).toBe("cancelled");
+    expect(again.calls.map((c) => [c.subTaskId, c.attempt])).toEqual([
+      ["taskledger-explore", 2],
+      ["a", 1],
+    ]);
+    const third = exploring({});
+    const report = await createManager({ cwd: "/tmp", model, executor: third, store }).resume(
+      "explore-run",
+    ).result;
+    expect(report.status).toBe("completed");
+    expect(third.calls.map((c) => c.subTaskId)).toEqual(["a"]);
+    expect(report.explore).toMatchObject({ findings: "Findings: none", attempts: 2 });
   });
 });

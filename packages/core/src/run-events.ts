@@ -70,6 +70,25 @@ export type RunEvent = EventBase &
         cached: boolean;
       }
     | {
+        type: "explore-started";
+        /** 1, then 2 when a resumed run explores again after a crash cut the first short. */
+        attempt: number;
+        promptTokens: number;
+      }
+    | {
+        type: "explore-finished";
+        attempt: number;
+        outcome: AttemptResult["outcome"];
+        /** The agent's account of what it found, bounded; the planner gets it. */
+        findings: string;
+        /** Tool calls refused as changes (or failing), with what the agent was told. */
+        refused: string[];
+        /** Files the session changed in its worktree all the same: discarded, never merged. */
+        wrote: string[];
+        usage: Usage;
+        durationMs: number;
+      }
+    | {
         type: "plan-created";
         ledger: TaskLedger;
         decomposed: boolean;

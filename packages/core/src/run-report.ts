@@ -98,6 +98,16 @@ export const runReportSchema = z.object({
   subTasks: z.array(subTaskReportSchema),
   /** The facts the plan rested on, the replans' added (absent when the plan had none). */
   facts: z.array(factSchema).optional(),
+  /** The read-only look at the project before the plan (`explore`), when there was one. */
+  explore: z
+    .object({
+      outcome: z.string(),
+      findings: z.string(),
+      refused: z.array(z.string()),
+      wrote: z.array(z.string()),
+      attempts: z.number().int(),
+    })
+    .optional(),
   /** What the planner was told of the project: its size and the commands it found. */
   project: z
     .object({

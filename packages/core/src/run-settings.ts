@@ -19,6 +19,8 @@ export interface RunSettings {
    * added to the checks of a sub-task that changes files.
    */
   projectChecks?: boolean;
+  /** A read-only agent session looks things up before the plan, stopped after `timeoutMs`. */
+  explore?: { timeoutMs: number };
   /**
    * The host's own settings (the CLI keeps its provider, models and base URL here), as JSON.
    * Never a key or any other secret: those come from the environment when the run resumes.
@@ -93,7 +95,17 @@ export function resolveRunSettings(base: RunSettings, input: RunSettingsInput = 
     },
     ...runChecks(input.checks ?? base.checks),
     ...((input.projectChecks ?? base.projectChecks) === false ? { projectChecks: false } : {}),
+    ...exploreSetting(input.explore ?? base.explore),
     ...((input.host ?? base.host) ? { host: structuredClone(input.host ?? base.host) } : {}),
+  };
+}
+
+function exploreSetting(explore: RunSettings["explore"]): Pick<RunSettings, "explore"> {
+  if (explore === undefined) return {};
+  return {
+    explore: {
+      timeoutMs: integer("explore.timeoutMs", explore.timeoutMs, 300_000, 1000, 3_600_000),
+    },
   };
 }
 

@@ -68,6 +68,17 @@ export interface SubTaskState {
 // Slots are a handful per run (one per attempt at a time, again when lockfiles change): a bound.
 export const maxSlotPreparations = 50;
 
+export interface ExploreState {
+  attempts: number;
+  /** Set once an exploration ended; a run that crashed before explores again. */
+  finished?: {
+    outcome: AttemptResult["outcome"];
+    findings: string;
+    refused: string[];
+    wrote: string[];
+  };
+}
+
 export interface RunState {
   runId: string;
   request: string;
@@ -81,6 +92,8 @@ export interface RunState {
   project: ProjectDigest | undefined;
   /** The facts the plan rests on, the replans' added. */
   facts: Fact[];
+  /** The read-only look at the project before planning (`explore`), once started. */
+  explore: ExploreState | undefined;
   /** In the order sub-tasks first appeared (the report's order), replaced ones included. */
   subTasks: Map<string, SubTaskState>;
   dependents: Map<string, string[]>;
@@ -124,6 +137,7 @@ export function createRunState(runId: string): RunState {
     planned: false,
     project: undefined,
     facts: [],
+    explore: undefined,
     subTasks: new Map(),
     dependents: new Map(),
     completionOrder: new Map(),

@@ -14,6 +14,8 @@ export interface AttemptJobData {
   prompt: string;
   /** The agent model for this attempt; the worker's own default when absent. */
   agentModel?: string;
+  /** The agent may read but not change anything (the exploration before a plan). */
+  readOnly?: boolean;
   /** Git remote both sides reach (a URL or a path). */
   remote: string;
   /** The commit the attempt starts from, pushed by the coordinator to `startRef`. */

@@ -127,6 +127,7 @@ export async function startAttemptWorker(
         attempt: data.attempt,
         cwd: slot.cwd,
         ...(data.agentModel ? { agentModel: data.agentModel } : {}),
+        ...(data.readOnly ? { readOnly: true } : {}),
         abortSignal: cancelled,
         onEvent: (event) => {
           const progress: AttemptJobProgress = { event };

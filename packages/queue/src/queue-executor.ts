@@ -195,6 +195,7 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
         ...((execute.agentModel ?? options.agentModel)
           ? { agentModel: execute.agentModel ?? options.agentModel }
           : {}),
+        ...(execute.readOnly ? { readOnly: true } : {}),
         ...(options.setup
           ? {
               setup: {
