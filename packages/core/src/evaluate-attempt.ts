@@ -65,9 +65,15 @@ export async function evaluateAttempt(
   }
 }
 
+/** Documentation and notes: a change to them alone is no reason to run the project's tests. */
+function isProse(file: string): boolean {
+  return /\.(md|mdx|markdown|txt|rst|adoc)$/i.test(file) || /(^|\/)docs\//.test(file);
+}
+
 /**
  * The sub-task's own checks, the run's (a project's typecheck, every sub-task's), and, once the
- * attempt changed files, the project's test and typecheck commands the digest found, each once.
+ * attempt changed files other than documentation, the project's test and typecheck commands the
+ * digest found, each once.
  */
 function checksOf(ctx: RunContext, s: SubTaskState, result: AttemptResult): Check[] {
   const { settings, state, options } = ctx;
@@ -76,7 +82,7 @@ function checksOf(ctx: RunContext, s: SubTaskState, result: AttemptResult): Chec
     settings.projectChecks !== false &&
     s.subTask.projectChecks !== false &&
     options.evaluator !== outcomeEvaluator &&
-    result.filesChanged.length > 0
+    result.filesChanged.some((file) => !isProse(file))
       ? (state.project?.commands ?? []).filter((c) => c.kind !== "lint")
       : [];
   const seen = new Set(checks.map((c) => (c.type === "command" ? c.argv.join("\0") : "")));

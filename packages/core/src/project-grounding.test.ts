@@ -157,6 +157,7 @@ describe("a plan grounded in the project", () => {
       subTasks: [
         task("code", [], { checks: [{ type: "command", argv: ["npm", "test"] }] }),
         task("notes"),
+        task("readme"),
         task("later", [], { projectChecks: false }),
       ],
     };
@@ -165,7 +166,12 @@ describe("a plan grounded in the project", () => {
       const executor = createFakeExecutor({
         script: ({ subTaskId }) => ({
           type: "success",
-          ...(subTaskId === "notes" ? {} : { filesChanged: ["src/a.ts"] }),
+          ...(subTaskId === "notes"
+            ? {}
+            : {
+                filesChanged:
+                  subTaskId === "readme" ? ["README.md", "docs/guide.md"] : ["src/a.ts"],
+              }),
         }),
       });
       await createManager({
@@ -183,6 +189,8 @@ describe("a plan grounded in the project", () => {
     // Its own `npm test` once, then the typecheck; never the lint.
     expect(argvs("code")).toEqual(["npm test", "npm run typecheck"]);
     expect(argvs("notes")).toEqual([]);
+    // Documentation alone is no reason to run the tests.
+    expect(argvs("readme")).toEqual([]);
     expect(argvs("later")).toEqual([]);
     const off = await run(false);
     expect(off.get("code")?.length).toBe(1);
