@@ -153,11 +153,13 @@ describe.runIf(process.platform === "linux")("taskledger mcp over stdio (the SDK
   });
 
   it("plans without running, and no result shows a key a model echoed", async () => {
-    const plan = await reviewing.ok<{ subTasks: { id: string; description: string }[] }>(
-      "plan_request",
-      { request: "Create leak.txt and check it" },
-    );
+    const plan = await reviewing.ok<{
+      facts: unknown[];
+      subTasks: { id: string; description: string }[];
+    }>("plan_request", { request: "Create leak.txt and check it" });
     expect(plan.subTasks.map((s) => s.id)).toEqual(["leak"]);
+    // The plan states no facts; the field is there, empty.
+    expect(plan.facts).toEqual([]);
     expect(plan.subTasks[0]!.description).toContain("[redacted]");
     expect(existsSync(join(work, "leak.txt"))).toBe(false);
   });

@@ -47,6 +47,19 @@ describe("the project digest", () => {
     expect(digest.files).toBe(8);
   });
 
+  it("run in a package of a monorepo, still reads the notes for agents at the repository's top", async () => {
+    const repo = makeRepo({
+      "AGENTS.md": "Every package tests with vitest.\n",
+      "packages/api/package.json": JSON.stringify({ scripts: { test: "vitest run" } }),
+      "packages/api/src/server.ts": "export {};\n",
+    });
+    const digest = await projectDigest(join(repo, "packages/api"), { cacheDir: cacheDir() });
+    expect(digest.text).toContain("AGENTS.md (at the repository's top)");
+    expect(digest.text).toContain("Every package tests with vitest.");
+    expect(digest.text).toContain("src/server.ts");
+    expect(digest.files).toBe(2);
+  });
+
   it("is cached per tree state: the same tree reads from the cache, an edit makes it again", async () => {
     const repo = makeRepo(webApp);
     const dir = cacheDir();

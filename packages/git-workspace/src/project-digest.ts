@@ -111,7 +111,7 @@ export async function projectDigest(
       .catch(() => undefined);
     if (cached?.key === key) return { ...cached, cached: true };
   }
-  const digest = await buildDigest(cwd, listing.files, listing.truncated, maxChars);
+  const digest = await buildDigest(cwd, listing, maxChars);
   const result: ProjectDigest = { ...digest, key: key ?? "" };
   if (key) {
     // Written whole, then renamed: a reader never sees half a digest.
@@ -126,6 +126,8 @@ export async function projectDigest(
 interface Listing {
   files: string[];
   truncated: boolean;
+  /** Notes for agents at the repository's top when the run is in a directory below it. */
+  topNotes?: string[];
   /** The tree state, when git can say it; a walked directory is not cached. */
   key?: string;
 }
@@ -137,7 +139,7 @@ async function listFiles(cwd: string, abortSignal: AbortSignal | undefined): Pro
     okCodes: [128],
   });
   if (inside.code !== 0 || inside.stdout.trim() !== "true") return walk(cwd);
-  const [listed, head, status] = await Promise.all([
+  const [listed, head, status, prefix] = await Promise.all([
     git(["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
       cwd,
       abortSignal,
@@ -149,15 +151,29 @@ async function listFiles(cwd: string, abortSignal: AbortSignal | undefined): Pro
       abortSignal,
       maxOutputBytes: 64 * 1024 * 1024,
     }),
+    git(["rev-parse", "--show-prefix"], { cwd, abortSignal }),
   ]);
   const files = splitNul(listed.stdout);
+  // A run in a package of a monorepo still gets the notes for agents kept at the top.
+  const up = prefix.stdout
+    .trim()
+    .split("/")
+    .filter(Boolean)
+    .map(() => "..");
+  const topNotes =
+    up.length === 0
+      ? []
+      : ["AGENTS.md", "CLAUDE.md"]
+          .filter((name) => !files.includes(name))
+          .map((name) => join(...up, name))
+          .filter((path) => existsSync(join(cwd, path)));
   // What git tracks, what it would add, and every change since HEAD: a new edit is a new key.
   const key = createHash("sha256")
     .update(`${cwd}\0${head.stdout.trim()}\0`)
     .update(status.stdout)
-    .update(await manifestStamps(cwd, files))
+    .update(await manifestStamps(cwd, [...files, ...topNotes]))
     .digest("hex");
-  return { files, truncated: false, key };
+  return { files, truncated: false, key, topNotes };
 }
 
 /** Sizes and times of the files the digest reads: a change git's status misses still shows. */
@@ -202,8 +218,7 @@ const isNote = (path: string) => /^(README(\.md|\.rst|\.txt)?|AGENTS\.md|CLAUDE\
 
 async function buildDigest(
   cwd: string,
-  files: readonly string[],
-  truncated: boolean,
+  { files, truncated, topNotes = [] }: Listing,
   maxChars: number,
 ): Promise<Omit<ProjectDigest, "key">> {
   const manifests = files
@@ -217,7 +232,7 @@ async function buildDigest(
   const commands = projectCommands(cwd, files, texts);
   const notes = files.filter(isNote).sort();
   const readme = notes.find((n) => /^readme/i.test(n));
-  const agentNotes = notes.filter((n) => !/^readme/i.test(n));
+  const agentNotes = [...notes.filter((n) => !/^readme/i.test(n)), ...topNotes];
 
   const sections: { title: string; body: string; share: number }[] = [
     {
@@ -236,7 +251,7 @@ async function buildDigest(
   ];
   for (const path of agentNotes) {
     sections.push({
-      title: path,
+      title: path.startsWith("..") ? `${basename(path)} (at the repository's top)` : path,
       body: (await readHead(join(cwd, path))).trim(),
       share: 0.22 / agentNotes.length,
     });

@@ -28,6 +28,7 @@ export function registerTools(ctx: ToolContext): void {
       await ctx.roots.resolve(directory);
       const plan = await ctx.host.plan(request, { abortSignal: signal });
       return {
+        facts: plan.ledger.facts ?? [],
         subTasks: plannedOf(plan.ledger.subTasks),
         usage: usageOf(plan.usage),
         next: "Call start_run with the same request to run it.",

@@ -1,4 +1,4 @@
-import { checkSchema } from "@taskledger/core";
+import { checkSchema, factSchema } from "@taskledger/core";
 import { z } from "zod";
 
 /** How much text any one field of a result carries, so no result outgrows a model's context. */
@@ -122,6 +122,7 @@ export type RunReportResult = z.infer<typeof runReportSchema>;
 
 export const planInput = { request, directory };
 export const planOutput = z.object({
+  facts: z.array(factSchema).describe("The facts the plan rests on, each of one kind."),
   subTasks: z.array(plannedSubTask),
   usage,
   next: z.string(),
