@@ -234,7 +234,8 @@ async function buildDigest(
   const readme = notes.find((n) => /^readme/i.test(n));
   const agentNotes = [...notes.filter((n) => !/^readme/i.test(n)), ...topNotes];
 
-  const sections: { title: string; body: string; share: number }[] = [
+  // A body may be made for the room it gets: the tree lists as many paths as fit.
+  const sections: { title: string; body: string | ((room: number) => string); share: number }[] = [
     {
       title: "Files",
       body: `${files.length}${truncated ? "+ (a bounded walk; not a git repository)" : " tracked by git"}. Languages: ${languageLine(files) || "none recognised"}.`,
@@ -268,13 +269,14 @@ async function buildDigest(
       share: 0.14,
     });
   }
-  sections.push({ title: "Tree", body: treeSummary(files), share: 0.3 });
+  sections.push({ title: "Tree", body: (room) => treeSummary(files, room), share: 0.3 });
   // Each section keeps its start within its share; what one leaves unused goes to the next.
   let spare = 0;
   const parts: string[] = [];
   for (const section of sections) {
     const room = Math.floor(maxChars * section.share) + spare;
-    const body = clipMiddle(section.body, room, 1);
+    const given = typeof section.body === "function" ? section.body(room) : section.body;
+    const body = clipMiddle(given, room, 1);
     spare = Math.max(0, room - body.length);
     if (body !== "") parts.push(`## ${section.title}\n${body}`);
   }
@@ -428,29 +430,43 @@ function packageRunner(files: readonly string[], pkg: Record<string, unknown>): 
   return "npm";
 }
 
-/** Every file when few; else the directories two levels down with their file counts. */
-function treeSummary(files: readonly string[]): string {
-  if (files.length <= 150) return [...files].sort().join("\n");
+/**
+ * Every path when they fit in `room` characters; else the directories two levels down with
+ * their file counts, then as many paths as fit, shallowest first.
+ */
+function treeSummary(files: readonly string[], room: number): string {
+  const sorted = [...files].sort();
+  const all = sorted.join("\n");
+  if (all.length <= room) return all;
   const counts = new Map<string, number>();
-  const topFiles: string[] = [];
   for (const file of files) {
     const parts = file.split("/");
-    if (parts.length === 1) {
-      topFiles.push(file);
-      continue;
-    }
-    const top = `${parts[0]}/`;
-    counts.set(top, (counts.get(top) ?? 0) + 1);
+    if (parts.length > 1) counts.set(`${parts[0]}/`, (counts.get(`${parts[0]}/`) ?? 0) + 1);
     if (parts.length > 2) {
       const second = `${parts[0]}/${parts[1]}/`;
       counts.set(second, (counts.get(second) ?? 0) + 1);
     }
   }
-  const dirs = [...counts]
+  const lines = [...counts]
     .sort((a, b) => a[0].localeCompare(b[0]))
+    .slice(0, 120)
     .map(([dir, count]) => `${dir} (${count} files)`);
-  const lines = [...topFiles.sort(), ...dirs];
-  const shown = lines.slice(0, 200);
-  if (lines.length > shown.length) shown.push(`… and ${lines.length - shown.length} more entries`);
-  return shown.join("\n");
+  if (counts.size > lines.length)
+    lines.push(`… and ${counts.size - lines.length} more directories`);
+  const byDepth = sorted.sort(
+    (a, b) => a.split("/").length - b.split("/").length || a.localeCompare(b),
+  );
+  let used = lines.join("\n").length + 40;
+  const shown: string[] = [];
+  for (const file of byDepth) {
+    if (used + file.length + 1 > room) break;
+    shown.push(file);
+    used += file.length + 1;
+  }
+  const rest = files.length - shown.length;
+  return [
+    ...lines,
+    ...(shown.length > 0 ? ["Files, shallowest first:", ...shown] : []),
+    ...(rest > 0 ? [`… and ${rest} more files`] : []),
+  ].join("\n");
 }

@@ -356,7 +356,7 @@ async function showRun(runId: string): Promise<void> {
       run.facts.length > 0
         ? h(
             "details",
-            { class: "plan-facts" },
+            { class: "plan-facts", open: "" },
             h("summary", {}, `Facts the plan rests on (${run.facts.length})`),
             h("ul", {}, ...run.facts.map((f) => h("li", {}, h("b", {}, `${f.kind}: `), f.text))),
           )
