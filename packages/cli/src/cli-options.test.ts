@@ -75,6 +75,16 @@ describe("--agent", () => {
     ).rejects.toThrow("provider/model for opencode");
   });
 
+  it("--no-keep-slots is logged with the run and read back, so a resume makes its worktrees anew too", async () => {
+    const options = await parseRunOptions({ keepSlots: false }, "/");
+    const logged = readHostSettings(JSON.parse(JSON.stringify(hostSettingsOf(options))));
+    expect(logged?.keepSlots).toBe(false);
+    const kept = readHostSettings(
+      JSON.parse(JSON.stringify(hostSettingsOf(await parseRunOptions({}, "/")))),
+    );
+    expect(kept?.keepSlots).toBeUndefined();
+  });
+
   it("is logged with the run and read back, so a resume runs on the same agent", async () => {
     const options = await parseRunOptions({ agent: "claude-code", agentModel: "opus" }, "/");
     const logged = readHostSettings(JSON.parse(JSON.stringify(hostSettingsOf(options))));

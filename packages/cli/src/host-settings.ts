@@ -22,6 +22,8 @@ export interface HostSettings {
   prices?: PriceTable;
   /** The project config file the run's options came from (shown, not read again on resume). */
   config?: string;
+  /** `--no-keep-slots`: a resumed run makes its worktrees anew too. */
+  keepSlots?: false;
 }
 
 // Keys whose values are credentials; `{env:NAME}` and `{file:PATH}` references are kept.
@@ -41,6 +43,7 @@ export function hostSettingsOf(options: RunOptions): HostSettings {
     executor: options.executor,
     ...(options.prices ? { prices: options.prices } : {}),
     ...(options.configPath ? { config: options.configPath } : {}),
+    ...(options.environment.slots === false ? { keepSlots: false as const } : {}),
   };
 }
 
@@ -79,6 +82,7 @@ export function readHostSettings(
     ...(typeof host.prices === "object" && host.prices !== null && !Array.isArray(host.prices)
       ? { prices: host.prices as PriceTable }
       : {}),
+    ...(host.keepSlots === false ? { keepSlots: false as const } : {}),
   };
 }
 

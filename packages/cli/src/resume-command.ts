@@ -127,5 +127,7 @@ export async function resumeOptions(
   const environment =
     recovered.workspace?.kind === "worktree" ? recovered.workspace.environment : undefined;
   if (environment) options.environment = { ...environment, setup: environment.setup };
+  // Slots kept or not, as the run was started, unless the resume says.
+  if (host.keepSlots === false && !given.has("keepSlots")) options.environment.slots = false;
   return { options, notices };
 }
