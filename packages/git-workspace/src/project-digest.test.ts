@@ -135,6 +135,9 @@ describe("the project digest", () => {
     expect(digest.files).toBe(50_001);
     expect(digest.text.length).toBeLessThanOrEqual(8000);
     expect(digest.text).toContain("src/ (50000 files)");
+    // Filled to its budget by whole paths, never cut in the middle.
+    expect(digest.text).not.toContain("characters cut");
+    expect(digest.text).toContain("… and ");
     expect(digest.commands[0]?.argv).toEqual(["npm", "test"]);
   });
 });

@@ -274,11 +274,14 @@ async function buildDigest(
   let spare = 0;
   const parts: string[] = [];
   for (const section of sections) {
-    const room = Math.floor(maxChars * section.share) + spare;
+    // The heading and the blank line before the next come out of the section's own room.
+    const heading = `## ${section.title}\n`;
+    const room = Math.max(0, Math.floor(maxChars * section.share) + spare - heading.length - 2);
     const given = typeof section.body === "function" ? section.body(room) : section.body;
     const body = clipMiddle(given, room, 1);
     spare = Math.max(0, room - body.length);
-    if (body !== "") parts.push(`## ${section.title}\n${body}`);
+    if (body !== "") parts.push(`${heading}${body}`);
+    else spare += heading.length + 2;
   }
   const text = parts.join("\n\n");
   return { text: clipMiddle(text, maxChars, 0.8), commands, files: files.length };
@@ -456,7 +459,8 @@ function treeSummary(files: readonly string[], room: number): string {
   const byDepth = sorted.sort(
     (a, b) => a.split("/").length - b.split("/").length || a.localeCompare(b),
   );
-  let used = lines.join("\n").length + 40;
+  // The directory lines, the "Files" heading and the closing "… and N more files" line.
+  let used = lines.join("\n").length + 1 + 25 + 40;
   const shown: string[] = [];
   for (const file of byDepth) {
     if (used + file.length + 1 > room) break;
