@@ -41,6 +41,26 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
         }),
       ];
     }
+    case "project-baseline": {
+      const failing = event.results.filter((r) => !r.passed);
+      const passing = event.results.filter((r) => r.passed);
+      const shown = (rs: typeof event.results) =>
+        terminalText(oneLine(rs.map((r) => r.argv.join(" ")).join(", "), 160));
+      return [
+        ...(passing.length > 0
+          ? [
+              c.dim(
+                `Before any change, ${shown(passing)} pass${passing.length === 1 ? "es" : ""}: they check every sub-task that changes code.`,
+              ),
+            ]
+          : []),
+        ...failing.map((r) =>
+          c.yellow(
+            `Before any change, ${terminalText(r.argv.join(" "))} already fails (${terminalText(oneLine(r.detail, 160))}): it checks no sub-task.`,
+          ),
+        ),
+      ];
+    }
     case "explore-started":
       return [c.dim("Looking around the project first (read-only)…")];
     case "explore-finished": {

@@ -39,6 +39,9 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
     case "project-digested":
       state.project = event.digest;
       break;
+    case "project-baseline":
+      state.baseline = event.results;
+      break;
     case "explore-started":
       state.explore = { attempts: event.attempt };
       break;

@@ -2,6 +2,7 @@ import { describeError } from "./describe-error.js";
 import { outcomeEvaluator } from "./evaluator.js";
 import type { AttemptResult } from "./executor.js";
 import type { ProgressEntry } from "./progress-entry.js";
+import { awaitProjectBaseline, projectCommandChecks } from "./project-baseline.js";
 import type { RunContext } from "./run-context.js";
 import type { SubTaskState } from "./run-state.js";
 import type { Check } from "./sub-task.js";
@@ -34,6 +35,8 @@ export async function evaluateAttempt(
       "interrupted",
     );
   }
+  // Before the project's commands first check an attempt: which of them pass with no change.
+  if (wantsProjectChecks(ctx, s, result)) await awaitProjectBaseline(ctx);
   try {
     return await options.evaluator.evaluate(
       {
@@ -75,21 +78,31 @@ function isProse(file: string): boolean {
  * attempt changed files other than documentation, the project's test and typecheck commands the
  * digest found, each once.
  */
-function checksOf(ctx: RunContext, s: SubTaskState, result: AttemptResult): Check[] {
-  const { settings, state, options } = ctx;
-  const checks = [...s.subTask.checks, ...(settings.checks ?? [])];
-  const project =
-    settings.projectChecks !== false &&
+/** The project's commands check this attempt: it changed more than documentation. */
+function wantsProjectChecks(ctx: RunContext, s: SubTaskState, result: AttemptResult): boolean {
+  return (
     s.subTask.projectChecks !== false &&
-    options.evaluator !== outcomeEvaluator &&
-    result.filesChanged.some((file) => !isProse(file))
-      ? (state.project?.commands ?? []).filter((c) => c.kind !== "lint")
-      : [];
-  const seen = new Set(checks.map((c) => (c.type === "command" ? c.argv.join("\0") : "")));
-  for (const command of project) {
-    if (seen.has(command.argv.join("\0"))) continue;
-    seen.add(command.argv.join("\0"));
-    checks.push({ type: "command", argv: command.argv, timeoutMs: null });
+    ctx.options.evaluator !== outcomeEvaluator &&
+    result.filesChanged.some((file) => !isProse(file)) &&
+    projectCommandChecks(ctx).length > 0
+  );
+}
+
+function checksOf(ctx: RunContext, s: SubTaskState, result: AttemptResult): Check[] {
+  const { settings, state } = ctx;
+  const checks = [...s.subTask.checks, ...(settings.checks ?? [])];
+  const key = (argv: readonly string[]) => argv.join("\0");
+  // A command that failed before any change fails every sub-task alike: it checks none.
+  const failing = new Set(
+    (state.baseline ?? []).filter((run) => !run.passed).map((run) => key(run.argv)),
+  );
+  const project = wantsProjectChecks(ctx, s, result) ? projectCommandChecks(ctx) : [];
+  const seen = new Set(checks.map((c) => (c.type === "command" ? key(c.argv) : "")));
+  for (const check of project) {
+    if (check.type !== "command" || seen.has(key(check.argv)) || failing.has(key(check.argv)))
+      continue;
+    seen.add(key(check.argv));
+    checks.push(check);
   }
   return checks;
 }

@@ -1,6 +1,6 @@
 import type { AttemptProcess, AttemptResult } from "./executor.js";
 import type { ProgressEntry } from "./progress-entry.js";
-import type { SubTask } from "./sub-task.js";
+import type { Check, SubTask } from "./sub-task.js";
 import { emptyUsage } from "./usage.js";
 
 export interface EvaluationInput {
@@ -24,9 +24,25 @@ export interface EvaluateOptions {
   guardProcess?: (process: AttemptProcess) => () => void;
 }
 
+/** One check run on its own, outside an evaluation (the project's commands before any change). */
+export interface CheckRun {
+  passed: boolean;
+  /** What it showed: the exit code and the end of its output, bounded. */
+  detail: string;
+}
+
 /** Judges one attempt into a Progress Ledger entry. */
 export interface Evaluator {
   evaluate(input: EvaluationInput, options: EvaluateOptions): Promise<ProgressEntry>;
+  /**
+   * Runs checks in `cwd` as an evaluation would, one at a time, judging nothing; the manager runs
+   * the project's own commands this way once before any change, and adds to sub-tasks' checks
+   * only those that pass there. An evaluator without it gets them all.
+   */
+  runChecks?(
+    checks: readonly Check[],
+    options: EvaluateOptions & { cwd: string },
+  ): Promise<CheckRun[]>;
 }
 
 const outputLimit = 8000;

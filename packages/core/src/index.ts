@@ -32,6 +32,7 @@ export {
   type WorkspaceErrorReason,
 } from "./errors.js";
 export {
+  type CheckRun,
   type EvaluateOptions,
   type EvaluationInput,
   type Evaluator,

@@ -39,4 +39,6 @@ export interface RunContext {
   workspace: RunWorkspace;
   /** Queues sub-tasks that have become ready to run. */
   schedule(ids: Iterable<string>): void;
+  /** The project's commands run before any change, started while the planner thinks. */
+  baseline?: { done: Promise<void>; stop(): void };
 }

@@ -18,6 +18,14 @@ interface EventBase {
 }
 
 /** A W3C trace context of one session of a run (its root span), so a resumed run links to it. */
+/** One of the project's commands, run before any change. */
+export interface BaselineResult {
+  argv: string[];
+  passed: boolean;
+  /** The exit code and the end of its output, bounded. */
+  detail: string;
+}
+
 export interface TraceRef {
   traceId: string;
   spanId: string;
@@ -68,6 +76,12 @@ export type RunEvent = EventBase &
         digest: ProjectDigest;
         durationMs: number;
         cached: boolean;
+      }
+    | {
+        type: "project-baseline";
+        /** The project's commands run once before any change: only those that pass check sub-tasks. */
+        results: BaselineResult[];
+        durationMs: number;
       }
     | {
         type: "explore-started";

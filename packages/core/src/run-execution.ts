@@ -7,6 +7,7 @@ import type { EventHub } from "./event-hub.js";
 import type { ResolvedManagerOptions } from "./manager-options.js";
 import { pathsOverlap } from "./path-overlap.js";
 import { planRun, reviewPlan } from "./plan-steps.js";
+import { stopProjectBaseline } from "./project-baseline.js";
 import type { RunContext, RunInput } from "./run-context.js";
 import { RunRecorder } from "./run-recorder.js";
 import type { RunReport } from "./run-report.js";
@@ -120,7 +121,11 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
     },
   };
   const runner = new SubTaskRunner(ctx);
-  const finish = () => finishRun(ctx, startedAt);
+  const finish = async () => {
+    // Nothing will use the baseline now: it is stopped, and its command with it.
+    await stopProjectBaseline(ctx);
+    return finishRun(ctx, startedAt);
+  };
   let warmUp: WarmUp | undefined;
   try {
     if (input.recovered) await resumeFrom(ctx, runner);
@@ -155,12 +160,14 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
     }
     // A failed setup stopped the planner: the setup's error is the run's.
     await warmUp?.done.catch(() => {});
+    await stopProjectBaseline(ctx);
     if (warmUp?.error !== undefined) throw warmUp.error;
     throw error;
   }
   const ready = [...state.subTasks.values()].filter((s) => s.waitingOn === 0);
   ctx.schedule(ready.map((s) => s.subTask.id));
   await queue.onIdle();
+  await stopProjectBaseline(ctx);
   recorder.throwIfFatal();
   await settleUnstarted(ctx);
   return finish();

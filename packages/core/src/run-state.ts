@@ -2,7 +2,7 @@ import { buildDependencyContext } from "./dependency-context.js";
 import type { AttemptProcess, AttemptResult } from "./executor.js";
 import type { ProgressEntry } from "./progress-entry.js";
 import type { ProjectDigest } from "./project-digest.js";
-import type { BudgetExhaustion, SubTaskMerge } from "./run-events.js";
+import type { BaselineResult, BudgetExhaustion, SubTaskMerge } from "./run-events.js";
 import type { RunReport, SubTaskFailure, SubTaskStatus } from "./run-report.js";
 import type { RunSettings } from "./run-settings.js";
 import type { SubTask } from "./sub-task.js";
@@ -92,6 +92,8 @@ export interface RunState {
   project: ProjectDigest | undefined;
   /** The facts the plan rests on, the replans' added. */
   facts: Fact[];
+  /** The project's commands run before any change (absent until run, and in older logs). */
+  baseline: BaselineResult[] | undefined;
   /** The read-only look at the project before planning (`explore`), once started. */
   explore: ExploreState | undefined;
   /** In the order sub-tasks first appeared (the report's order), replaced ones included. */
@@ -138,6 +140,7 @@ export function createRunState(runId: string): RunState {
     project: undefined,
     facts: [],
     explore: undefined,
+    baseline: undefined,
     subTasks: new Map(),
     dependents: new Map(),
     completionOrder: new Map(),

@@ -290,3 +290,26 @@ describe("with the core manager", () => {
     expect(report.usage.manager.inputTokens).toBe(200);
   });
 });
+
+describe("runChecks: checks on their own, judging nothing", () => {
+  it("runs each in the directory, one at a time, and says which pass and what they showed", async () => {
+    await writeFile(join(cwd, "here.txt"), "x");
+    const model = createScriptedModel({ responses: [] });
+    const runs = await createEvaluator({ model }).runChecks(
+      [
+        {
+          type: "command",
+          argv: [node, "-e", "require('fs').statSync('here.txt')"],
+          timeoutMs: null,
+        },
+        failingTest,
+        { type: "file-exists", path: "missing.txt" },
+      ],
+      { cwd, abortSignal: new AbortController().signal },
+    );
+    expect(runs.map((r) => r.passed)).toEqual([true, false, false]);
+    expect(runs[1]?.detail).toContain("FAIL slugify > strips punctuation");
+    // No model call: nothing is judged.
+    expect(model.calls).toHaveLength(0);
+  });
+});

@@ -1,10 +1,13 @@
 import {
   addUsage,
+  type Check,
+  type CheckRun,
   clipMiddle,
   type EvaluateOptions,
   type EvaluationInput,
   type Evaluator,
   type Evidence,
+  emptyUsage,
   type IncompleteReason,
   InvalidConfigError,
   judgeEvidenceSource,
@@ -130,6 +133,43 @@ export class LedgerEvaluator implements Evaluator {
     };
     // Clipped above to the schema's limits; parsing proves it and fills nothing in.
     return progressEntrySchema.parse(entry);
+  }
+
+  async runChecks(
+    checks: readonly Check[],
+    options: EvaluateOptions & { cwd: string },
+  ): Promise<CheckRun[]> {
+    const runs: CheckRun[] = [];
+    // A check reads only its directory, signal and guard; the rest describes no attempt.
+    const context: CheckContext = {
+      request: "",
+      subTask: {
+        id: "baseline",
+        title: "baseline",
+        description: "baseline",
+        successCriteria: ["passes"],
+        dependsOn: [],
+        checks: [],
+      },
+      attempt: 0,
+      result: {
+        outcome: "finished",
+        finalText: "",
+        toolCalls: [],
+        stepFinishReasons: [],
+        filesChanged: [],
+        usage: emptyUsage(),
+        durationMs: 0,
+      },
+      cwd: options.cwd,
+      abortSignal: options.abortSignal,
+      ...(options.guardProcess ? { guardProcess: options.guardProcess } : {}),
+    };
+    for (const check of checks) {
+      const result = await runChecker(checkerForCheck(check, this.declaredOptions()), context);
+      runs.push({ passed: result.complete, detail: clipMiddle(result.detail ?? "", 600) });
+    }
+    return runs;
   }
 
   private declaredOptions() {

@@ -101,6 +101,8 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
         if (!context) return evaluator.evaluate(input, evaluateOptions);
         return api.context.with(context, () => evaluator.evaluate(input, evaluateOptions));
       },
+      // Not an attempt's: no span of its own, but the manager must still find it.
+      ...(evaluator.runChecks ? { runChecks: evaluator.runChecks.bind(evaluator) } : {}),
     }),
     start: (manager, request, runOptions = {}) =>
       follow(undefined, [], false, (trace) =>
