@@ -178,8 +178,13 @@ describe("a real project's environment in every worktree (real npm, real opencod
     expect(t.err()).toMatch(
       /Worktree slot 1 prepared in [\d.]+m?s: copied node_modules from .*; included \.env\./,
     );
+    // One slot per attempt at once, and one for the project's commands at the start commit when
+    // none is free then: each got the user's node_modules.
     const slots = report.workspace?.slots ?? [];
-    expect(slots.map((s) => s.dependencies)).toEqual([["node_modules"], ["node_modules"]]);
+    expect(slots.length).toBeGreaterThanOrEqual(2);
+    expect(slots.length).toBeLessThanOrEqual(3);
+    for (const slot of slots) expect(slot.dependencies).toEqual(["node_modules"]);
+    expect(t.err()).toContain("Before any change, npm test passes");
     // Applied: both libraries and left-pad in package.json; the user's own install untouched.
     expect(execFileSync("npm", ["test"], { cwd: repo, encoding: "utf8" })).toContain("tests pass");
     expect(existsSync(join(repo, "lib-a.js")) && existsSync(join(repo, "lib-b.js"))).toBe(true);
