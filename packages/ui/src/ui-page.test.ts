@@ -46,6 +46,10 @@ beforeAll(async () => {
   );
   await storeRepoRun(store);
   await storeRun(store, "Titles by width", {
+    facts: [
+      { kind: "given", text: "<b>Tests</b> run with npm test." },
+      { kind: "guess", text: "Titles are cut by width." },
+    ],
     subTasks: [
       { id: "narrow", title: "i".repeat(40), description: "d", successCriteria: ["c"] },
       { id: "wide", title: "W".repeat(40), description: "d", successCriteria: ["c"] },
@@ -251,6 +255,19 @@ describe.runIf(browserTests)("the page in a browser", () => {
     await expect.poll(() => page.locator("#no-run").textContent()).toBe("No such run: no-such-run");
     await page.waitForTimeout(300);
     expect(await page.locator("#connection").textContent()).not.toContain("reconnecting");
+    await page.close();
+  });
+
+  it("shows the facts the plan rests on, as text, open", async () => {
+    const page = await open();
+    await page.locator("a", { hasText: "Titles by width" }).click();
+    const facts = page.locator(".plan-facts li");
+    await expect.poll(() => facts.count()).toBe(2);
+    expect(await page.locator(".plan-facts").isVisible()).toBe(true);
+    expect(await facts.first().isVisible()).toBe(true);
+    expect(await facts.first().textContent()).toBe("given: <b>Tests</b> run with npm test.");
+    // The fact's own markup is text: each line has only its kind in bold.
+    expect(await page.locator(".plan-facts li b").count()).toBe(2);
     await page.close();
   });
 
