@@ -1,6 +1,6 @@
 import { incompleteReasonOf, type ProgressEntry } from "./progress-entry.js";
 import type { RunEvent } from "./run-events.js";
-import { maxSlotPreparations, type RunState, type SubTaskState } from "./run-state.js";
+import { candidateOf, maxSlotPreparations, type RunState, type SubTaskState } from "./run-state.js";
 import type { SubTask } from "./sub-task.js";
 import type { TaskLedger } from "./task-ledger.js";
 import { oneLine } from "./text-clip.js";
@@ -30,9 +30,10 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
         // What a crash left running is pending until the resumed loop takes it up again.
         for (const s of state.subTasks.values()) if (s.status === "running") s.status = "pending";
         // An attempt the crash or cancel cut short was no try at the work: it costs no retry.
-        for (const { subTaskId } of event.interrupted) {
+        for (const { subTaskId, attempt } of event.interrupted) {
           const s = subTask(state, subTaskId);
-          if (s && s.stepAttempts > 0) s.stepAttempts--;
+          // A candidate cut short is run again within its round, which is one step whatever.
+          if (s && !candidateOf(s, attempt) && s.stepAttempts > 0) s.stepAttempts--;
         }
       }
       break;
@@ -72,9 +73,71 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       if (event.action === "reject") state.planRejected = event.reason ?? "rejected in review";
       else if (event.ledger) setPlan(state, event.ledger);
       break;
+    case "candidates-started": {
+      const s = subTask(state, event.subTaskId);
+      if (!s) break;
+      s.round = {
+        round: event.round,
+        reason: event.reason,
+        ...(event.from ? { from: event.from } : {}),
+        members: event.candidates.map((c) => ({ ...c })),
+      };
+      s.attempts = Math.max(s.attempts, ...event.candidates.map((c) => c.attempt));
+      s.status = "running";
+      s.finished = undefined;
+      s.startedAt = event.time;
+      // A round is one try of its step; the ladder's rung gets no retries after it.
+      if (event.reason === "ladder") {
+        s.onCandidatesRung = true;
+        s.stepAttempts = 1;
+      } else s.stepAttempts++;
+      break;
+    }
+    case "candidates-chosen": {
+      const s = subTask(state, event.subTaskId);
+      state.usage.manager = addUsage(state.usage.manager, event.usage);
+      if (!s?.round || s.round.round !== event.round) break;
+      const {
+        type: _t,
+        runId: _r,
+        seq: _s,
+        time: _ti,
+        v: _v,
+        subTaskId: _id,
+        reason,
+        ...rest
+      } = event;
+      const chosen = { ...rest, reason: s.round.reason, why: reason };
+      s.round.chosen = chosen;
+      s.rounds.push(chosen);
+      // The winner goes on to be merged; with none, the best of them is what the ladder builds on.
+      const pick = s.round.members.find((m) => m.attempt === (event.winner ?? bestOf(s)));
+      if (pick?.result && pick.entry) {
+        s.finished = { attempt: pick.attempt, result: pick.result, entry: pick.entry };
+        s.entry = pick.entry;
+        s.workFrom = pick.commit;
+      }
+      break;
+    }
     case "sub-task-started": {
       const s = subTask(state, event.subTaskId);
       if (!s) break;
+      if (event.candidate) {
+        s.status = "running";
+        s.attempts = Math.max(s.attempts, event.attempt);
+        const { replaces } = event.candidate;
+        const member =
+          (replaces === undefined ? undefined : candidateOf(s, replaces)) ??
+          candidateOf(s, event.attempt);
+        if (member) {
+          member.attempt = event.attempt;
+          member.inFlight = { processes: [] };
+          delete member.result;
+          delete member.commit;
+          delete member.entry;
+        }
+        break;
+      }
       s.status = "running";
       s.attempts = Math.max(s.attempts, event.attempt);
       s.stepAttempts++;
@@ -88,13 +151,16 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       s.activity = "";
       break;
     }
-    case "attempt-process":
-      subTask(state, event.subTaskId)?.inFlight?.processes.push({
+    case "attempt-process": {
+      const s = subTask(state, event.subTaskId);
+      const flight = s && (candidateOf(s, event.attempt)?.inFlight ?? s.inFlight);
+      flight?.processes.push({
         pid: event.pid,
         startTime: event.startTime,
         ...(event.marker === undefined ? {} : { marker: event.marker }),
       });
       break;
+    }
     case "agent-event": {
       const s = subTask(state, event.subTaskId);
       const agent = event.event;
@@ -112,6 +178,17 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       s.usage = addUsage(s.usage, event.result.usage);
       attemptUsageOf(s, event.attempt).agent = addUsage(event.result.usage);
       s.lastDurationMs = event.result.durationMs;
+      const member = candidateOf(s, event.attempt);
+      if (member) {
+        if (event.result.outcome === "cancelled") {
+          if (member.inFlight) member.inFlight.ended = true;
+          break;
+        }
+        delete member.inFlight;
+        member.result = event.result;
+        if (event.commit) member.commit = event.commit;
+        break;
+      }
       if (event.commit) s.workFrom = event.commit;
       // A cancelled attempt did not finish its work: it stays in flight, to run again on resume
       // (under a new number: its result is known and there is nothing to take over).
@@ -129,6 +206,12 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       const s = subTask(state, event.subTaskId);
       if (!s) break;
       attemptUsageOf(s, event.attempt).evaluation = addUsage(entry.usage);
+      const member = candidateOf(s, event.attempt);
+      if (member) {
+        member.entry = entry;
+        if (event.commit) member.commit = event.commit;
+        break;
+      }
       s.entry = entry;
       if (s.finished?.attempt === event.attempt) s.finished.entry = entry;
       if (event.commit) s.workFrom = event.commit;
@@ -157,6 +240,7 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
         s.alternatesUsed++;
         s.agentModel = event.agentModel;
         s.stepAttempts = 0;
+        s.onCandidatesRung = false;
         // Another model starts afresh from the run's tip, not from the work that did not finish.
         s.workFrom = undefined;
       }
@@ -294,6 +378,9 @@ function addSubTask(state: RunState, subTask: SubTask, replans: number): void {
     activity: "",
     workFrom: undefined,
     merged: undefined,
+    round: undefined,
+    rounds: [],
+    onCandidatesRung: false,
   });
   for (const id of dependsOn) {
     const list = state.dependents.get(id);
@@ -329,6 +416,14 @@ function revisePlan(
     if (fresh.has(definition.id) && !state.subTasks.has(definition.id))
       addSubTask(state, definition, lineage + 1);
   }
+}
+
+/** The candidate the ladder builds on when none was complete: most checks passed, then the first. */
+export function bestOf(s: SubTaskState): number | undefined {
+  const judged = (s.round?.members ?? []).filter((m) => m.entry && m.result);
+  const passed = (m: (typeof judged)[number]) => m.entry!.evidence.filter((e) => e.passed).length;
+  judged.sort((a, b) => passed(b) - passed(a) || a.attempt - b.attempt);
+  return judged[0]?.attempt;
 }
 
 /** The usage record of one attempt, made on first use. */

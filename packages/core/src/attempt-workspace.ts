@@ -67,12 +67,13 @@ export async function finalCommit(
   s: SubTaskState,
   attempt: number,
   entry: ProgressEntry,
+  commit: string | undefined,
 ): Promise<string | undefined> {
-  if (ctx.workspace.record.kind !== "worktree" || !s.workFrom) return undefined;
+  if (ctx.workspace.record.kind !== "worktree" || !commit) return undefined;
   const summary = entry.summary.trim();
   const message = summary ? `${commitTitle(s, attempt)}\n\n${summary}` : commitTitle(s, attempt);
   try {
-    return await ctx.workspace.reword(s.workFrom, message);
+    return await ctx.workspace.reword(commit, message);
   } catch {
     // The first message (sub-task and attempt) is still a fine one.
     return undefined;

@@ -1,10 +1,11 @@
 import {
+  type CandidateRoundReport,
   type RunReport,
   type RunStatus,
   runReportVersion,
   type SubTaskReport,
 } from "./run-report.js";
-import type { RunState, SubTaskState } from "./run-state.js";
+import type { CandidateChoice, RunState, SubTaskState } from "./run-state.js";
 import { addUsage } from "./usage.js";
 
 export interface ReportContext {
@@ -31,7 +32,9 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
       ? { commit: s.merged.commit, filesChanged: s.merged.filesChanged }
       : {}),
     usage: subTaskUsage(s),
+    ...(s.rounds.length > 0 ? { candidates: s.rounds.map(roundReport) } : {}),
   }));
+  const rounds = subTasks.flatMap((s) => s.candidates ?? []);
   // A replaced sub-task's goal lives on in its replacements; only those count.
   const live = subTasks.filter((s) => s.status !== "replaced");
   const completed = live.filter((s) => s.status === "completed").length;
@@ -65,6 +68,14 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
       : {}),
     ...(state.project
       ? { project: { files: state.project.files, commands: state.project.commands } }
+      : {}),
+    ...(rounds.length > 0
+      ? {
+          candidates: {
+            rounds: rounds.length,
+            extraUsage: addUsage(...rounds.map((r) => r.extraUsage)),
+          },
+        }
       : {}),
     usage: { manager, agents, total: addUsage(manager, agents) },
     ...(workspace ? { workspace } : {}),
@@ -111,6 +122,20 @@ function noBranchNote(state: RunState, record: { branch: string }, cancelled: bo
     return `No branch made: the run was cancelled. Resume it to go on; ${record.branch} is made when it ends.`;
   }
   return state.workspaceOutcome?.note ?? "No branch made: no sub-task completed.";
+}
+
+function roundReport(choice: CandidateChoice): CandidateRoundReport {
+  const losers = choice.candidates.filter((c) => c.attempt !== choice.winner);
+  return {
+    round: choice.round,
+    reason: choice.reason,
+    winner: choice.winner ?? null,
+    by: choice.by,
+    why: choice.why,
+    candidates: choice.candidates.map((c) => ({ ...c })),
+    judgeUsage: choice.usage,
+    extraUsage: addUsage(choice.usage, ...losers.map((c) => c.usage)),
+  };
 }
 
 function subTaskUsage(s: SubTaskState): NonNullable<SubTaskReport["usage"]> {

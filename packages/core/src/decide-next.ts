@@ -6,12 +6,15 @@ import type { SubTaskState } from "./run-state.js";
 export type LadderDecision =
   | { kind: "retry" }
   | { kind: "alternate-model"; model: string; reason: string }
+  | { kind: "candidates"; reason: string }
   | { kind: "replan"; reason: string }
   | { kind: "fail"; reason: string; code: SubTaskFailure };
 
 export interface LadderOptions {
   maxRetries: number;
   alternateAgentModels: readonly string[];
+  /** One round of parallel candidates once retries on the executor's model fail (`bestOf.ladder`). */
+  candidatesRung?: boolean;
   /** Replanning is possible only with a model to ask. */
   replan: { enabled: boolean; maxPerSubTask: number; maxPerRun: number };
   /** Replans already applied or under way in the run. */
@@ -21,15 +24,16 @@ export interface LadderOptions {
 }
 
 /**
- * The ladder, as a value: retry on the same model with feedback, then one attempt on each
- * alternate agent model, then a replan of the sub-task and its dependents, then fail. `sub` is
+ * The ladder, as a value: retry on the same model with feedback, then (with `candidatesRung`) one
+ * round of parallel candidates, then one attempt on each alternate agent model, then a replan of the sub-task and its dependents, then fail. `sub` is
  * the sub-task as its records leave it after the attempt `entry` judged.
  */
 export function decideNext(
   sub: Pick<
     SubTaskState,
     "attempts" | "stepAttempts" | "agentModel" | "alternatesUsed" | "replans" | "finished"
-  >,
+  > &
+    Partial<Pick<SubTaskState, "rounds" | "onCandidatesRung">>,
   entry: ProgressEntry,
   options: LadderOptions,
 ): LadderDecision {
@@ -52,7 +56,9 @@ export function decideNext(
   }
   const why = incompleteReasonOf(entry);
   // An alternate model gets one attempt; the executor's own model gets the retries.
-  const retriesInStep = sub.agentModel === undefined ? options.maxRetries : 0;
+  // The candidates rung is one round: no retries of its own.
+  const retriesInStep =
+    sub.agentModel === undefined && !sub.onCandidatesRung ? options.maxRetries : 0;
   // The same attempt again would cost the same and end the same: a stuck one moves the ladder on.
   if (why !== "stuck" && sub.stepAttempts <= retriesInStep) return { kind: "retry" };
   const reason =
@@ -62,6 +68,14 @@ export function decideNext(
   // A judge that could not answer is no reason to change the agent model or the plan.
   const code = why === "stuck" ? "stuck" : why === "judge-unavailable" ? why : "incomplete";
   if (why === "judge-unavailable") return { kind: "fail", reason, code };
+  // Candidates before another model: once per sub-task, on the executor's own model.
+  if (
+    options.candidatesRung &&
+    sub.agentModel === undefined &&
+    !sub.onCandidatesRung &&
+    (sub.rounds?.length ?? 0) === 0
+  )
+    return { kind: "candidates", reason };
   const alternate = options.alternateAgentModels[sub.alternatesUsed];
   if (alternate !== undefined) return { kind: "alternate-model", model: alternate, reason };
   const { replan } = options;

@@ -1,5 +1,11 @@
 export { applyRunEvent } from "./apply-run-event.js";
 export { buildReport, type ReportContext } from "./build-report.js";
+export {
+  type CandidateChoiceAnswer,
+  candidateChoiceSchema,
+  candidateChoiceSchemaName,
+  candidateJudgeTokenBudget,
+} from "./candidate-judge.js";
 export { decideNext, type LadderDecision, type LadderOptions } from "./decide-next.js";
 export {
   buildDependencyContext,
@@ -98,6 +104,8 @@ export {
 export { buildSubTaskPrompt, type SubTaskPromptInput } from "./prompts.js";
 export type {
   BudgetExhaustion,
+  CandidateOutcome,
+  CandidateRoundReason,
   RunEvent,
   RunEventOf,
   RunEventType,
@@ -106,6 +114,8 @@ export type {
 } from "./run-events.js";
 export { recoverRun, runLogVersion } from "./run-recovery.js";
 export {
+  type CandidateRoundReport,
+  candidateRoundReportSchema,
   type RunReport,
   type RunStatus,
   runReportSchema,
@@ -119,6 +129,9 @@ export {
   subTaskStatusSchema,
 } from "./run-report.js";
 export {
+  type BestOf,
+  type BestOfInput,
+  maxCandidates,
   type RunBudget,
   type RunSettings,
   type RunSettingsInput,
@@ -126,6 +139,9 @@ export {
 } from "./run-settings.js";
 export {
   type AttemptUsage,
+  type CandidateChoice,
+  type CandidateMember,
+  type CandidateRound,
   createRunState,
   currentLedger,
   elapsedMs,

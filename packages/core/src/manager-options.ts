@@ -5,7 +5,12 @@ import type { LanguageModel } from "./model.js";
 import type { ReviewPlan } from "./plan-review.js";
 import type { DecomposePolicy } from "./planner.js";
 import type { ProjectSource } from "./project-digest.js";
-import { type RunBudget, type RunSettings, resolveRunSettings } from "./run-settings.js";
+import {
+  type BestOfInput,
+  type RunBudget,
+  type RunSettings,
+  resolveRunSettings,
+} from "./run-settings.js";
 import { MemoryRunStore, type RunStore } from "./run-store.js";
 import type { Check } from "./sub-task.js";
 import { defaultMaxSubTasks } from "./task-ledger.js";
@@ -55,6 +60,11 @@ export interface ManagerOptions {
    * the planner. Bounded by `timeoutMs` (default 5 minutes) and the run's budgets. Default off.
    */
   explore?: boolean | { timeoutMs?: number };
+  /**
+   * Parallel candidates: a number (2 to 8) of attempts a risky sub-task gets at once, or the whole
+   * setting (`for: "all"`, the `ladder` rung, the candidates' `models`). Needs git worktrees.
+   */
+  bestOf?: BestOfInput;
   /** Replace a sub-task that still fails (and its dependents) by asking the model for new ones. */
   replan?: { enabled?: boolean; maxPerSubTask?: number; maxPerRun?: number };
   /** Approve, edit or reject the plan before it runs, and every replan before it applies. */
@@ -135,6 +145,7 @@ export function resolveManagerOptions(options: ManagerOptions): ResolvedManagerO
         "alternateAgentModels",
         "checks",
         "projectChecks",
+        "bestOf",
       ]),
       ...(options.replan ? { replan: options.replan } : {}),
       ...(options.explore

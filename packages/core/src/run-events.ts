@@ -119,6 +119,34 @@ export type RunEvent = EventBase &
         agentModel?: string;
         /** With worktrees: the commit the attempt's worktree was made from. */
         from?: string;
+        /** One of a round's parallel candidates; `replaces` one a stopped process never saw finish. */
+        candidate?: { round: number; replaces?: number };
+      }
+    /** Parallel candidates of one sub-task, all from the same commit; attempts numbered ahead. */
+    | {
+        type: "candidates-started";
+        subTaskId: string;
+        /** 1 for the sub-task's first round. */
+        round: number;
+        /** Why: the planner marked it risky, the run gives every sub-task candidates, or the ladder. */
+        reason: CandidateRoundReason;
+        from?: string;
+        candidates: { attempt: number; agentModel?: string }[];
+      }
+    /** The round's choice, once every candidate was judged: the winner is merged, the rest kept. */
+    | {
+        type: "candidates-chosen";
+        subTaskId: string;
+        round: number;
+        /** Absent when no candidate was complete: the ladder goes on. */
+        winner?: number;
+        /** Who chose: the comparative judge, the tie rule, the only complete one, or none was. */
+        by: "judge" | "rule" | "single" | "none";
+        /** The judge's reasons, or the rule's. */
+        reason: string;
+        candidates: CandidateOutcome[];
+        /** The comparative judge's call. */
+        usage: Usage;
       }
     | { type: "agent-event"; subTaskId: string; attempt: number; event: AgentEvent }
     /** A process an attempt started; stored so a resumed run can stop it if a crash left it running. */
@@ -182,7 +210,7 @@ export type RunEvent = EventBase &
     | {
         type: "sub-task-escalated";
         subTaskId: string;
-        step: "alternate-model" | "replan";
+        step: "alternate-model" | "candidates" | "replan";
         reason: string;
         agentModel?: string;
       }
@@ -219,6 +247,23 @@ export type RunEvent = EventBase &
     /** The run could not go on (an invalid plan, a provider refusing the key); `result` rejects. */
     | { type: "run-failed"; error: { code: string; message: string } }
   );
+
+export type CandidateRoundReason = "risky" | "all" | "ladder";
+
+/** One candidate of a round as the choice left it. */
+export interface CandidateOutcome {
+  attempt: number;
+  agentModel?: string;
+  /** Its work (with worktrees), kept under `ref` whether it won or not. */
+  commit?: string;
+  ref?: string;
+  /** Its own evaluation: checks passed and the judge found it complete. */
+  completed: boolean;
+  /** Why it was not chosen (absent for the winner). */
+  lost?: string;
+  /** Its agent session and its evaluation. */
+  usage: Usage;
+}
 
 export type RunEventType = RunEvent["type"];
 export type RunEventOf<K extends RunEventType> = Extract<RunEvent, { type: K }>;

@@ -2,7 +2,13 @@ import PQueue from "p-queue";
 import { recordPreparations } from "./attempt-workspace.js";
 import { buildReport } from "./build-report.js";
 import { errorInfo } from "./describe-error.js";
-import { InvalidRequestError, isAbortError, StoreError, TaskLedgerError } from "./errors.js";
+import {
+  InvalidConfigError,
+  InvalidRequestError,
+  isAbortError,
+  StoreError,
+  TaskLedgerError,
+} from "./errors.js";
 import type { EventHub } from "./event-hub.js";
 import type { ResolvedManagerOptions } from "./manager-options.js";
 import { pathsOverlap } from "./path-overlap.js";
@@ -59,6 +65,12 @@ export async function executeRun(
       apply: options.apply,
       ...(input.recovered ? { recorded: { record: state.workspace, tip: state.tip } } : {}),
     });
+    // Candidates of one sub-task at once in one directory would undo each other's work.
+    if (input.settings.bestOf && workspace.record.kind !== "worktree") {
+      throw new InvalidConfigError(
+        '`bestOf` runs candidates side by side, each in its own git worktree: run in a git repository with worktrees (isolation "worktree" or "auto"), or leave `bestOf` out.',
+      );
+    }
     return await loop(
       { options, input, settings: input.settings, state, recorder, stop, workspace },
       startedAt,
@@ -224,15 +236,18 @@ function hostPlanRecord(input: RunInput): { plan?: TaskLedger } {
 /** Continues the log of an earlier session: stops what it left running, then says so. */
 async function resumeFrom(ctx: RunContext, runner: SubTaskRunner): Promise<void> {
   const { state, options, recorder } = ctx;
-  const interrupted = [...state.subTasks.values()].filter((s) => s.inFlight);
-  const processes = interrupted.flatMap((s) => s.inFlight!.processes);
+  // Attempts a stopped process never saw finish: ordinary ones and a round's candidates.
+  const interrupted = [...state.subTasks.values()].flatMap((s) => [
+    ...(s.inFlight ? [{ subTaskId: s.subTask.id, ...s.inFlight }] : []),
+    ...(s.round && !s.round.chosen ? s.round.members : [])
+      .filter((m) => m.inFlight)
+      .map((m) => ({ subTaskId: s.subTask.id, attempt: m.attempt, ...m.inFlight! })),
+  ]);
+  const processes = interrupted.flatMap((a) => a.processes);
   if (processes.length > 0) await options.executor.reclaim?.(processes);
   await recorder.record({
     type: "run-resumed",
-    interrupted: interrupted.map((s) => ({
-      subTaskId: s.subTask.id,
-      attempt: s.inFlight!.attempt,
-    })),
+    interrupted: interrupted.map((a) => ({ subTaskId: a.subTaskId, attempt: a.attempt })),
     reclaimed: processes.length,
     ...(ctx.input.trace ? { trace: ctx.input.trace } : {}),
   });

@@ -35,6 +35,35 @@ export const subTaskFailureSchema = z.enum([
 ]);
 export type SubTaskFailure = z.infer<typeof subTaskFailureSchema>;
 
+/** One round of parallel candidates of a sub-task, and what became of each. */
+export const candidateRoundReportSchema = z.object({
+  round: z.number().int(),
+  reason: z.enum(["risky", "all", "ladder"]),
+  /** The attempt merged; `null` when none was complete and the ladder went on. */
+  winner: z.number().int().nullable(),
+  /** Who chose: the comparative judge, the tie rule, the only complete candidate, or none was. */
+  by: z.enum(["judge", "rule", "single", "none"]),
+  why: z.string(),
+  candidates: z.array(
+    z.object({
+      attempt: z.number().int(),
+      agentModel: z.string().optional(),
+      commit: z.string().optional(),
+      /** Where its commit is kept (`refs/taskledger/<run>/attempts/<sub-task>/<attempt>`). */
+      ref: z.string().optional(),
+      completed: z.boolean(),
+      /** Why it was not chosen; absent for the winner. */
+      lost: z.string().optional(),
+      usage: usageSchema,
+    }),
+  ),
+  /** The comparative judge's call. */
+  judgeUsage: usageSchema,
+  /** What the round cost beyond the winner: the other candidates and the judge. */
+  extraUsage: usageSchema,
+});
+export type CandidateRoundReport = z.infer<typeof candidateRoundReportSchema>;
+
 export const subTaskReportSchema = z.object({
   id: z.string(),
   title: z.string(),
@@ -63,6 +92,8 @@ export const subTaskReportSchema = z.object({
       ),
     })
     .optional(),
+  /** Its rounds of parallel candidates (`bestOf`), when it had any. */
+  candidates: z.array(candidateRoundReportSchema).optional(),
 });
 export type SubTaskReport = z.infer<typeof subTaskReportSchema>;
 
@@ -121,6 +152,8 @@ export const runReportSchema = z.object({
       ),
     })
     .optional(),
+  /** Rounds of parallel candidates over the run, and what they cost beyond their winners. */
+  candidates: z.object({ rounds: z.number().int(), extraUsage: usageSchema }).optional(),
   usage: z.object({
     /** Planning and evaluation calls. */
     manager: usageSchema,

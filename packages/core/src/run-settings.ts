@@ -21,12 +21,34 @@ export interface RunSettings {
   projectChecks?: boolean;
   /** A read-only agent session looks things up before the plan, stopped after `timeoutMs`. */
   explore?: { timeoutMs: number };
+  /** Parallel candidates for hard sub-tasks, one chosen by evidence; absent: one attempt at a time. */
+  bestOf?: BestOf;
   /**
    * The host's own settings (the CLI keeps its provider, models and base URL here), as JSON.
    * Never a key or any other secret: those come from the environment when the run resumes.
    */
   host?: Record<string, unknown>;
 }
+
+/** How many candidates a sub-task gets at once, which sub-tasks, and on which agent models. */
+export interface BestOf {
+  /** Candidates per round, 2 to 8. */
+  candidates: number;
+  /** `risky`: sub-tasks the planner marked risky get a round first; `all`: every sub-task does. */
+  for: "risky" | "all";
+  /**
+   * A rung of the escalation ladder: once retries on the executor's model fail, one round of
+   * candidates before an alternate model or a replan.
+   */
+  ladder: boolean;
+  /** The candidates' agent models, in turn (empty: the executor's own, for every candidate). */
+  models: string[];
+}
+
+/** What a host may give for `bestOf`: a number of candidates, or the whole setting. */
+export type BestOfInput = number | (Partial<BestOf> & { candidates: number });
+
+export const maxCandidates = 8;
 
 export interface RunBudget {
   /** Total tokens (manager and agents, all kinds) after which nothing new starts. */
@@ -41,8 +63,9 @@ export interface RunBudget {
 }
 
 /** Settings a host may give one run (or a resume), over the manager's or the logged ones. */
-export type RunSettingsInput = Partial<Omit<RunSettings, "decompose" | "replan">> & {
+export type RunSettingsInput = Partial<Omit<RunSettings, "decompose" | "replan" | "bestOf">> & {
   replan?: Partial<RunSettings["replan"]>;
+  bestOf?: BestOfInput;
 };
 
 /** Checks `input` and lays it over `base`; a bad value is an `InvalidConfigError` naming it. */
@@ -96,6 +119,7 @@ export function resolveRunSettings(base: RunSettings, input: RunSettingsInput = 
     ...runChecks(input.checks ?? base.checks),
     ...((input.projectChecks ?? base.projectChecks) === false ? { projectChecks: false } : {}),
     ...exploreSetting(input.explore ?? base.explore),
+    ...bestOfSetting(input.bestOf ?? base.bestOf),
     ...((input.host ?? base.host) ? { host: structuredClone(input.host ?? base.host) } : {}),
   };
 }
@@ -106,6 +130,34 @@ function exploreSetting(explore: RunSettings["explore"]): Pick<RunSettings, "exp
     explore: {
       timeoutMs: integer("explore.timeoutMs", explore.timeoutMs, 300_000, 1000, 3_600_000),
     },
+  };
+}
+
+function bestOfSetting(input: BestOfInput | undefined): Pick<RunSettings, "bestOf"> {
+  if (input === undefined) return {};
+  const given = typeof input === "number" ? { candidates: input } : input;
+  if (!given || typeof given !== "object")
+    throw new InvalidConfigError(`\`bestOf\` must be a number or an object; got ${String(input)}.`);
+  const candidates = integer("bestOf.candidates", given.candidates, 1, 1, maxCandidates);
+  const scope = given.for ?? "risky";
+  if (scope !== "risky" && scope !== "all")
+    throw new InvalidConfigError(
+      `\`bestOf.for\` must be "risky" or "all"; got ${JSON.stringify(scope)}.`,
+    );
+  const models = given.models ?? [];
+  if (
+    !Array.isArray(models) ||
+    models.length > maxCandidates ||
+    models.some((m) => typeof m !== "string" || m.trim() === "")
+  ) {
+    throw new InvalidConfigError(
+      `\`bestOf.models\` must be up to ${maxCandidates} non-empty model names; got ${JSON.stringify(models)}.`,
+    );
+  }
+  // One candidate is an ordinary attempt: nothing to choose between.
+  if (candidates === 1) return {};
+  return {
+    bestOf: { candidates, for: scope, ladder: given.ladder ?? true, models: [...models] },
   };
 }
 

@@ -2,7 +2,13 @@ import { buildDependencyContext } from "./dependency-context.js";
 import type { AttemptProcess, AttemptResult } from "./executor.js";
 import type { ProgressEntry } from "./progress-entry.js";
 import type { ProjectDigest } from "./project-digest.js";
-import type { BaselineResult, BudgetExhaustion, SubTaskMerge } from "./run-events.js";
+import type {
+  BaselineResult,
+  BudgetExhaustion,
+  CandidateOutcome,
+  CandidateRoundReason,
+  SubTaskMerge,
+} from "./run-events.js";
 import type { RunReport, SubTaskFailure, SubTaskStatus } from "./run-report.js";
 import type { RunSettings } from "./run-settings.js";
 import type { SubTask } from "./sub-task.js";
@@ -15,6 +21,37 @@ export interface AttemptUsage {
   attempt: number;
   agent: Usage;
   evaluation: Usage;
+}
+
+/** One parallel candidate of a round, as its records tell it. */
+export interface CandidateMember {
+  attempt: number;
+  agentModel?: string;
+  /** Running, or cut short (`ended`: cancelled) by a stop: a resumed round runs it again. */
+  inFlight?: { processes: AttemptProcess[]; ended?: boolean };
+  result?: AttemptResult;
+  commit?: string;
+  entry?: ProgressEntry;
+}
+
+/** What a round's choice recorded. */
+export interface CandidateChoice {
+  round: number;
+  reason: CandidateRoundReason;
+  winner?: number;
+  by: "judge" | "rule" | "single" | "none";
+  why: string;
+  candidates: CandidateOutcome[];
+  usage: Usage;
+}
+
+/** A round of parallel candidates of one sub-task. */
+export interface CandidateRound {
+  round: number;
+  reason: CandidateRoundReason;
+  from?: string;
+  members: CandidateMember[];
+  chosen?: CandidateChoice;
 }
 
 /** Where one sub-task of a run stands, as its records tell it. */
@@ -62,6 +99,18 @@ export interface SubTaskState {
   workFrom: string | undefined;
   /** With worktrees: its completed work, as merged into the run's branch. */
   merged: SubTaskMerge | undefined;
+  /** The latest round of parallel candidates, running or chosen. */
+  round: CandidateRound | undefined;
+  /** Every round's choice, in order (at most one first round and one ladder round). */
+  rounds: CandidateChoice[];
+  /** The ladder's candidates rung is the current step: it gets no retries of its own. */
+  onCandidatesRung: boolean;
+}
+
+/** The member of the sub-task's running round that attempt `attempt` is, if any. */
+export function candidateOf(s: SubTaskState, attempt: number): CandidateMember | undefined {
+  if (!s.round || s.round.chosen) return undefined;
+  return s.round.members.find((m) => m.attempt === attempt);
 }
 
 /** A run's whole state: built by `applyRunEvent`, record by record, live and on recovery alike. */

@@ -1,4 +1,11 @@
 import { captureWork, finalCommit, integrate, openSpace } from "./attempt-workspace.js";
+import {
+  type CandidateStart,
+  firstRoundReason,
+  type Judged,
+  roundUnchosen,
+  runCandidateRound,
+} from "./candidate-round.js";
 import { decideNext } from "./decide-next.js";
 import { describeError } from "./describe-error.js";
 import { ExecutorError, isAbortError } from "./errors.js";
@@ -8,6 +15,7 @@ import { replanStep } from "./plan-steps.js";
 import type { ProgressEntry } from "./progress-entry.js";
 import { buildSubTaskPrompt } from "./prompts.js";
 import type { RunContext } from "./run-context.js";
+import type { CandidateRoundReason } from "./run-events.js";
 import type { SubTaskFailure } from "./run-report.js";
 import { dependencyContextFor, type SubTaskState } from "./run-state.js";
 import { estimateTokens } from "./tokens.js";
@@ -16,13 +24,6 @@ import type { AttemptSpace } from "./workspace.js";
 
 // Tokens of the overall request repeated in each sub-task's prompt, for orientation only.
 const requestTokensInPrompt = 2000;
-
-type Judged = {
-  attempt: number;
-  result: AttemptResult;
-  entry?: ProgressEntry;
-  space?: AttemptSpace;
-};
 
 /** Runs sub-tasks: attempt, evaluate, ask the ladder what next, and apply its decision. */
 export class SubTaskRunner {
@@ -53,11 +54,26 @@ export class SubTaskRunner {
         : s.previous;
     let current: Judged | undefined = s.inFlight ? undefined : s.finished && { ...s.finished };
     let retrying = false;
+    let roundReason: CandidateRoundReason | undefined;
     for (;;) {
       if (!current) {
         if (stop.stopping()) {
           if (retrying) await this.stoppedBeforeRetry(s);
           return;
+        }
+        const reason = roundUnchosen(s)
+          ? undefined
+          : (roundReason ?? (adopt ? undefined : firstRoundReason(this.ctx, s)));
+        if (reason !== undefined || roundUnchosen(s)) {
+          roundReason = undefined;
+          const outcome = await runCandidateRound(this.ctx, this, s, reason);
+          if (outcome === "stopped") {
+            if (stop.signal.aborted) return this.stopRunning(s);
+            if (s.status === "running" || retrying) await this.stoppedBeforeRetry(s);
+            return;
+          }
+          current = { ...s.finished! };
+          continue;
         }
         const attempt = adopt?.attempt ?? s.attempts + 1;
         const { result, space } = await this.runAttempt(s, attempt, previous, adopt?.from);
@@ -89,6 +105,7 @@ export class SubTaskRunner {
       const decision = decideNext({ ...s, finished: current }, entry, {
         maxRetries: settings.maxRetries,
         alternateAgentModels: settings.alternateAgentModels,
+        candidatesRung: settings.bestOf?.ladder === true,
         replan: {
           ...settings.replan,
           enabled: settings.replan.enabled && this.ctx.options.model !== undefined,
@@ -98,6 +115,15 @@ export class SubTaskRunner {
       });
       switch (decision.kind) {
         case "retry":
+          break;
+        case "candidates":
+          await recorder.record({
+            type: "sub-task-escalated",
+            subTaskId: id,
+            step: "candidates",
+            reason: decision.reason,
+          });
+          roundReason = "ladder";
           break;
         case "alternate-model":
           await recorder.record({
@@ -140,13 +166,20 @@ export class SubTaskRunner {
     }
   }
 
-  /** Judges an attempt in its directory and records the verdict (and, in a worktree, its commit). */
-  private async evaluate(s: SubTaskState, current: Judged): Promise<ProgressEntry> {
+  /**
+   * Judges an attempt in its directory and records the verdict (and, in a worktree, its commit).
+   * `commit` is the attempt's work (the sub-task's `workFrom` unless a candidate's).
+   */
+  async evaluate(
+    s: SubTaskState,
+    current: Judged,
+    commit: string | undefined = s.workFrom,
+  ): Promise<ProgressEntry> {
     const { recorder, stop } = this.ctx;
     // A resumed run judges an attempt that finished unjudged in a worktree made from its commit.
     const opened = current.space
       ? { ok: true as const, space: current.space }
-      : await openSpace(this.ctx, s, current.attempt, s.workFrom, stop.signal);
+      : await openSpace(this.ctx, s, current.attempt, commit, stop.signal);
     const space = opened.ok ? opened.space : undefined;
     try {
       const entry = await evaluateAttempt(
@@ -156,13 +189,13 @@ export class SubTaskRunner {
         current.result,
         space?.cwd ?? this.ctx.input.cwd,
       );
-      const commit = await finalCommit(this.ctx, s, current.attempt, entry);
+      const final = await finalCommit(this.ctx, s, current.attempt, entry, commit);
       await recorder.record({
         type: "sub-task-evaluated",
         subTaskId: s.subTask.id,
         attempt: current.attempt,
         entry,
-        ...(commit ? { commit } : {}),
+        ...(final ? { commit: final } : {}),
       });
       return entry;
     } finally {
@@ -170,15 +203,20 @@ export class SubTaskRunner {
     }
   }
 
-  /** Builds the attempt's prompt, announces it, runs it in its directory and records how it ended. */
-  private async runAttempt(
+  /**
+   * Builds the attempt's prompt, announces it, runs it in its directory and records how it ended.
+   * A candidate names its round, its model and the round's start.
+   */
+  async runAttempt(
     s: SubTaskState,
     attempt: number,
     previous: SubTaskState["previous"],
     adoptedFrom?: string,
+    candidate?: CandidateStart,
   ): Promise<{ result: AttemptResult; space?: AttemptSpace }> {
     const { input, settings, state, recorder, stop } = this.ctx;
-    const { subTask, agentModel } = s;
+    const { subTask } = s;
+    const agentModel = candidate ? candidate.agentModel : s.agentModel;
     const prompt = buildSubTaskPrompt({
       request: input.request,
       subTask,
@@ -189,7 +227,11 @@ export class SubTaskRunner {
     });
     const from =
       adoptedFrom ??
-      (this.ctx.workspace.record.kind === "worktree" ? (s.workFrom ?? state.tip) : undefined);
+      (this.ctx.workspace.record.kind === "worktree"
+        ? candidate
+          ? candidate.from
+          : (s.workFrom ?? state.tip)
+        : undefined);
     // Attempt numbers only grow, in the log too, so no attempt is ever dispatched twice; an
     // adopted attempt was announced by the process that started it.
     if (!adoptedFrom)
@@ -200,11 +242,19 @@ export class SubTaskRunner {
         promptTokens: estimateTokens(prompt),
         ...(agentModel ? { agentModel } : {}),
         ...(from ? { from } : {}),
+        ...(candidate
+          ? {
+              candidate: {
+                round: candidate.round,
+                ...(candidate.replaces === undefined ? {} : { replaces: candidate.replaces }),
+              },
+            }
+          : {}),
       });
     const started = performance.now();
     const opened = await openSpace(this.ctx, s, attempt, from, stop.signal);
     let result = opened.ok
-      ? await this.execute(prompt, s, attempt, opened.space.cwd)
+      ? await this.execute(prompt, s, attempt, opened.space.cwd, agentModel)
       : failedResult(opened.error, stop.signal.aborted, started);
     let commit: string | undefined;
     if (opened.ok) ({ result, commit } = await captureWork(s, attempt, opened.space, result));
@@ -224,6 +274,7 @@ export class SubTaskRunner {
     s: SubTaskState,
     attempt: number,
     cwd: string,
+    agentModel: string | undefined,
   ): Promise<AttemptResult> {
     const { options, recorder, stop } = this.ctx;
     const subTaskId = s.subTask.id;
@@ -234,7 +285,7 @@ export class SubTaskRunner {
         runId: this.ctx.input.runId,
         attempt,
         cwd,
-        ...(s.agentModel ? { agentModel: s.agentModel } : {}),
+        ...(agentModel ? { agentModel } : {}),
         abortSignal: stop.signal,
         onEvent: (event) => {
           void recorder.record({ type: "agent-event", subTaskId, attempt, event });
@@ -248,12 +299,12 @@ export class SubTaskRunner {
     }
   }
 
-  private stopRunning(s: SubTaskState, result: AttemptResult): Promise<void> {
+  stopRunning(s: SubTaskState, result?: AttemptResult): Promise<void> {
     const { stop } = this.ctx;
     let reason = stop.cancelled
       ? "The run was cancelled while this sub-task was running."
       : `Stopped while running: ${stop.reason() ?? "the run stopped"}.`;
-    if (result.finalText) reason += ` Last output: ${result.finalText.slice(0, 200)}`;
+    if (result?.finalText) reason += ` Last output: ${result.finalText.slice(0, 200)}`;
     return this.ctx.recorder.record({
       type: "sub-task-cancelled",
       subTaskId: s.subTask.id,

@@ -49,14 +49,19 @@ export const subTaskSchema = z.object({
   paths: z.array(z.string().min(1).max(300)).max(50).default([]),
   /** False: the project's own test and typecheck commands are not this sub-task's checks. */
   projectChecks: z.boolean().default(true),
+  /**
+   * True: the planner expects the sub-task to be hard to get right the first time; with `bestOf`
+   * above 1 it gets parallel candidates from its first attempt.
+   */
+  risky: z.boolean().default(false),
 });
 
 type ParsedSubTask = z.infer<typeof subTaskSchema>;
 /**
- * One node of the Task Ledger: self-contained work for one fresh agent session. `paths` and
- * `projectChecks` are always there once parsed; a host's own object may leave them out.
+ * One node of the Task Ledger: self-contained work for one fresh agent session. `paths`,
+ * `projectChecks` and `risky` are always there once parsed; a host's own object may leave them out.
  */
-export type SubTask = Omit<ParsedSubTask, "paths" | "projectChecks"> &
-  Partial<Pick<ParsedSubTask, "paths" | "projectChecks">>;
+export type SubTask = Omit<ParsedSubTask, "paths" | "projectChecks" | "risky"> &
+  Partial<Pick<ParsedSubTask, "paths" | "projectChecks" | "risky">>;
 /** A sub-task as a host or a model may write it: `dependsOn` and `checks` may be left out. */
 export type SubTaskInput = z.input<typeof subTaskSchema>;

@@ -133,6 +133,16 @@ export interface RunWorkspace {
    * first wave of attempts starts at once; a failure there is met by the attempt that needs one.
    */
   warm?(count: number, abortSignal: AbortSignal): void;
+  /**
+   * The change from `from` to `commit`, at most `maxChars` of it, and how many lines it adds and
+   * removes; the comparative judge reads candidates' changes through it.
+   */
+  diff?(
+    request: { from: string; commit: string; maxChars: number },
+    abortSignal: AbortSignal,
+  ): Promise<{ text: string; linesChanged: number }>;
+  /** Keeps an attempt's final commit under the run's refs; returns the ref's name. */
+  keep?(request: { subTaskId: string; attempt: number; commit: string }): Promise<string>;
   /** Slots prepared since the last call (by `prepare` or `attempt`), for the run's log. */
   takePreparations?(): SlotPreparation[];
 }

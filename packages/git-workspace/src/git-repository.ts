@@ -161,3 +161,19 @@ export async function commitDiff(
     ? text
     : `${text.slice(0, maxChars)}\n[… ${text.length - maxChars} characters cut …]\n`;
 }
+
+/** How many lines `to` adds and removes against `from`. */
+export async function linesChanged(
+  root: string,
+  from: string,
+  to: string,
+  abortSignal?: AbortSignal,
+): Promise<number> {
+  const { stdout } = await git(["diff", "--numstat", "-z", "--no-renames", from, to], {
+    cwd: root,
+    abortSignal,
+  });
+  let lines = 0;
+  for (const m of stdout.matchAll(/(\d+)\t(\d+)\t/g)) lines += Number(m[1]) + Number(m[2]);
+  return lines;
+}

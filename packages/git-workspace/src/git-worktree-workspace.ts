@@ -12,7 +12,14 @@ import type {
 } from "@taskledger/core";
 import { finishRun } from "./finish-run.js";
 import { git, splitNul } from "./git.js";
-import { changedPaths, type GitRepository, snapshotTree, treeOf } from "./git-repository.js";
+import {
+  changedPaths,
+  commitDiff,
+  type GitRepository,
+  linesChanged,
+  snapshotTree,
+  treeOf,
+} from "./git-repository.js";
 import { markFinished, pruneFinishedRuns, runRefs } from "./run-refs.js";
 import { killLeftoverSetup } from "./setup-command.js";
 import { type EnvironmentSlot, SlotEnvironment } from "./slot-environment.js";
@@ -339,6 +346,21 @@ export async function openWorktreeWorkspace(
         await onMerged(integration);
         return integration;
       });
+    },
+
+    async diff({ from, commit, maxChars }, abortSignal) {
+      // A candidate's commit has the round's start as its parent: its own patch is the change.
+      const [text, lines] = await Promise.all([
+        commitDiff(root, commit, maxChars, abortSignal),
+        linesChanged(root, from, commit, abortSignal),
+      ]);
+      return { text, linesChanged: lines };
+    },
+
+    async keep({ subTaskId, attempt, commit }) {
+      const ref = refs.attempt(subTaskId, attempt);
+      await git(["update-ref", ref, commit], { cwd: root });
+      return ref;
     },
 
     async finish({ apply }) {
