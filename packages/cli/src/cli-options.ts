@@ -1,9 +1,16 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { type Check, defaultRunSettings, type ModelPrice, type PriceTable } from "@taskledger/core";
+import {
+  type BestOf,
+  type Check,
+  defaultRunSettings,
+  type ModelPrice,
+  type PriceTable,
+} from "@taskledger/core";
 import { type AgentName, agentNames, parseAgentModel } from "@taskledger/executor";
 import type { SetupOptions, SlotLimits } from "@taskledger/git-workspace";
 import { defaultModels, type Provider } from "@taskledger/llm";
+import { type BestOfDefaults, type BestOfFlags, bestOfOf } from "./best-of-options.js";
 import { type EnvironmentDefaults, environmentOf } from "./environment-options.js";
 import { UsageError } from "./usage-error.js";
 
@@ -17,7 +24,7 @@ export const providers: readonly Provider[] = [
 
 export { UsageError } from "./usage-error.js";
 
-export interface RawRunOptions {
+export interface RawRunOptions extends BestOfFlags {
   provider?: string;
   model?: string;
   baseUrl?: string;
@@ -69,6 +76,7 @@ export interface ProjectDefaults extends EnvironmentDefaults {
   agentModel?: string;
   concurrency?: number;
   isolation?: "auto" | "worktree" | "shared";
+  bestOf?: BestOfDefaults;
 }
 
 /** How attempts run: a fresh `opencode run` process each, or a session in a running `opencode serve`. */
@@ -108,6 +116,8 @@ export interface RunOptions {
   projectChecks: boolean;
   /** A read-only agent session looks around before the plan. */
   explore: boolean;
+  /** Parallel candidates for risky (or all) sub-tasks; undefined: one attempt at a time. */
+  bestOf: BestOf | undefined;
   /** Where attempts work: `auto` (worktrees in a git repository), `worktree` or `shared`. */
   isolation: "auto" | "worktree" | "shared";
   /** With worktrees, apply the run's change to the working tree at the end. */
@@ -211,6 +221,7 @@ export async function parseRunOptions(
     replan: raw.replan !== false,
     projectChecks: raw.projectChecks === false ? false : (project?.projectChecks ?? true),
     explore: raw.explore === true || project?.explore === true,
+    bestOf: bestOfOf(raw, project?.bestOf, agent, checkAgentModel),
     ...queueOf(raw),
     apply: raw.apply !== false,
     executor: executorKind(raw.executor),

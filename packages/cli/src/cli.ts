@@ -74,6 +74,20 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       )
       .option("--no-replan", "fail a sub-task instead of replanning it when its retries are spent")
       .option(
+        "--best-of <n>",
+        "parallel candidates (2 to 8) for each sub-task the planner marks risky, and once for any whose retries fail; the checks and one comparative judge call choose the one merged",
+      )
+      .option(
+        "--best-of-all",
+        "with --best-of: every sub-task gets candidates from its first attempt",
+      )
+      .option("--no-best-of-ladder", "with --best-of: no round of candidates after failed retries")
+      .option(
+        "--candidate-model <model>",
+        "with --best-of: the candidates' agent models, in turn (repeatable; named as --alternate-agent-model)",
+        (value: string, list: string[] = []) => [...list, value],
+      )
+      .option(
         "--no-project-checks",
         "do not add the project's own test and typecheck commands to the checks of sub-tasks that change files",
       )

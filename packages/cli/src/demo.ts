@@ -62,6 +62,7 @@ export async function setUpDemo(base: {
       yes: true,
       dryRun: false,
       alternateAgentModels: [],
+      bestOf: undefined,
       replan: true,
       projectChecks: true,
       explore: false,

@@ -87,7 +87,7 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
     }
     case "sub-task-started":
       return [
-        `${c.cyan("▶")} ${step(event.subTaskId)}${event.attempt > 1 ? c.dim(` · attempt ${event.attempt}`) : ""}`,
+        `${c.cyan("▶")} ${step(event.subTaskId)}${event.attempt > 1 ? c.dim(` · attempt ${event.attempt}`) : ""}${event.candidate ? c.dim(" · candidate") : ""}${event.agentModel ? c.dim(` · ${terminalText(event.agentModel)}`) : ""}`,
       ];
     case "sub-task-retrying":
       return [
@@ -138,9 +138,31 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
         `${c.yellow("⇡")} ${step(event.subTaskId)} ${
           event.step === "replan"
             ? "is replanned"
-            : `tries ${terminalText(event.agentModel ?? "another model")}`
+            : event.step === "candidates"
+              ? "gets parallel candidates"
+              : `tries ${terminalText(event.agentModel ?? "another model")}`
         }: ${oneLine(terminalText(event.reason), 120)}`,
       ];
+    case "candidates-started": {
+      const models = [...new Set(event.candidates.map((x) => x.agentModel).filter(Boolean))];
+      return [
+        `${c.cyan("⑃")} ${step(event.subTaskId)}: ${event.candidates.length} candidates at once (${event.reason}${
+          models.length > 0 ? `; ${terminalText(models.join(", "))}` : ""
+        }): attempts ${event.candidates.map((x) => x.attempt).join(", ")}`,
+      ];
+    }
+    case "candidates-chosen": {
+      const lines = [
+        event.winner === undefined
+          ? `${c.yellow("⑃")} ${step(event.subTaskId)}: no candidate complete; ${oneLine(terminalText(event.reason), 120)}`
+          : `${c.green("⑃")} ${step(event.subTaskId)}: attempt ${event.winner} chosen (${event.by}): ${oneLine(terminalText(event.reason), 120)}`,
+      ];
+      for (const loser of event.candidates.filter((x) => x.attempt !== event.winner))
+        lines.push(
+          `    attempt ${loser.attempt} kept${loser.ref ? ` at ${loser.ref}` : ""}: ${oneLine(terminalText(loser.lost ?? ""), 100)}`,
+        );
+      return lines;
+    }
     case "plan-revised": {
       const added = event.ledger.subTasks.filter((s) => event.added.includes(s.id));
       return [

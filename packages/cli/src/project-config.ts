@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
-import { checkSchema } from "@taskledger/core";
+import { checkSchema, maxCandidates } from "@taskledger/core";
 import { z } from "zod";
 import { UsageError } from "./usage-error.js";
 
@@ -73,6 +73,22 @@ export const projectConfigSchema = z
       .boolean()
       .optional()
       .describe("True: before planning, one read-only agent session looks up what the plan needs."),
+    bestOf: z
+      .union([
+        z.number().int().min(1).max(maxCandidates),
+        z
+          .object({
+            candidates: z.number().int().min(1).max(maxCandidates),
+            for: z.enum(["risky", "all"]).optional(),
+            ladder: z.boolean().optional(),
+            models: z.array(z.string().min(1)).max(maxCandidates).optional(),
+          })
+          .strict(),
+      ])
+      .optional()
+      .describe(
+        "Parallel candidates: how many a risky sub-task gets at once (2 to 8), or { candidates, for: risky|all, ladder, models }.",
+      ),
     agentModel: z
       .string()
       .regex(/^[^/\s]+\/\S+$/, "must look like provider/model")

@@ -59,6 +59,11 @@ export async function resumeCommand(
           ? { alternateAgentModels: options.alternateAgentModels }
           : {}),
         ...(given.has("replan") ? { replan: { enabled: options.replan } } : {}),
+        ...(["bestOf", "bestOfAll", "bestOfLadder", "candidateModel"].some((k) =>
+          given.has(k as keyof RawRunOptions),
+        )
+          ? { bestOf: options.bestOf ?? 1 }
+          : {}),
         ...(given.has("maxCost") && options.maxCostUsd !== undefined
           ? { budget: { maxCostUsd: options.maxCostUsd } }
           : {}),
@@ -103,6 +108,14 @@ export async function resumeOptions(
           maxSubTasks: String(recovered.settings.maxSubTasks),
           alternateAgentModel: recovered.settings.alternateAgentModels,
           replan: recovered.settings.replan.enabled,
+          ...(recovered.settings.bestOf
+            ? {
+                bestOf: String(recovered.settings.bestOf.candidates),
+                bestOfAll: recovered.settings.bestOf.for === "all",
+                bestOfLadder: recovered.settings.bestOf.ladder,
+                candidateModel: recovered.settings.bestOf.models,
+              }
+            : {}),
           ...(recovered.settings.budget.maxCostUsd === undefined
             ? {}
             : { maxCost: String(recovered.settings.budget.maxCostUsd) }),

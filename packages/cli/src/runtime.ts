@@ -99,6 +99,7 @@ export function createRuntime(
     replan: { enabled: options.replan },
     ...(options.projectChecks ? {} : { projectChecks: false }),
     ...(options.explore ? { explore: true } : {}),
+    ...(options.bestOf ? { bestOf: options.bestOf } : {}),
     ...(options.maxCostUsd === undefined ? {} : { budget: { maxCostUsd: options.maxCostUsd } }),
     ...(reviewPlan ? { reviewPlan } : {}),
     cwd: options.cwd,
@@ -138,18 +139,25 @@ export function createRuntime(
   };
 }
 
-/** The host's opencode config, plus a provider entry when the agent talks to an OpenAI-compatible server. */
+/**
+ * The host's opencode config, plus a provider entry when the agent talks to an OpenAI-compatible
+ * server, naming every model of it the run may use (the agent's, alternates', candidates').
+ */
 export function agentConfig(
-  options: Pick<RunOptions, "opencodeConfig" | "agentModel" | "provider" | "baseURL">,
+  options: Pick<RunOptions, "opencodeConfig" | "agentModel" | "provider" | "baseURL"> &
+    Partial<Pick<RunOptions, "alternateAgentModels" | "bestOf">>,
 ): OpencodeConfig {
   const config: OpencodeConfig = { ...(options.opencodeConfig ?? {}) };
-  const [providerId, ...rest] = options.agentModel.split("/");
-  if (
-    options.provider === "openai-compatible" &&
-    providerId === compatibleProviderId &&
-    options.baseURL
-  ) {
-    const modelId = rest.join("/");
+  const prefix = `${compatibleProviderId}/`;
+  const modelIds = [
+    options.agentModel,
+    ...(options.alternateAgentModels ?? []),
+    ...(options.bestOf?.models ?? []),
+  ]
+    .map((model) => model.replace(/^opencode:/, ""))
+    .filter((model) => model.startsWith(prefix))
+    .map((model) => model.slice(prefix.length));
+  if (options.provider === "openai-compatible" && modelIds.length > 0 && options.baseURL) {
     const providers = (config.provider ?? {}) as Record<string, unknown>;
     config.provider = {
       ...providers,
@@ -157,7 +165,7 @@ export function agentConfig(
         npm: "@ai-sdk/openai-compatible",
         name: "OpenAI-compatible (taskledger)",
         options: { baseURL: options.baseURL },
-        models: { [modelId]: { name: modelId } },
+        models: Object.fromEntries(modelIds.map((id) => [id, { name: id }])),
       },
     };
   }

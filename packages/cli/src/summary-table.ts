@@ -56,6 +56,11 @@ export function summaryTable(
     ...rows.map((r) => line(r, statusColor(r[1]!, c))),
     "",
     `tokens: manager ${totalTokens(manager)} (${cost(manager)}), agents ${totalTokens(agents)} (${cost(agents)}), total ${totalTokens(total)} (${cost(total)})`,
+    ...(report.candidates
+      ? [
+          `candidates: ${report.candidates.rounds} round(s) cost ${totalTokens(report.candidates.extraUsage)} tokens (${cost(report.candidates.extraUsage)}) beyond their winners`,
+        ]
+      : []),
     ...(total.unpricedModels?.length
       ? [
           c.dim(

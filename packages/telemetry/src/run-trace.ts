@@ -143,6 +143,34 @@ export class RunTrace {
       case "sub-task-retrying":
         this.decide(event.subTaskId, "retry");
         return;
+      case "candidates-started":
+        this.root.addEvent("taskledger.candidates_started", {
+          "taskledger.sub_task.id": event.subTaskId,
+          "taskledger.candidate.round": event.round,
+          "taskledger.candidate.reason": event.reason,
+          "taskledger.candidate.attempts": event.candidates.map((c) => c.attempt),
+        });
+        return;
+      case "candidates-chosen":
+        this.root.addEvent("taskledger.candidates_chosen", {
+          "taskledger.sub_task.id": event.subTaskId,
+          "taskledger.candidate.round": event.round,
+          "taskledger.candidate.by": event.by,
+          ...(event.winner === undefined ? {} : { "taskledger.candidate.winner": event.winner }),
+          "taskledger.candidate.losers": event.candidates
+            .filter((c) => c.attempt !== event.winner)
+            .map((c) => c.attempt),
+          // The judge's words may quote the code: content, like the verdict's summary.
+          ...(this.captureContent
+            ? {
+                "taskledger.candidate.why": event.reason,
+                "taskledger.candidate.lost": event.candidates
+                  .filter((c) => c.attempt !== event.winner)
+                  .map((c) => `${c.attempt}: ${c.lost ?? ""}`.slice(0, 300)),
+              }
+            : {}),
+        });
+        return;
       case "sub-task-escalated":
         this.decide(event.subTaskId, event.step, event.reason, event.agentModel);
         if (event.step === "replan") {
@@ -249,6 +277,7 @@ export class RunTrace {
       "taskledger.sub_task.id": event.subTaskId,
       "taskledger.attempt": event.attempt,
       "taskledger.prompt_tokens": event.promptTokens,
+      ...(event.candidate ? { "taskledger.candidate.round": event.candidate.round } : {}),
     };
     if (event.agentModel) {
       const { provider, model } = splitModel(event.agentModel);

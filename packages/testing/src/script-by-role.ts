@@ -1,8 +1,15 @@
-import { progressJudgmentSchemaName, taskLedgerSchemaName } from "@taskledger/core";
+import {
+  candidateChoiceSchemaName,
+  progressJudgmentSchemaName,
+  taskLedgerSchemaName,
+} from "@taskledger/core";
 import type { RecordedRequest, ScriptedReply } from "./model-server.js";
 
-/** Who made a model call: the manager planning (or replanning), the judge, or an agent. */
-export type ModelRole = "plan" | "judge" | "agent";
+/**
+ * Who made a model call: the manager planning (or replanning), the judge, the comparative judge
+ * choosing among candidates, or an agent.
+ */
+export type ModelRole = "plan" | "judge" | "choose" | "agent";
 
 /** One reply for every call of a role, or a list answered in order, one a call. */
 export type RoleReplies = ScriptedReply | readonly ScriptedReply[];
@@ -11,6 +18,7 @@ export type RoleReplies = ScriptedReply | readonly ScriptedReply[];
 export interface RoleScript {
   plan?: RoleReplies;
   judge?: RoleReplies;
+  choose?: RoleReplies;
   agent?: RoleReplies;
 }
 
@@ -26,6 +34,7 @@ export function roleOf(request: RecordedRequest): ModelRole {
   const name = schemaNameOf(request.body as Loose);
   if (name === taskLedgerSchemaName) return "plan";
   if (name === progressJudgmentSchemaName) return "judge";
+  if (name === candidateChoiceSchemaName) return "choose";
   return "agent";
 }
 
@@ -39,6 +48,7 @@ export function scriptByRole(
   const next = {
     plan: replier(script.plan),
     judge: replier(script.judge),
+    choose: replier(script.choose),
     agent: replier(script.agent),
   };
   return (request) => next[roleOf(request)]();
@@ -76,6 +86,7 @@ function schemaNameOf(body: Loose): string | undefined {
   if (schema?.properties?.completed && schema?.properties?.feedback) {
     return progressJudgmentSchemaName;
   }
+  if (schema?.properties?.winner && schema?.properties?.losers) return candidateChoiceSchemaName;
   // JSON-object and prompt modes name the object in the system prompt.
   const system = JSON.stringify(
     body?.system ?? body?.systemInstruction ?? body?.config?.systemInstruction ?? "",
@@ -83,7 +94,11 @@ function schemaNameOf(body: Loose): string | undefined {
   const openaiSystem = JSON.stringify(
     (body?.messages ?? []).filter((m: Loose) => m?.role === "system"),
   );
-  for (const name of [taskLedgerSchemaName, progressJudgmentSchemaName]) {
+  for (const name of [
+    taskLedgerSchemaName,
+    progressJudgmentSchemaName,
+    candidateChoiceSchemaName,
+  ]) {
     if (`${system}${openaiSystem}`.includes(`named ${name}`)) return name;
   }
   return undefined;

@@ -163,5 +163,20 @@ export function detailOf(log: RunLog, id: string): SubTaskDetailView | undefined
     outputData: s.status === "completed" ? clip(s.entry?.outputData, textLimits.text * 2) : "",
     replacedBy: s.replacedBy,
     activity: activityOf(s),
+    candidates: s.rounds.map((r) => ({
+      round: r.round,
+      reason: r.reason,
+      winner: r.winner ?? null,
+      by: r.by,
+      why: clip(r.why),
+      candidates: r.candidates.map((c) => ({
+        attempt: c.attempt,
+        agentModel: c.agentModel,
+        ref: c.ref,
+        completed: c.completed,
+        lost: c.lost === undefined ? undefined : clip(c.lost),
+        tokens: tokensOf(c.usage),
+      })),
+    })),
   };
 }

@@ -139,6 +139,26 @@ export interface SubTaskDetailView {
   replacedBy: string[] | null;
   /** While it runs under `run --ui`: what its agent is doing now. */
   activity: string;
+  /** Its rounds of parallel candidates, once chosen: which won, and why the others lost. */
+  candidates: CandidateRoundView[];
+}
+
+export interface CandidateRoundView {
+  round: number;
+  reason: string;
+  /** The attempt merged; null when none was complete. */
+  winner: number | null;
+  by: string;
+  why: string;
+  candidates: {
+    attempt: number;
+    agentModel: string | undefined;
+    /** Where its commit is kept. */
+    ref: string | undefined;
+    completed: boolean;
+    lost: string | undefined;
+    tokens: TokensView;
+  }[];
 }
 
 /** One sub-task's row on the timeline: its attempts as bars on the run's time axis. */

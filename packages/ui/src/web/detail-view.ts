@@ -1,5 +1,5 @@
 // The side panel: one sub-task, its attempts and, with worktrees, each attempt's diff.
-import type { AttemptView, SubTaskDetailView } from "../view.js";
+import type { AttemptView, CandidateRoundView, SubTaskDetailView } from "../view.js";
 import { api, badge, cost, duration, h, runPath, tokens } from "./dom.js";
 
 export function detailView(d: SubTaskDetailView, runId: string): Node[] {
@@ -23,6 +23,7 @@ export function detailView(d: SubTaskDetailView, runId: string): Node[] {
     d.checks.length ? h("ul", {}, ...d.checks.map((c) => h("li", { class: "code" }, c))) : null,
     h("h3", {}, "Tokens"),
     h("p", {}, tokens(d.tokens) || "none yet", " · cost ", cost(d.tokens)),
+    ...d.candidates.map(candidatesView),
     h("h3", {}, `Attempts (${d.attempts.length})`),
     ...d.attempts.map((a) => attemptView(a, runId)),
     h("h3", {}, "Output passed forward"),
@@ -30,6 +31,36 @@ export function detailView(d: SubTaskDetailView, runId: string): Node[] {
       ? h("pre", { class: "text", id: "output-data" }, d.outputData)
       : h("p", { class: "muted" }, "Nothing yet: dependents get it once this completes."),
   ].filter((node): node is HTMLElement => node !== null);
+}
+
+/** One round of parallel candidates: the winner, and each other one kept with why it lost. */
+function candidatesView(r: CandidateRoundView): HTMLElement {
+  return h(
+    "section",
+    { class: "candidates" },
+    h("h3", {}, `Candidates, round ${r.round} (${r.reason})`),
+    h(
+      "p",
+      {},
+      r.winner === null ? "None was complete." : `Attempt ${r.winner} chosen (${r.by}).`,
+      r.why ? ` ${r.why}` : "",
+    ),
+    h(
+      "ul",
+      {},
+      ...r.candidates.map((c) =>
+        h(
+          "li",
+          { class: c.attempt === r.winner ? "winner" : "loser" },
+          `Attempt ${c.attempt}${c.agentModel ? ` (${c.agentModel})` : ""}: `,
+          c.attempt === r.winner ? "merged" : (c.lost ?? "not chosen"),
+          ` · ${tokens(c.tokens) || "no tokens"} · cost `,
+          cost(c.tokens),
+          c.ref ? h("span", { class: "code" }, ` ${c.ref}`) : "",
+        ),
+      ),
+    ),
+  );
 }
 
 function attemptView(a: AttemptView, runId: string): HTMLElement {
