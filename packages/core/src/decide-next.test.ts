@@ -33,6 +33,9 @@ interface History {
   alternatesUsed?: number;
   replans?: number;
   retryable?: boolean;
+  /** Rounds of candidates the sub-task had chosen; only their number matters here. */
+  rounds?: number;
+  onCandidatesRung?: boolean;
 }
 const options = (extra: Partial<LadderOptions> = {}): LadderOptions => ({
   maxRetries: 2,
@@ -51,6 +54,15 @@ const decide = (why: IncompleteReason, history: History, opts: LadderOptions) =>
       alternatesUsed: history.alternatesUsed ?? 0,
       replans: history.replans ?? 0,
       finished: { attempt: history.attempts, result: result(history.retryable) },
+      rounds: Array.from({ length: history.rounds ?? 0 }, (_, i) => ({
+        round: i + 1,
+        reason: "risky" as const,
+        by: "none" as const,
+        why: "No candidate of 3 was complete.",
+        candidates: [],
+        usage: emptyUsage(),
+      })),
+      onCandidatesRung: history.onCandidatesRung ?? false,
     },
     entry(why),
     opts,
@@ -170,6 +182,62 @@ const table: [string, IncompleteReason, History, LadderOptions, string][] = [
     { attempts: 1, stepAttempts: 1 },
     options({ maxRetries: 0 }),
     "replan",
+  ],
+  [
+    "candidates rung: retries first",
+    "not-finished",
+    { attempts: 2, stepAttempts: 2 },
+    options({ candidatesRung: true, ...alternates }),
+    "retry",
+  ],
+  [
+    "candidates rung: after the retries, before an alternate model",
+    "judged-incomplete",
+    { attempts: 3, stepAttempts: 3 },
+    options({ candidatesRung: true, ...alternates }),
+    "candidates",
+  ],
+  [
+    "candidates rung: before a replan",
+    "not-finished",
+    { attempts: 3, stepAttempts: 3 },
+    options({ candidatesRung: true }),
+    "candidates",
+  ],
+  [
+    "candidates rung: a stuck agent gets candidates at once",
+    "stuck",
+    { attempts: 2, stepAttempts: 2 },
+    options({ candidatesRung: true }),
+    "candidates",
+  ],
+  [
+    "candidates rung: the round is one step, no retries of its own",
+    "not-finished",
+    { attempts: 6, stepAttempts: 1, rounds: 1, onCandidatesRung: true },
+    options({ candidatesRung: true, ...alternates }),
+    "alternate-model:p/alt-1",
+  ],
+  [
+    "candidates rung: once per sub-task, not after a first round of its own",
+    "not-finished",
+    { attempts: 5, stepAttempts: 3, rounds: 1 },
+    options({ candidatesRung: true }),
+    "replan",
+  ],
+  [
+    "candidates rung: never on an alternate model",
+    "not-finished",
+    { attempts: 4, stepAttempts: 1, agentModel: "p/alt-1", alternatesUsed: 1 },
+    options({ candidatesRung: true, ...alternates }),
+    "alternate-model:p/alt-2",
+  ],
+  [
+    "candidates rung: a stopping run starts none",
+    "not-finished",
+    { attempts: 3, stepAttempts: 3 },
+    options({ candidatesRung: true, stopReason: "the cost budget of $1 was reached ($1.2 spent)" }),
+    "fail",
   ],
   [
     "interrupted attempts count in the step",

@@ -1,0 +1,244 @@
+import { createFakeExecutor, createScriptedModel, type FakeAttempt } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
+import { InvalidConfigError } from "./errors.js";
+import { createManager } from "./manager.js";
+import type { RunEvent, RunEventOf } from "./run-events.js";
+import { MemoryRunStore } from "./run-store.js";
+import { task } from "./test-support/sub-task-fixture.js";
+import type { Integration, RunWorkspace, WorkspaceProvider } from "./workspace.js";
+
+/**
+ * The manager's collaborator, in memory: attempts "work" in the run's directory and their work is
+ * a named commit, so the scheduler's part of best-of is what these tests see (the git side is in
+ * @taskledger/git-workspace's and the CLI's tests).
+ */
+function memoryWorkspaces() {
+  const merged: string[] = [];
+  const kept: string[] = [];
+  const provider: WorkspaceProvider = {
+    isolates: true,
+    async open({ runId, cwd }) {
+      let tip = "base";
+      const workspace: RunWorkspace = {
+        record: {
+          kind: "worktree",
+          root: cwd,
+          prefix: "",
+          base: "base",
+          branch: `b/${runId}`,
+          apply: false,
+        },
+        async attempt({ subTaskId, attempt }) {
+          return {
+            cwd,
+            capture: async () => ({ commit: `${subTaskId}@${attempt}`, filesChanged: ["f"] }),
+            dispose: async () => {},
+          };
+        },
+        reword: async (commit) => commit,
+        async integrate({ commit, onMerged }) {
+          merged.push(commit);
+          tip = `merge:${commit}`;
+          const integration: Integration = { merged: true, merge: tip, filesChanged: ["f"] };
+          await onMerged(integration);
+          return integration;
+        },
+        finish: async () => undefined,
+        close: async () => {},
+        diff: async ({ commit }) => ({ text: `+ the work of ${commit}`, linesChanged: 1 }),
+        async keep({ subTaskId, attempt }) {
+          const ref = `refs/taskledger/${runId}/attempts/${subTaskId}/${attempt}`;
+          kept.push(ref);
+          return ref;
+        },
+      };
+      return workspace;
+    },
+  };
+  return { provider, merged, kept };
+}
+
+const of = <K extends RunEvent["type"]>(records: readonly RunEvent[], type: K) =>
+  records.filter((r): r is RunEventOf<K> => r.type === type);
+
+const plan = {
+  subTasks: [task("hard", [], { risky: true }), task("easy"), task("after", ["hard"])],
+};
+// Candidates of `hard` are attempts 1–3: 1 is cut off, 2 and 3 finish; the judge takes 3.
+const script = ({ subTaskId, attempt }: { subTaskId: string; attempt: number }): FakeAttempt =>
+  subTaskId === "hard" && attempt === 1
+    ? { type: "truncated" }
+    : { type: "success", text: `${subTaskId} ${attempt} done, as the sub-task asks` };
+const judgeAnswer = {
+  object: { winner: 3, reasons: "3 is right.", losers: [{ attempt: 2, why: "2 is weaker." }] },
+};
+
+describe("bestOf in the manager", () => {
+  it("gives a risky sub-task a round of candidates from one commit and merges only the chosen one", async () => {
+    const { provider, merged, kept } = memoryWorkspaces();
+    const model = createScriptedModel({ responses: [judgeAnswer] });
+    const executor = createFakeExecutor({ script });
+    const records: RunEvent[] = [];
+    const report = await createManager({
+      cwd: process.cwd(),
+      model,
+      executor,
+      workspaces: provider,
+      bestOf: 3,
+      project: false,
+    }).run("x", { plan, onEvent: (e) => records.push(e) });
+    expect(report.status).toBe("completed");
+    const [started] = of(records, "candidates-started");
+    expect(started).toMatchObject({
+      subTaskId: "hard",
+      round: 1,
+      reason: "risky",
+      candidates: [{ attempt: 1 }, { attempt: 2 }, { attempt: 3 }],
+    });
+    const starts = of(records, "sub-task-started").filter((e) => e.subTaskId === "hard");
+    expect(starts.map((e) => [e.attempt, e.candidate?.round, e.from])).toEqual([
+      [1, 1, started!.from],
+      [2, 1, started!.from],
+      [3, 1, started!.from],
+    ]);
+    // Only the risky one gets candidates; the one choice call is the only model call.
+    expect(executor.calls.filter((c) => c.subTaskId === "easy")).toHaveLength(1);
+    expect(model.calls).toHaveLength(1);
+    expect(merged).toContain("hard@3");
+    expect(merged).not.toContain("hard@2");
+    expect(kept).toEqual(
+      [1, 2, 3].map((n) => expect.stringMatching(new RegExp(`/attempts/hard/${n}$`))),
+    );
+    const hard = report.subTasks.find((s) => s.id === "hard")!;
+    expect(hard.candidates).toEqual([
+      expect.objectContaining({
+        round: 1,
+        reason: "risky",
+        winner: 3,
+        by: "judge",
+        why: "3 is right.",
+        candidates: [
+          expect.objectContaining({
+            attempt: 1,
+            completed: false,
+            lost: expect.stringMatching(/^Incomplete: /),
+          }),
+          expect.objectContaining({ attempt: 2, completed: true, lost: "2 is weaker." }),
+          expect.objectContaining({ attempt: 3, completed: true, commit: "hard@3" }),
+        ],
+      }),
+    ]);
+    expect(hard.candidates![0]!.candidates[2]!.lost).toBeUndefined();
+    // What the round cost beyond its winner: the two others' sessions and the judge's call.
+    const extra = hard.candidates![0]!.extraUsage;
+    expect(extra.inputTokens).toBe(1000 * 2 + 100);
+    expect(report.candidates).toEqual({ rounds: 1, extraUsage: extra });
+    // The dependent gets the winner's work.
+    const after = of(records, "sub-task-started").find((e) => e.subTaskId === "after");
+    expect(after?.from).toBe("merge:hard@3");
+  });
+
+  it("after a crash at every record of a best-of run, no finished candidate runs again and the choice is made once", async () => {
+    const store = new MemoryRunStore();
+    const { provider } = memoryWorkspaces();
+    await createManager({
+      cwd: process.cwd(),
+      model: createScriptedModel({ responses: [judgeAnswer] }),
+      executor: createFakeExecutor({ script }),
+      store,
+      workspaces: provider,
+      bestOf: 3,
+      project: false,
+      createRunId: () => "run-1",
+      concurrency: 1,
+    }).run("x", { plan });
+    const records = await store.read("run-1");
+    for (let cut = 1; cut < records.length; cut++) {
+      const crashed = new MemoryRunStore();
+      for (const r of records.slice(0, cut)) await crashed.append("run-1", r);
+      const before = records.slice(0, cut);
+      const finished = new Set(
+        of(before, "attempt-finished").map((e) => `${e.subTaskId}@${e.attempt}`),
+      );
+      const wasChosen = of(before, "candidates-chosen").length > 0;
+      const model = createScriptedModel({ responses: [judgeAnswer] });
+      const executor = createFakeExecutor({
+        script: (call) => {
+          if (finished.has(`${call.subTaskId}@${call.attempt}`))
+            throw new Error(`${call.subTaskId} attempt ${call.attempt} finished before the crash`);
+          // A rerun of a candidate keeps its quality: 3's stand-in is right, 1's is not.
+          return script(call);
+        },
+      });
+      const { provider: again } = memoryWorkspaces();
+      const report = await createManager({
+        cwd: process.cwd(),
+        model,
+        executor,
+        store: crashed,
+        workspaces: again,
+        bestOf: 3,
+        project: false,
+        concurrency: 1,
+      }).resume("run-1", { plan }).result;
+      const where = `crash after record ${cut} (${records[cut - 1]?.type})`;
+      expect(report.status, where).toBe("completed");
+      const all = await crashed.read("run-1");
+      expect(of(all, "candidates-chosen"), where).toHaveLength(1);
+      expect(of(all, "candidates-started"), where).toHaveLength(1);
+      if (wasChosen) expect(model.calls, where).toHaveLength(0);
+      const numbers = of(all, "sub-task-started")
+        .filter((e) => e.subTaskId === "hard")
+        .map((e) => e.attempt);
+      expect(new Set(numbers).size, where).toBe(numbers.length);
+      // No finished candidate is replaced by a rerun.
+      for (const e of of(all, "sub-task-started")) {
+        const replaced = e.candidate?.replaces;
+        if (replaced !== undefined) expect(finished.has(`hard@${replaced}`), where).toBe(false);
+      }
+    }
+  });
+
+  it("a spent budget starts no round: the risky sub-task is skipped, not given candidates", async () => {
+    const { provider } = memoryWorkspaces();
+    const records: RunEvent[] = [];
+    const report = await createManager({
+      cwd: process.cwd(),
+      executor: createFakeExecutor({ fallback: { type: "success", usage: { inputTokens: 5000 } } }),
+      workspaces: provider,
+      bestOf: 3,
+      budget: { maxTokens: 1000 },
+      project: false,
+    }).run("x", {
+      plan: { subTasks: [task("first"), task("hard", ["first"], { risky: true })] },
+      onEvent: (e) => records.push(e),
+    });
+    expect(of(records, "candidates-started")).toEqual([]);
+    expect(report.subTasks.find((s) => s.id === "hard")).toMatchObject({
+      status: "skipped",
+      attempts: 0,
+    });
+  });
+
+  it("refuses what it cannot do: more than 8 candidates, an unknown scope, a shared directory", async () => {
+    const executor = createFakeExecutor({ fallback: { type: "success" } });
+    expect(() => createManager({ cwd: process.cwd(), executor, bestOf: 9 })).toThrow(
+      InvalidConfigError,
+    );
+    expect(() =>
+      createManager({
+        cwd: process.cwd(),
+        executor,
+        bestOf: { candidates: 3, for: "some" as "all" },
+      }),
+    ).toThrow(/bestOf\.for/);
+    const run = createManager({
+      cwd: process.cwd(),
+      executor,
+      bestOf: 3,
+      isolation: "shared",
+    }).run("x", { plan });
+    await expect(run).rejects.toSatisfy(InvalidConfigError.isInstance);
+    expect(executor.calls).toEqual([]);
+  });
+});
