@@ -40,6 +40,8 @@ export default defineConfig({
           environment: "node",
           setupFiles,
           testTimeout: 30_000,
+          // Each real opencode attempt costs seconds of CPU: fewer at once on 2 cores, none starved.
+          ...(name === "executor" ? { maxConcurrency: 3 } : {}),
         },
       })),
       {

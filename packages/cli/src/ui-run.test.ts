@@ -109,7 +109,7 @@ describe.runIf(browserTests)("taskledger run --ui", () => {
     // What its agent did last shows on the running node (its judge takes a moment here).
     await expect
       .poll(() => page.locator('g.node[data-id="library"] text.activity').textContent(), {
-        timeout: 10_000,
+        timeout: 120_000,
       })
       .toMatch(/\S/);
     if (screenshots) await page.screenshot({ path: join(screenshots, "run-running.png") });

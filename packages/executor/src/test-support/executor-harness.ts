@@ -67,7 +67,8 @@ export function executorHarness(workRoot: () => string = tmpdir) {
       const settings = {
         model: "scripted/test-model",
         config: { provider: scriptedOpencodeProvider(server) },
-        timeoutMs: 60_000,
+        // Generous: a slow machine makes a real opencode start take tens of seconds.
+        timeoutMs: 120_000,
         ...options,
       };
       if (kind === "cli") return createOpencodeExecutor(settings);
