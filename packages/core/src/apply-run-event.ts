@@ -1,3 +1,4 @@
+import { chooseInRound, startRound } from "./apply-candidate-event.js";
 import { incompleteReasonOf, type ProgressEntry } from "./progress-entry.js";
 import type { RunEvent } from "./run-events.js";
 import { candidateOf, maxSlotPreparations, type RunState, type SubTaskState } from "./run-state.js";
@@ -75,48 +76,13 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       break;
     case "candidates-started": {
       const s = subTask(state, event.subTaskId);
-      if (!s) break;
-      s.round = {
-        round: event.round,
-        reason: event.reason,
-        ...(event.from ? { from: event.from } : {}),
-        members: event.candidates.map((c) => ({ ...c })),
-      };
-      s.attempts = Math.max(s.attempts, ...event.candidates.map((c) => c.attempt));
-      s.status = "running";
-      s.finished = undefined;
-      s.startedAt = event.time;
-      // A round is one try of its step; the ladder's rung gets no retries after it.
-      if (event.reason === "ladder") {
-        s.onCandidatesRung = true;
-        s.stepAttempts = 1;
-      } else s.stepAttempts++;
+      if (s) startRound(s, event);
       break;
     }
     case "candidates-chosen": {
-      const s = subTask(state, event.subTaskId);
       state.usage.manager = addUsage(state.usage.manager, event.usage);
-      if (!s?.round || s.round.round !== event.round) break;
-      const {
-        type: _t,
-        runId: _r,
-        seq: _s,
-        time: _ti,
-        v: _v,
-        subTaskId: _id,
-        reason,
-        ...rest
-      } = event;
-      const chosen = { ...rest, reason: s.round.reason, why: reason };
-      s.round.chosen = chosen;
-      s.rounds.push(chosen);
-      // The winner goes on to be merged; with none, the best of them is what the ladder builds on.
-      const pick = s.round.members.find((m) => m.attempt === (event.winner ?? bestOf(s)));
-      if (pick?.result && pick.entry) {
-        s.finished = { attempt: pick.attempt, result: pick.result, entry: pick.entry };
-        s.entry = pick.entry;
-        s.workFrom = pick.commit;
-      }
+      const s = subTask(state, event.subTaskId);
+      if (s) chooseInRound(s, event);
       break;
     }
     case "sub-task-started": {
@@ -416,14 +382,6 @@ function revisePlan(
     if (fresh.has(definition.id) && !state.subTasks.has(definition.id))
       addSubTask(state, definition, lineage + 1);
   }
-}
-
-/** The candidate the ladder builds on when none was complete: most checks passed, then the first. */
-export function bestOf(s: SubTaskState): number | undefined {
-  const judged = (s.round?.members ?? []).filter((m) => m.entry && m.result);
-  const passed = (m: (typeof judged)[number]) => m.entry!.evidence.filter((e) => e.passed).length;
-  judged.sort((a, b) => passed(b) - passed(a) || a.attempt - b.attempt);
-  return judged[0]?.attempt;
 }
 
 /** The usage record of one attempt, made on first use. */
