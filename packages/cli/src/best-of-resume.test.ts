@@ -1,57 +1,25 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { RunEvent } from "@taskledger/core";
 import { poolDirectory } from "@taskledger/git-workspace";
-import {
-  afterToolResult,
-  createGitRepo,
-  createModelServer,
-  type RecordedRequest,
-  roleOf,
-} from "@taskledger/testing";
+import { afterToolResult, createGitRepo, createModelServer, roleOf } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import type { JsonReport } from "./json-report.js";
 import { compatibleProviderId } from "./runtime.js";
+import { modelOf, sumPlan, sums } from "./test-support/best-of-fixture.js";
 import {
+  builtCli,
   compatibleArgs,
   killProcessesUnder,
   processesUnder,
+  spawnCli,
   worktreesLeft,
 } from "./test-support/cli-harness.js";
 
-const bin = resolve(import.meta.dirname, "../dist/bin.js");
-
-const sums: Record<string, string> = {
-  good: "module.exports = (a, b) => a + b;\n",
-  bad: "module.exports = (a, b) => 0;\n",
-  weak: "module.exports = (a, b) => (a === 2 && b === 3 ? 5 : 0);\n",
-};
-
-const plan = {
-  subTasks: [
-    {
-      id: "sum",
-      title: "Make sum.js add its two arguments",
-      description: "sum.js exports a function of two numbers: make it return their sum.",
-      successCriteria: ["sum(a, b) returns a + b"],
-      dependsOn: [],
-      checks: [
-        {
-          type: "command",
-          argv: ["node", "-e", "if (require('./sum.js')(2, 3) !== 5) process.exit(1)"],
-        },
-      ],
-      risky: true,
-    },
-  ],
-};
-
 type Stop = "kill-candidates" | "kill-choice" | "cancel-candidates";
-
-const modelOf = (request: RecordedRequest) => String((request.body as { model?: string }).model);
 
 async function logOf(store: string): Promise<RunEvent[]> {
   const [file] = existsSync(store) ? await readdir(store) : [];
@@ -93,7 +61,7 @@ async function stopAndResume(stop: Stop) {
   const server = await createModelServer({
     replies: (request) => {
       const role = roleOf(request);
-      if (role === "plan") return { text: JSON.stringify(plan) };
+      if (role === "plan") return { text: JSON.stringify(sumPlan) };
       if (role === "judge")
         return {
           text: JSON.stringify({
@@ -146,35 +114,12 @@ async function stopAndResume(stop: Stop) {
     cwd,
     "--json",
   ];
-  const runCli = (argv: string[]) => {
-    const child = spawn(process.execPath, [bin, ...argv], {
-      env: { ...process.env, CI: "true" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => {
-      stdout += d;
-    });
-    child.stderr.on("data", (d) => {
-      stderr += d;
-    });
-    const exit = new Promise<{
-      code: number | null;
-      signal: NodeJS.Signals | null;
-      out: string;
-      err: string;
-    }>((done) =>
-      child.on("exit", (code, signal) => done({ code, signal, out: stdout, err: stderr })),
-    );
-    return { child, exit };
-  };
   try {
     const candidates = ["good", "bad", "weak"].flatMap((m) => [
       "--candidate-model",
       `${compatibleProviderId}/${m}`,
     ]);
-    const first = runCli([
+    const first = spawnCli([
       "run",
       "Make sum.js add",
       "--yes",
@@ -192,10 +137,10 @@ async function stopAndResume(stop: Stop) {
         ? [...(await processesUnder(root)), ...(await processesUnder(await poolDirectory(cwd)))]
         : [];
     const runId = before[0]!.runId;
-    const second = runCli(["resume", runId, "--store", store, "--json"]);
+    const second = spawnCli(["resume", runId, "--store", store, "--json"]);
     const resumed = await second.exit;
-    expect(resumed.code, resumed.err).toBe(0);
-    const report = JSON.parse(resumed.out) as JsonReport;
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const report = JSON.parse(resumed.stdout) as JsonReport;
     const after = await logOf(store);
     const leftover = [
       ...(await processesUnder(root)),
@@ -225,7 +170,7 @@ const chosen = (log: RunEvent[]) => log.filter((r) => r.type === "candidates-cho
 
 describe.runIf(process.platform === "linux")("--best-of across a stop and a resume", () => {
   it.concurrent("kill -9 while candidates run: the finished ones are not run again, the choice is made once", async () => {
-    expect(existsSync(bin), "run `npm run build` first").toBe(true);
+    expect(existsSync(builtCli), "run `npm run build` first").toBe(true);
     const r = await stopAndResume("kill-candidates");
     expect(r.ended.signal).toBe("SIGKILL");
     expect(r.report.status).toBe("completed");
@@ -245,7 +190,7 @@ describe.runIf(process.platform === "linux")("--best-of across a stop and a resu
   }, 240_000);
 
   it.concurrent("kill -9 during the choice: no candidate runs again and the choice is made once", async () => {
-    expect(existsSync(bin), "run `npm run build` first").toBe(true);
+    expect(existsSync(builtCli), "run `npm run build` first").toBe(true);
     const r = await stopAndResume("kill-choice");
     expect(r.ended.signal).toBe("SIGKILL");
     expect(chosen(r.before)).toHaveLength(0);
@@ -258,7 +203,7 @@ describe.runIf(process.platform === "linux")("--best-of across a stop and a resu
   }, 240_000);
 
   it.concurrent("a cancel while candidates run leaves no process; resume runs them again and finishes", async () => {
-    expect(existsSync(bin), "run `npm run build` first").toBe(true);
+    expect(existsSync(builtCli), "run `npm run build` first").toBe(true);
     const r = await stopAndResume("cancel-candidates");
     expect(r.ended.code).not.toBe(0);
     expect(r.leftAtStop).toEqual([]);

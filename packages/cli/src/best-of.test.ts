@@ -15,6 +15,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
 import type { JsonReport } from "./json-report.js";
 import { compatibleProviderId } from "./runtime.js";
+import { modelOf, sumPlan, sums } from "./test-support/best-of-fixture.js";
 import {
   captureIo,
   compatibleArgs,
@@ -27,37 +28,6 @@ afterEach(async () => {
   await server?.close();
   server = undefined;
 });
-
-// The check is weak: it tries one sum. `weak` passes it with a wrong sum, which its diff shows.
-const sums: Record<string, string> = {
-  good: "module.exports = (a, b) => a + b;\n",
-  bad: "module.exports = (a, b) => 0;\n",
-  weak: "module.exports = (a, b) => (a === 2 && b === 3 ? 5 : 0);\n",
-};
-
-const plan = {
-  subTasks: [
-    {
-      id: "sum",
-      title: "Make sum.js add its two arguments",
-      description: "sum.js exports a function of two numbers: make it return their sum.",
-      successCriteria: ["sum(a, b) returns a + b for all numbers"],
-      dependsOn: [],
-      checks: [
-        {
-          type: "command",
-          argv: ["node", "-e", "if (require('./sum.js')(2, 3) !== 5) process.exit(1)"],
-        },
-      ],
-      risky: true,
-    },
-  ],
-};
-
-/** The agent model a request is for (`good`, `bad`, `weak` or the default `m`). */
-function modelOf(request: RecordedRequest): string {
-  return String((request.body as { model?: string }).model ?? "");
-}
 
 /** Each model writes its own sum.js; the executor's own model (`m`) writes `fallback`'s. */
 function agentReply(fallback: string) {
@@ -110,7 +80,7 @@ describe("--best-of: parallel candidates, chosen by evidence (real opencode, rea
     const repo = repoWithSum();
     server = await createModelServer({
       replies: scriptByRole({
-        plan: { text: JSON.stringify(plan) },
+        plan: { text: JSON.stringify(sumPlan) },
         judge,
         choose: chooseGood,
         agent: agentReply("bad"),
@@ -180,7 +150,7 @@ describe("--best-of: parallel candidates, chosen by evidence (real opencode, rea
     const repo = repoWithSum();
     server = await createModelServer({
       replies: scriptByRole({
-        plan: { text: JSON.stringify(plan) },
+        plan: { text: JSON.stringify(sumPlan) },
         judge,
         agent: (request: RecordedRequest) =>
           // Every candidate writes the wrong sum; the retry on `m` writes the right one.

@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, watch } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { RunEvent } from "@taskledger/core";
 import { poolDirectory } from "@taskledger/git-workspace";
 import { createModelServer, type RecordedRequest, scriptByRole } from "@taskledger/testing";
@@ -11,9 +11,11 @@ import { createDemoReplies, demoRequest } from "./demo-scenario.js";
 import type { JsonReport } from "./json-report.js";
 import { compatibleProviderId } from "./runtime.js";
 import {
+  builtCli,
   compatibleArgs,
   killProcessesUnder,
   processesUnder,
+  spawnCli,
   worktreesLeft,
 } from "./test-support/cli-harness.js";
 
@@ -26,8 +28,6 @@ function startTimeOf(pid: number): string | undefined {
     return undefined;
   }
 }
-
-const bin = resolve(import.meta.dirname, "../dist/bin.js");
 
 type KillPoint = "planning" | "mid-attempt" | "before-evaluation";
 
@@ -84,25 +84,8 @@ async function killAndResume(point: KillPoint, extraArgs: string[] = []) {
     cwd,
     "--json",
   ];
-  const runCli = (argv: string[]) => {
-    const child = spawn(process.execPath, [bin, ...argv], {
-      env: { ...process.env, CI: "true" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    child.stdout.on("data", (d) => {
-      stdout += d;
-    });
-    child.stderr.resume();
-    const exit = new Promise<{
-      code: number | null;
-      signal: NodeJS.Signals | null;
-      stdout: string;
-    }>((done) => child.on("exit", (code, signal) => done({ code, signal, stdout })));
-    return { child, exit };
-  };
   try {
-    const first = runCli(["run", demoRequest, "--yes", ...args, ...extraArgs]);
+    const first = spawnCli(["run", demoRequest, "--yes", ...args, ...extraArgs]);
     victim = first.child;
     const ended = await first.exit;
     expect(ended.signal).toBe("SIGKILL");
@@ -114,7 +97,7 @@ async function killAndResume(point: KillPoint, extraArgs: string[] = []) {
       .map((l) => JSON.parse(l) as RunEvent);
 
     // The run logged its options: the store alone resumes it.
-    const second = runCli(["resume", runId, "--store", store, "--json"]);
+    const second = spawnCli(["resume", runId, "--store", store, "--json"]);
     const resumed = await second.exit;
     expect(resumed.code, resumed.stdout).toBe(0);
     const report = JSON.parse(resumed.stdout) as JsonReport;
@@ -141,7 +124,7 @@ describe.runIf(process.platform === "linux")(
   "kill -9 of a manager on the server executor, then resume",
   () => {
     it("resumes on the server executor it logged; every process either session recorded is gone", async () => {
-      expect(existsSync(bin), "run `npm run build` first").toBe(true);
+      expect(existsSync(builtCli), "run `npm run build` first").toBe(true);
       const { report, after } = await killAndResume("mid-attempt", ["--executor", "server"]);
       expect(report.status).toBe("completed");
       const executors = new Set(
@@ -159,7 +142,7 @@ describe.runIf(process.platform === "linux")(
 describe.runIf(process.platform === "linux")("kill -9 of the manager, then resume", () => {
   for (const point of ["planning", "mid-attempt", "before-evaluation"] as const) {
     it.concurrent(`${point}: same report as an uninterrupted run, nothing completed twice, no process left`, async () => {
-      expect(existsSync(bin), "run `npm run build` first").toBe(true);
+      expect(existsSync(builtCli), "run `npm run build` first").toBe(true);
       const { report, before, after, leftover, files, worktrees } = await killAndResume(point);
       expect(report.status).toBe("completed");
       expect(report.subTasks.map((s) => [s.id, s.status])).toEqual([
@@ -203,7 +186,7 @@ describe.runIf(process.platform === "linux")(
   "kill -9 of the manager and its watchdog the moment an agent's tool starts",
   () => {
     it("resume stops the tool by its attempt's TMPDIR before going on: nothing runs once it is done", async () => {
-      expect(existsSync(bin), "run `npm run build` first").toBe(true);
+      expect(existsSync(builtCli), "run `npm run build` first").toBe(true);
       const root = await mkdtemp(join(tmpdir(), "taskledger-kill-tool-"));
       const cwd = join(root, "work");
       const store = join(root, "store");
@@ -257,7 +240,7 @@ describe.runIf(process.platform === "linux")(
         cwd,
         "--json",
       ];
-      const first = spawn(process.execPath, [bin, "run", "Wait a while", "--yes", ...args], {
+      const first = spawn(process.execPath, [builtCli, "run", "Wait a while", "--yes", ...args], {
         env,
         stdio: "ignore",
       });
@@ -282,10 +265,14 @@ describe.runIf(process.platform === "linux")(
         const [file] = await readdir(store);
         const runId = (file as string).replace(/\.jsonl$/, "");
         // Not spawnSync: the model server answers from this process.
-        const second = spawn(process.execPath, [bin, "resume", runId, "--store", store, "--json"], {
-          env,
-          stdio: ["ignore", "pipe", "pipe"],
-        });
+        const second = spawn(
+          process.execPath,
+          [builtCli, "resume", runId, "--store", store, "--json"],
+          {
+            env,
+            stdio: ["ignore", "pipe", "pipe"],
+          },
+        );
         let stdout = "";
         let stderr = "";
         second.stdout.on("data", (d) => {

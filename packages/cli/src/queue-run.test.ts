@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { RunEvent } from "@taskledger/core";
 import {
   afterToolResult,
@@ -24,11 +24,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
 import type { JsonReport } from "./json-report.js";
 import { compatibleProviderId } from "./runtime.js";
-import { captureIo, compatibleArgs, processesUnder } from "./test-support/cli-harness.js";
+import {
+  builtCli,
+  captureIo,
+  compatibleArgs,
+  processesUnder,
+  spawnCli,
+} from "./test-support/cli-harness.js";
 import { startWorker, type WorkerProcess } from "./test-support/queue-workers.js";
 
 const enabled = redisTestsEnabled();
-const bin = resolve(import.meta.dirname, "../dist/bin.js");
 
 const git = gitIn;
 
@@ -153,7 +158,7 @@ describe.runIf(enabled && process.platform === "linux")(
     };
 
     it("a 4-sub-task run on 2 workers ends with the tree a local run makes, every attempt run by a worker", async () => {
-      expect(existsSync(bin), "run `npm run build` first").toBe(true);
+      expect(existsSync(builtCli), "run `npm run build` first").toBe(true);
       const ids = ["a", "b", "c", "d"];
       const setup = setUp(ids);
       server = await createModelServer({ replies: replies(setup.plan) });
@@ -334,7 +339,7 @@ describe.runIf(enabled && process.platform === "linux")(
       const child = spawn(
         process.execPath,
         [
-          bin,
+          builtCli,
           "run",
           "Write the files",
           "--yes",
@@ -380,29 +385,8 @@ describe.runIf(enabled && process.platform === "linux")(
       });
       const worker = await startWorker(redis.url, server.openaiBaseURL, join(setup.root, "w1"));
       workers.push(worker);
-      const cli = (argv: string[]) => {
-        const child = spawn(process.execPath, [bin, ...argv], {
-          env: { ...process.env, CI: "true" },
-          stdio: ["ignore", "pipe", "pipe"],
-        });
-        let stdout = "";
-        let stderr = "";
-        child.stdout.on("data", (d) => {
-          stdout += d;
-        });
-        child.stderr.on("data", (d) => {
-          stderr += d;
-        });
-        const exit = once(child, "exit").then(([code, signal]) => ({
-          code: code as number | null,
-          signal: signal as NodeJS.Signals | null,
-          stdout,
-          stderr,
-        }));
-        return { child, exit };
-      };
       const queueArgs = ["--redis", redis.url, "--remote", setup.remote, "--store", setup.store];
-      const first = cli([
+      const first = spawnCli([
         "run",
         "Write the files",
         "--yes",
@@ -417,7 +401,7 @@ describe.runIf(enabled && process.platform === "linux")(
       coordinator = first.child;
       expect((await first.exit).signal).toBe("SIGKILL");
       const runId = readdirSync(setup.store)[0]!.replace(/\.jsonl$/, "");
-      const second = await cli(["resume", runId, "--json", ...queueArgs]).exit;
+      const second = await spawnCli(["resume", runId, "--json", ...queueArgs]).exit;
       expect(second.code, second.stderr).toBe(0);
       expect((JSON.parse(second.stdout) as JsonReport).status).toBe("completed");
       const log = logOf(setup.store);

@@ -1,6 +1,8 @@
 // Helpers the CLI's tests share. Not part of the package: tsconfig.build.json leaves this folder out.
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readdir } from "node:fs/promises";
+import { resolve } from "node:path";
 import { PassThrough } from "node:stream";
 import { git, poolDirectory } from "@taskledger/git-workspace";
 import type { CliIo } from "../cli-io.js";
@@ -54,6 +56,36 @@ export function terminal(env: Record<string, string>) {
     stdin.write(`${text}\n`);
   };
   return { io, answer, screen: () => screen };
+}
+
+/** The built CLI (`npm run build`): what a user runs, in a process of its own. */
+export const builtCli = resolve(import.meta.dirname, "../../dist/bin.js");
+
+export interface CliExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Starts the built CLI with `argv` (as in CI); `exit` holds its status and all it printed. */
+export function spawnCli(argv: string[]): { child: ChildProcess; exit: Promise<CliExit> } {
+  const child = spawn(process.execPath, [builtCli, ...argv], {
+    env: { ...process.env, CI: "true" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (d) => {
+    stdout += d;
+  });
+  child.stderr?.on("data", (d) => {
+    stderr += d;
+  });
+  const exit = new Promise<CliExit>((done) =>
+    child.on("exit", (code, signal) => done({ code, signal, stdout, stderr })),
+  );
+  return { child, exit };
 }
 
 /** The options that point the CLI's manager at a scripted server's OpenAI-compatible face. */

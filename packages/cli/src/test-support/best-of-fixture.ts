@@ -1,0 +1,34 @@
+// The sub-task the best-of tests give candidates of known quality. Not part of the package.
+import type { RecordedRequest } from "@taskledger/testing";
+
+// The check is weak: it tries one sum. `weak` passes it with a wrong sum, which its diff shows.
+export const sums: Record<string, string> = {
+  good: "module.exports = (a, b) => a + b;\n",
+  bad: "module.exports = (a, b) => 0;\n",
+  weak: "module.exports = (a, b) => (a === 2 && b === 3 ? 5 : 0);\n",
+};
+
+/** One risky sub-task: make sum.js add, checked by one sum. */
+export const sumPlan = {
+  subTasks: [
+    {
+      id: "sum",
+      title: "Make sum.js add its two arguments",
+      description: "sum.js exports a function of two numbers: make it return their sum.",
+      successCriteria: ["sum(a, b) returns a + b for all numbers"],
+      dependsOn: [],
+      checks: [
+        {
+          type: "command",
+          argv: ["node", "-e", "if (require('./sum.js')(2, 3) !== 5) process.exit(1)"],
+        },
+      ],
+      risky: true,
+    },
+  ],
+};
+
+/** The agent model a request is for (`good`, `bad`, `weak` or the default `m`). */
+export function modelOf(request: RecordedRequest): string {
+  return String((request.body as { model?: string }).model ?? "");
+}
