@@ -212,4 +212,37 @@ describe("the comparative judge", () => {
       expect(prompt).toContain(`+ const v49999 = ${count};`);
     }
   });
+  it("shows each long diff where it differs from the others, so the line that decides is in view", async () => {
+    const model = createScriptedModel({
+      responses: [{ object: { winner: 2, reasons: "Two adds.", losers: [] } }],
+    });
+    // 20,000 lines alike but one, in the middle, where a clip would cut.
+    const solution = (attempt: number, decisive: string) =>
+      candidate(
+        attempt,
+        1,
+        20_000,
+        Array.from({ length: 20_000 }, (_, i) =>
+          i === 10_000 + attempt ? `+  ${decisive}` : `+  const v${i} = ${i};`,
+        ).join("\n"),
+      );
+    await chooseCandidate({
+      model,
+      request: "Make sum add.",
+      subTask,
+      candidates: [
+        solution(1, "return a - b; // one"),
+        solution(2, "return a + b; // two"),
+        solution(3, "return a - b; // three"),
+      ],
+      abortSignal,
+    });
+    const prompt = model.calls[0]!.messages.map((m) => m.content).join("\n");
+    for (const line of ["return a - b; // one", "return a + b; // two", "return a - b; // three"])
+      expect(prompt).toContain(line);
+    expect(prompt).toContain(
+      "lines left out: unchanged, or changed alike by every other candidate",
+    );
+    expect(estimateTokens(prompt)).toBeLessThan(candidateJudgeTokenBudget + 3_500);
+  });
 });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { changedLines, distinctiveDiff } from "./candidate-diff-view.js";
 import { describeError } from "./describe-error.js";
 import { isAbortError, PlanValidationError } from "./errors.js";
 import type { LanguageModel } from "./model.js";
@@ -53,6 +54,8 @@ const system = [
   "independently from the same starting code, and every one passed its automatic checks. Checks",
   "can be weak: read each diff and decide which one really does what the sub-task asks, meets its",
   "success criteria, and is correct in the cases the checks do not cover.",
+  "A long diff is shown where it differs from the others: the lines it leaves out are unchanged",
+  "code or changes every candidate made alike.",
   "",
   "Name the winner by its attempt number. If no candidate does the sub-task (each is wrong or",
   "incomplete), answer winner null. When two are equally right, prefer the smaller, simpler change.",
@@ -162,6 +165,7 @@ export function ruleChoice(
 
 function choicePrompt(request: string, subTask: SubTask, candidates: readonly JudgedCandidate[]) {
   const share = Math.floor(candidateJudgeTokenBudget / Math.max(1, candidates.length));
+  const changed = candidates.map((c) => changedLines(c.diff.text));
   return [
     "## The request",
     truncateToTokens(request, 1500),
@@ -171,11 +175,21 @@ function choicePrompt(request: string, subTask: SubTask, candidates: readonly Ju
     "Success criteria:",
     ...subTask.successCriteria.map((c) => `- ${oneLine(c, 300)}`),
     "",
-    ...candidates.flatMap((c) => candidateSection(c, share)),
+    ...candidates.flatMap((c, i) =>
+      candidateSection(
+        c,
+        share,
+        changed.filter((_, j) => j !== i),
+      ),
+    ),
   ].join("\n");
 }
 
-function candidateSection(c: JudgedCandidate, share: number): string[] {
+function candidateSection(
+  c: JudgedCandidate,
+  share: number,
+  others: readonly ReadonlySet<string>[],
+): string[] {
   const summary = truncateToTokens(c.entry.summary || "(no summary)", summaryTokens);
   const evidence = truncateToTokens(
     c.entry.evidence
@@ -192,7 +206,7 @@ function candidateSection(c: JudgedCandidate, share: number): string[] {
     evidence,
     `Diff (${c.diff.linesChanged} lines changed):`,
     "```diff",
-    clipMiddle(c.diff.text || "(no change)", room * 4, 0.7),
+    clipMiddle(distinctiveDiff(c.diff.text, others, room * 4) || "(no change)", room * 4, 0.7),
     "```",
     "",
   ];

@@ -9,8 +9,9 @@ import { oneLine } from "./text-clip.js";
 import { addUsage, emptyUsage } from "./usage.js";
 import type { AttemptSpace } from "./workspace.js";
 
-// Characters of one candidate's diff fetched for the judge; its prompt share clips it further.
-const diffChars = 200_000;
+// Characters of one candidate's diff fetched for the judge: enough to find where large ones differ;
+// its prompt share then shows those places (candidate-diff-view.ts) or clips it.
+const diffChars = 1_000_000;
 
 /** What a candidate's attempt needs besides an ordinary one's. */
 export interface CandidateStart {
