@@ -27,6 +27,7 @@ export {
   QueueError,
   type QueueErrorReason,
   RunNotFoundError,
+  SandboxUnavailableError,
   StoreError,
   StructuredOutputError,
   TaskLedgerError,
@@ -150,6 +151,16 @@ export {
   type SubTaskState,
 } from "./run-state.js";
 export { MemoryRunStore, type RunStore } from "./run-store.js";
+export {
+  type Sandbox,
+  type SandboxedLaunch,
+  type SandboxLaunch,
+  type SandboxMode,
+  type SandboxRefusal,
+  type SandboxStatus,
+  sandboxModes,
+  unconfined,
+} from "./sandbox.js";
 export { stripControl } from "./strip-control.js";
 export {
   callStructured,
