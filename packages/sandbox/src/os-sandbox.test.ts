@@ -165,17 +165,23 @@ describe.runIf(status.confined || process.env.CI).each([{ serves: false }, { ser
       const cwd = mkdtempSync(join(root, "cwd-"));
       const port = 47_312;
       const home = mkdtempSync(join(tmpdir(), "home-"));
-      const launch = await sandbox.wrap({
-        file: "node",
-        args: [
-          "-e",
-          `require('http').createServer((q,s)=>s.end('served')).listen(${port},'127.0.0.1')`,
-        ],
-        cwd,
-        env: { PATH: process.env.PATH ?? "", HOME: home, TMPDIR: home },
-        write: [home],
-        expose: port,
-      });
+      const launching = () =>
+        sandbox.wrap({
+          file: "node",
+          args: [
+            "-e",
+            `require('http').createServer((q,s)=>s.end('served')).listen(${port},'127.0.0.1')`,
+          ],
+          cwd,
+          env: { PATH: process.env.PATH ?? "", HOME: home, TMPDIR: home },
+          write: [home],
+          expose: port,
+        });
+      if (!serves) {
+        await expect(launching()).rejects.toThrow(/serves: true/);
+        return;
+      }
+      const launch = await launching();
       const child = spawn(launch.file, launch.args, { cwd, env: launch.env, detached: true });
       try {
         const body = await pollUntil(
