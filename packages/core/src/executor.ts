@@ -1,3 +1,4 @@
+import type { Sandbox, SandboxRefusal } from "./sandbox.js";
 import type { SubTask } from "./sub-task.js";
 import type { Usage } from "./usage.js";
 
@@ -40,6 +41,8 @@ export interface AttemptResult {
   durationMs: number;
   /** Executor-specific facts for diagnosis: session id, exit code, stderr tail. */
   details?: Record<string, unknown>;
+  /** What the OS sandbox refused the attempt (a path written, a host contacted), bounded. */
+  refusals?: SandboxRefusal[];
 }
 
 /** A typed event the agent produced while an attempt runs, forwarded to the host as it arrives. */
@@ -84,6 +87,11 @@ export interface ExecuteOptions {
   onEvent?: (event: AgentEvent) => void;
   /** Told of every process the attempt starts; the manager stores them to clean up after a crash. */
   onProcess?: (process: AttemptProcess) => void;
+  /**
+   * The OS boundary the agent and every process under it run inside (`ManagerOptions.sandbox`):
+   * an executor starts its agent through `sandbox.wrap`. Absent: unconfined.
+   */
+  sandbox?: Sandbox;
 }
 
 /** Runs one attempt of one sub-task in a fresh agent session. */
@@ -111,7 +119,7 @@ export interface Executor {
    * Starts what attempts will need (the server executor's servers), up to `count` at once, while
    * the run plans: in the background, never throwing; an attempt meets any failure itself.
    */
-  warm?(input: { count: number; abortSignal: AbortSignal }): void;
+  warm?(input: { count: number; abortSignal: AbortSignal; sandbox?: Sandbox }): void;
   /** Stops processes of attempts a dead manager process left running; called on resume. */
   reclaim?(processes: readonly AttemptProcess[]): Promise<void>;
   /**

@@ -74,6 +74,7 @@ export async function exploreProject(ctx: RunContext): Promise<void> {
         cwd: space.cwd,
         abortSignal: signal,
         readOnly: true,
+        ...(ctx.options.sandbox ? { sandbox: ctx.options.sandbox } : {}),
       });
       // Whatever it changed all the same is found, reported and never merged.
       const capture = await space.capture("taskledger: explore (discarded)").catch(() => undefined);

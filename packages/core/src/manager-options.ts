@@ -12,6 +12,7 @@ import {
   resolveRunSettings,
 } from "./run-settings.js";
 import { MemoryRunStore, type RunStore } from "./run-store.js";
+import type { Sandbox } from "./sandbox.js";
 import type { Check } from "./sub-task.js";
 import { defaultMaxSubTasks } from "./task-ledger.js";
 import { type Isolation, sharedWorkspaces, type WorkspaceProvider } from "./workspace.js";
@@ -90,6 +91,12 @@ export interface ManagerOptions {
   apply?: boolean;
   /** Makes run ids. Default: a random UUID. */
   createRunId?: () => string;
+  /**
+   * The OS sandbox every attempt, check and exploration runs inside (`createSandbox()` from
+   * `@taskledger/sandbox`). Its mode is logged with the run; a `required` one that cannot work
+   * here fails the run with `SandboxUnavailableError` before any model call. Absent: unconfined.
+   */
+  sandbox?: Sandbox;
 }
 
 export interface ResolvedManagerOptions {
@@ -108,6 +115,7 @@ export interface ResolvedManagerOptions {
   createRunId: () => string;
   reviewPlan: ReviewPlan | undefined;
   project: ProjectSource | undefined;
+  sandbox: Sandbox | undefined;
 }
 
 /** How long the exploration before a plan may take unless the host says. */
@@ -204,6 +212,7 @@ export function resolveManagerOptions(options: ManagerOptions): ResolvedManagerO
     createRunId: options.createRunId ?? (() => crypto.randomUUID()),
     reviewPlan: options.reviewPlan,
     project: options.project || undefined,
+    sandbox: options.sandbox,
   };
 }
 

@@ -293,6 +293,7 @@ export class SubTaskRunner {
         onProcess: (process) => {
           void recorder.record({ type: "attempt-process", subTaskId, attempt, ...process });
         },
+        ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       });
     } catch (error) {
       return failedResult(error, stop.signal.aborted, started);

@@ -7,7 +7,12 @@ import { type AgentEnvironmentOptions, agentEnvironment } from "./agent-environm
 import { translateJsonLines } from "./agent-json-lines.js";
 import { type AttemptSettings, checkModelName } from "./attempt-settings.js";
 import { ClaudeCodeTranslator } from "./claude-code-events.js";
-import { type AgentLaunch, CliAgentExecutor, type CliAgentOptions } from "./cli-agent-executor.js";
+import {
+  type AgentLaunch,
+  CliAgentExecutor,
+  type CliAgentOptions,
+  type LaunchOptions,
+} from "./cli-agent-executor.js";
 
 /** The Claude Code release this package is tested against (its `@anthropic-ai/claude-code` dev dependency). */
 export const claudeCodeVersion = "2.1.328";
@@ -70,7 +75,7 @@ export class ClaudeCodeExecutor extends CliAgentExecutor<ClaudeCodeExecutorOptio
     root: string,
     model: string,
     prompt: string,
-    options: ExecuteOptions,
+    options: LaunchOptions,
     settings: AttemptSettings,
   ): Promise<AgentLaunch> {
     const login = this.options.auth === "login";
@@ -87,6 +92,8 @@ export class ClaudeCodeExecutor extends CliAgentExecutor<ClaudeCodeExecutorOptio
       DISABLE_TELEMETRY: "1",
       DISABLE_ERROR_REPORTING: "1",
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      // It refuses to skip its prompts as root outside a sandbox; this one is inside one.
+      ...(options.confined ? { IS_SANDBOX: "1" } : {}),
       ...this.options.env,
     });
     const project = this.options.projectConfig ?? true;
@@ -99,8 +106,11 @@ export class ClaudeCodeExecutor extends CliAgentExecutor<ClaudeCodeExecutorOptio
       "--model",
       model,
       "--permission-mode",
-      // Plan mode reads and searches and changes nothing: a read-only attempt's.
-      options.readOnly ? "plan" : (this.options.permissionMode ?? "acceptEdits"),
+      // Plan mode reads and searches and changes nothing: a read-only attempt's. Inside the OS
+      // sandbox it runs its commands without asking, as Claude Code's own sandboxed mode does.
+      options.readOnly
+        ? "plan"
+        : (this.options.permissionMode ?? (options.confined ? "bypassPermissions" : "acceptEdits")),
       // Nobody answers a prompt: anything that would ask is denied, and the attempt goes on.
       "--permission-prompts",
       "none",

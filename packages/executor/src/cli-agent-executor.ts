@@ -8,6 +8,7 @@ import {
   type Executor,
   HeadTailBuffer,
   type Pricing,
+  type SandboxedLaunch,
   stripControl,
 } from "@taskledger/core";
 import type { ProcessEnd } from "./attempt-outcome.js";
@@ -45,6 +46,9 @@ export interface CliAgentOptions extends AttemptLimitOptions {
   /** Prices each step (`@taskledger/llm`'s `createPricing`); else the agent's own figure above 0. */
   pricing?: Pricing;
 }
+
+/** An attempt's options as a launch sees them: `confined` when it runs inside the OS sandbox. */
+export type LaunchOptions = ExecuteOptions & { confined: boolean };
 
 /** One attempt's command line, as an agent's executor builds it in the attempt's own directory. */
 export interface AgentLaunch {
@@ -118,7 +122,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     root: string,
     model: string,
     prompt: string,
-    options: ExecuteOptions,
+    options: LaunchOptions,
     settings: AttemptSettings,
   ): Promise<AgentLaunch>;
 
@@ -164,9 +168,25 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     await this.swept;
     const keep = this.options.keepAttemptDirs ?? false;
     const root = await createAttemptRoot(parent, keep);
+    let confinement: SandboxedLaunch | undefined;
     try {
-      const launch = await this.launch(root, model, prompt, options, settings);
-      const { end, stderr, pid } = await this.spawnAndWatch(launch, options, transcript, settings);
+      const confined = (await options.sandbox?.status())?.confined === true;
+      const launch = await this.launch(root, model, prompt, { ...options, confined }, settings);
+      // Wrapped before the watchdog's synchronous stretch: the agent and all it starts, confined.
+      confinement = await options.sandbox?.wrap({
+        file: this.agentBinary(),
+        args: launch.args,
+        cwd: options.cwd,
+        env: launch.env,
+        write: [root],
+      });
+      const { end, stderr, pid } = await this.spawnAndWatch(
+        launch,
+        options,
+        transcript,
+        settings,
+        confinement,
+      );
       if (end.exitCode !== 0 && transcript.stepCount === 0) {
         // The agent's own words reach a terminal and a log: no escape sequence of its survives.
         const rejection = launch.configRejection?.(stripControl(stderr));
@@ -179,6 +199,8 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
         stderr,
         attemptDir: keep ? root : undefined,
       });
+      const refusals = confinement?.refusals(`${stderr}\n${toolOutputs(result)}`) ?? [];
+      if (refusals.length > 0) result.refusals = refusals;
       const own = launch.costUsd?.();
       if (
         own !== undefined &&
@@ -189,6 +211,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
       }
       return await this.explain(result, model, options.abortSignal);
     } finally {
+      await confinement?.release();
       // A kept directory keeps its config and data; what the agent left in its temp directory goes.
       await removeDir(keep ? join(root, "tmp") : root);
     }
@@ -199,15 +222,16 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     options: ExecuteOptions,
     transcript: Transcript,
     settings: AttemptSettings,
+    confinement: SandboxedLaunch | undefined,
   ): Promise<{ end: ProcessEnd; stderr: string; pid: number | undefined }> {
     const binary = this.binary as string;
     // From here to the first `watch`, one synchronous stretch: no await lets the host die unguarded.
     this.watchdog.prepare();
     let pid: number | undefined;
     try {
-      const child = spawnGroup(binary, launch.args, {
+      const child = spawnGroup(confinement?.file ?? binary, confinement?.args ?? launch.args, {
         cwd: options.cwd,
-        env: launch.env,
+        env: confinement?.env ?? launch.env,
         stdin: launch.stdin,
       });
       pid = child.pid;
@@ -323,4 +347,12 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
   ): AttemptResult {
     return attemptResult(transcript, end, started, { ...extra, executor: this.agentName });
   }
+}
+
+/** What the agent's tools printed, bounded: where a refused write shows when nothing else records it. */
+export function toolOutputs(result: AttemptResult): string {
+  return result.toolCalls
+    .map((call) => call.output)
+    .join("\n")
+    .slice(-64_000);
 }

@@ -6,7 +6,12 @@ import { resolveAgentBinary } from "./agent-binary.js";
 import { type AgentEnvironmentOptions, agentEnvironment } from "./agent-environment.js";
 import { translateJsonLines } from "./agent-json-lines.js";
 import { type AttemptSettings, checkModelName } from "./attempt-settings.js";
-import { type AgentLaunch, CliAgentExecutor, type CliAgentOptions } from "./cli-agent-executor.js";
+import {
+  type AgentLaunch,
+  CliAgentExecutor,
+  type CliAgentOptions,
+  type LaunchOptions,
+} from "./cli-agent-executor.js";
 import { CodexTranslator } from "./codex-events.js";
 
 /** The Codex release this package is tested against (its `@openai/codex` dev dependency). */
@@ -74,7 +79,7 @@ export class CodexExecutor extends CliAgentExecutor<CodexExecutorOptions> {
     root: string,
     model: string,
     prompt: string,
-    options: ExecuteOptions,
+    options: LaunchOptions,
     settings: AttemptSettings,
   ): Promise<AgentLaunch> {
     const home = join(root, "home");
@@ -115,7 +120,10 @@ export class CodexExecutor extends CliAgentExecutor<CodexExecutorOptions> {
       "--cd",
       options.cwd,
       "--sandbox",
-      options.readOnly ? "read-only" : (this.options.sandbox ?? "workspace-write"),
+      // Inside taskledger's OS sandbox, which is the boundary, Codex's own would only stand in its way.
+      options.readOnly
+        ? "read-only"
+        : (this.options.sandbox ?? (options.confined ? "danger-full-access" : "workspace-write")),
       "--model",
       model,
     ];

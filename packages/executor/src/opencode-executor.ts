@@ -1,6 +1,11 @@
 import type { AttemptResult, ExecuteOptions, SubTask } from "@taskledger/core";
 import type { AttemptSettings } from "./attempt-settings.js";
-import { type AgentLaunch, CliAgentExecutor, type CliAgentOptions } from "./cli-agent-executor.js";
+import {
+  type AgentLaunch,
+  CliAgentExecutor,
+  type CliAgentOptions,
+  type LaunchOptions,
+} from "./cli-agent-executor.js";
 import {
   createAttemptDirs,
   hermeticEnvironment,
@@ -82,7 +87,7 @@ export class OpencodeExecutor extends CliAgentExecutor<OpencodeExecutorOptions> 
     root: string,
     model: string,
     prompt: string,
-    options: ExecuteOptions,
+    options: LaunchOptions,
     settings: AttemptSettings,
   ): Promise<AgentLaunch> {
     const dirs = await createAttemptDirs(root, opencodeVersion);

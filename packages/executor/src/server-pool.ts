@@ -1,5 +1,11 @@
-import { ExecutorError } from "@taskledger/core";
+import { ExecutorError, type Sandbox } from "@taskledger/core";
 import type { OpencodeServer, ServerStartFailure } from "./opencode-server.js";
+
+/** A server confined to one directory, in this sandbox. */
+export interface ServerPin {
+  directory: string;
+  sandbox: Sandbox;
+}
 
 /**
  * Up to `size` running servers, each serving one attempt at a time (so everything a server starts
@@ -10,6 +16,8 @@ export class ServerPool {
   private readonly idle: OpencodeServer[] = [];
   // The directories each server has booted an instance for (bounded by maxAttemptsPerServer).
   private readonly served = new WeakMap<OpencodeServer, Set<string>>();
+  // A confined server writes only in the directory it was started for: it serves no other.
+  private readonly pinned = new WeakMap<OpencodeServer, string>();
   private readonly all = new Set<OpencodeServer>();
   private starting = 0;
   private readonly waiters: (() => void)[] = [];
@@ -19,6 +27,7 @@ export class ServerPool {
     private readonly size: number,
     private readonly startServer: (
       signal: AbortSignal,
+      pin?: ServerPin,
     ) => Promise<OpencodeServer | ServerStartFailure>,
     private readonly stopServer: (server: OpencodeServer) => Promise<void>,
     /** A server is retired after this many attempts (each directory it saw stays loaded in it). */
@@ -33,7 +42,9 @@ export class ServerPool {
   async acquire(
     signal: AbortSignal,
     directory?: string,
+    sandbox?: Sandbox,
   ): Promise<OpencodeServer | ServerStartFailure> {
+    if (sandbox && directory) return this.acquirePinned(signal, { directory, sandbox });
     for (;;) {
       if (this.closed) throw new ExecutorError("the opencode server executor is closed");
       signal.throwIfAborted();
@@ -52,20 +63,55 @@ export class ServerPool {
         if ("url" in started) this.serves(started, directory);
         return started;
       }
-      await new Promise<void>((resolve, reject) => {
-        const wake = () => {
-          signal.removeEventListener("abort", onAbort);
-          resolve();
-        };
-        const onAbort = () => {
-          const at = this.waiters.indexOf(wake);
-          if (at >= 0) this.waiters.splice(at, 1);
-          reject(signal.reason);
-        };
-        this.waiters.push(wake);
-        signal.addEventListener("abort", onAbort, { once: true });
-      });
+      await this.wait(signal);
     }
+  }
+
+  /**
+   * A confined server for `pin.directory`: an idle one started for it, else a new one (an idle
+   * server of another directory is stopped to make room), else one that comes back.
+   */
+  private async acquirePinned(
+    signal: AbortSignal,
+    pin: ServerPin,
+  ): Promise<OpencodeServer | ServerStartFailure> {
+    for (;;) {
+      if (this.closed) throw new ExecutorError("the opencode server executor is closed");
+      signal.throwIfAborted();
+      const at = this.idle.findIndex((idle) => this.pinned.get(idle) === pin.directory);
+      const server = at === -1 ? undefined : this.idle.splice(at, 1)[0];
+      if (server !== undefined) {
+        if (server.ended === undefined) return server;
+        this.drop(server);
+        continue;
+      }
+      if (this.all.size + this.starting >= this.size && this.idle.length > 0) {
+        this.drop(this.idle[0] as OpencodeServer);
+      }
+      if (this.all.size + this.starting < this.size) {
+        const started = await this.start(signal, pin);
+        if ("url" in started) this.pinned.set(started, pin.directory);
+        return started;
+      }
+      await this.wait(signal);
+    }
+  }
+
+  /** Until a server comes back or a start fails; rejects with the signal's reason on abort. */
+  private wait(signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const wake = () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        const at = this.waiters.indexOf(wake);
+        if (at >= 0) this.waiters.splice(at, 1);
+        reject(signal.reason);
+      };
+      this.waiters.push(wake);
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
   }
 
   /**
@@ -121,10 +167,13 @@ export class ServerPool {
     return this.all.size;
   }
 
-  private async start(signal: AbortSignal): Promise<OpencodeServer | ServerStartFailure> {
+  private async start(
+    signal: AbortSignal,
+    pin?: ServerPin,
+  ): Promise<OpencodeServer | ServerStartFailure> {
     this.starting++;
     try {
-      const started = await this.startServer(signal);
+      const started = await this.startServer(signal, pin);
       if ("url" in started) {
         this.all.add(started);
         if (this.closed) {
