@@ -66,6 +66,7 @@ export async function executeRun(
       isolation: options.isolation,
       apply: options.apply,
       ...(input.recovered ? { recorded: { record: state.workspace, tip: state.tip } } : {}),
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     });
     // Candidates of one sub-task at once in one directory would undo each other's work.
     if (input.settings.bestOf && workspace.record.kind !== "worktree") {

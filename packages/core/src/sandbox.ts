@@ -44,9 +44,10 @@ export interface SandboxedLaunch {
   exposedPort?: number;
   /**
    * What the sandbox refused this launch so far (bounded): from the runtime's own record, and from
-   * `output` (what the launch printed, its tools' results) where a refusal shows only there.
+   * `output` (what the launch printed, its tools' results) where a refusal shows only there; a
+   * relative path there is taken from `cwd` (default the launch's).
    */
-  refusals(output?: string): SandboxRefusal[];
+  refusals(output?: string, cwd?: string): SandboxRefusal[];
   /** Frees what the launch held (its bridges, its per-launch allowances); call once it ended. */
   release(): Promise<void>;
 }

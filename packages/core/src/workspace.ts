@@ -1,4 +1,5 @@
 import { InvalidConfigError } from "./errors.js";
+import type { Sandbox } from "./sandbox.js";
 
 /**
  * Where attempts work and what becomes of their work. `shared`: every attempt works in the run's
@@ -158,6 +159,8 @@ export interface OpenWorkspaceInput {
   /** A resumed run's workspace as its log tells it, with the run branch's logged tip. */
   recorded?: { record: WorkspaceRecord | undefined; tip: string | undefined };
   abortSignal?: AbortSignal;
+  /** The OS sandbox a slot's setup command runs inside (with the project's network allowance). */
+  sandbox?: Sandbox;
 }
 
 /**

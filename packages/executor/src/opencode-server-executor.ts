@@ -196,7 +196,8 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
         ...(end.serverLost === undefined ? {} : { stderr: server.stderrText() }),
         ...(this.options.keepAttemptDirs ? { attemptDir: server.dirs.root } : {}),
       });
-      const refusals = server.confinement?.refusals(toolOutputs(ended)).slice(refusedBefore) ?? [];
+      const refusals =
+        server.confinement?.refusals(toolOutputs(ended), options.cwd).slice(refusedBefore) ?? [];
       if (refusals.length > 0) ended.refusals = refusals;
       return await explainUnknownModel(ended, this.models, model, options.abortSignal);
     } finally {

@@ -105,7 +105,7 @@ async function openGitWorkspace(
     const record = recorded.record;
     // Logs written before workspaces existed ran shared.
     if (record?.kind !== "worktree") return sharedWorkspace(cwd);
-    return openWorktreeWorkspace(runId, record, recorded.tip ?? record.base, limits);
+    return openWorktreeWorkspace(runId, record, recorded.tip ?? record.base, limits, input.sandbox);
   }
   if (input.isolation === "shared") return sharedWorkspace(cwd);
   let repo: Awaited<ReturnType<typeof findRepository>>;
@@ -136,5 +136,5 @@ async function openGitWorkspace(
     );
   }
   const record = await startWorktreeRun(runId, repo, input.apply, environment, input.abortSignal);
-  return openWorktreeWorkspace(runId, record, record.base, limits);
+  return openWorktreeWorkspace(runId, record, record.base, limits, input.sandbox);
 }

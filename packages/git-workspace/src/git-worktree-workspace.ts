@@ -7,6 +7,7 @@ import type {
   EnvironmentSettings,
   Integration,
   RunWorkspace,
+  Sandbox,
   SlotPreparation,
   WorkspaceRecord,
 } from "@taskledger/core";
@@ -80,6 +81,7 @@ export async function openWorktreeWorkspace(
   record: WorktreeRecord,
   loggedTip: string,
   limits: SlotLimits | false,
+  sandbox?: Sandbox,
 ): Promise<RunWorkspace> {
   let tip = loggedTip;
   const { root } = record;
@@ -130,6 +132,7 @@ export async function openWorktreeWorkspace(
     record.prefix,
     runId,
     record.environment ?? environmentOfOldLogs,
+    sandbox,
   );
   const preparations: SlotPreparation[] = [];
   // Worktrees are reused across attempts ("slots"): resetting one to another commit rewrites only

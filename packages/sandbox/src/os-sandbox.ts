@@ -147,13 +147,13 @@ class OsSandbox implements Sandbox {
       args: argv.slice(1),
       env: { ...launch.env, ...added(env) },
       ...(bridge ? { exposedPort: bridge.port } : {}),
-      refusals: (output = "") =>
+      refusals: (output = "", cwd = launch.cwd) =>
         refusalsOf([
           ...manager
             .getSandboxViolationStore()
             .getViolationsForCommand(id)
             .map((violation) => violation.line),
-          ...refusedWritesIn(output).map((path) => `deny write ${resolve(launch.cwd, path)}`),
+          ...refusedWritesIn(output).map((path) => `deny write ${resolve(cwd, path)}`),
         ]),
       release: async () => {
         bridge?.server.close();
