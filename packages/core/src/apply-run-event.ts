@@ -1,7 +1,13 @@
 import { chooseInRound, startRound } from "./apply-candidate-event.js";
 import { incompleteReasonOf, type ProgressEntry } from "./progress-entry.js";
 import type { RunEvent } from "./run-events.js";
-import { candidateOf, maxSlotPreparations, type RunState, type SubTaskState } from "./run-state.js";
+import {
+  candidateOf,
+  maxKeptRefusals,
+  maxSlotPreparations,
+  type RunState,
+  type SubTaskState,
+} from "./run-state.js";
 import type { SubTask } from "./sub-task.js";
 import type { TaskLedger } from "./task-ledger.js";
 import { oneLine } from "./text-clip.js";
@@ -144,6 +150,10 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       s.usage = addUsage(s.usage, event.result.usage);
       attemptUsageOf(s, event.attempt).agent = addUsage(event.result.usage);
       s.lastDurationMs = event.result.durationMs;
+      for (const refusal of event.result.refusals ?? []) {
+        if (s.refusals.length >= maxKeptRefusals) break;
+        s.refusals.push({ attempt: event.attempt, kind: refusal.kind, target: refusal.target });
+      }
       const member = candidateOf(s, event.attempt);
       if (member) {
         if (event.result.outcome === "cancelled") {
@@ -341,6 +351,7 @@ function addSubTask(state: RunState, subTask: SubTask, replans: number): void {
     lastDurationMs: undefined,
     usage: emptyUsage(),
     attemptUsage: [],
+    refusals: [],
     activity: "",
     workFrom: undefined,
     merged: undefined,

@@ -94,6 +94,16 @@ export const subTaskReportSchema = z.object({
     .optional(),
   /** Its rounds of parallel candidates (`bestOf`), when it had any. */
   candidates: z.array(candidateRoundReportSchema).optional(),
+  /** What the OS sandbox refused its attempts (a path written, a host contacted), when anything. */
+  refusals: z
+    .array(
+      z.object({
+        attempt: z.number().int(),
+        kind: z.enum(["write", "read", "network"]),
+        target: z.string(),
+      }),
+    )
+    .optional(),
 });
 export type SubTaskReport = z.infer<typeof subTaskReportSchema>;
 
