@@ -144,6 +144,8 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       s.usage = addUsage(s.usage, event.result.usage);
       attemptUsageOf(s, event.attempt).agent = addUsage(event.result.usage);
       s.lastDurationMs = event.result.durationMs;
+      if (event.result.outsideCwd)
+        s.outsideCwd.push({ attempt: event.attempt, ...event.result.outsideCwd });
       const member = candidateOf(s, event.attempt);
       if (member) {
         if (event.result.outcome === "cancelled") {
@@ -347,6 +349,7 @@ function addSubTask(state: RunState, subTask: SubTask, replans: number): void {
     round: undefined,
     rounds: [],
     onCandidatesRung: false,
+    outsideCwd: [],
   });
   for (const id of dependsOn) {
     const list = state.dependents.get(id);

@@ -52,7 +52,11 @@ export async function captureWork(
     const captured = await space.capture(commitTitle(s, attempt));
     if (!captured) return { result };
     return {
-      result: { ...result, filesChanged: captured.filesChanged.slice(0, maxRecordedFiles) },
+      result: {
+        ...result,
+        filesChanged: captured.filesChanged.slice(0, maxRecordedFiles),
+        ...(captured.outsideCwd ? { outsideCwd: captured.outsideCwd } : {}),
+      },
       commit: captured.commit,
     };
   } catch (error) {

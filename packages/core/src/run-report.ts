@@ -94,6 +94,19 @@ export const subTaskReportSchema = z.object({
     .optional(),
   /** Its rounds of parallel candidates (`bestOf`), when it had any. */
   candidates: z.array(candidateRoundReportSchema).optional(),
+  /**
+   * With worktrees: attempts that changed files outside the run's directory; those changes were
+   * left out (never merged or applied). Paths from the repository's top, at most 50 an attempt.
+   */
+  outsideCwd: z
+    .array(
+      z.object({
+        attempt: z.number().int(),
+        paths: z.array(z.string()),
+        count: z.number().int(),
+      }),
+    )
+    .optional(),
 });
 export type SubTaskReport = z.infer<typeof subTaskReportSchema>;
 

@@ -72,6 +72,16 @@ export interface AttemptCapture {
   commit: string;
   /** Paths it changed, relative to the repository's top. */
   filesChanged: string[];
+  /** What it changed outside the run's directory: not in `commit`, never merged or applied. */
+  outsideCwd?: OutsideChanges;
+}
+
+/** Changes an attempt made outside the run's `cwd`, left out of its work. */
+export interface OutsideChanges {
+  /** Paths relative to the repository's top (at most 50). */
+  paths: string[];
+  /** How many paths in all. */
+  count: number;
 }
 
 /** The directory one attempt works in. */
