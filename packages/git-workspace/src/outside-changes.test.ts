@@ -155,6 +155,40 @@ describe("only the run's directory is kept", () => {
     expect(left!.paths[0]).toBe("out/f00.txt");
   });
 
+  it("best-of: every candidate's commit keeps only the run's directory, and each names what it left out", async () => {
+    const repo = makeRepo(monorepo);
+    const cwd = join(repo, "packages/app");
+    const executor = scriptedWorkExecutor({
+      a: async (dir, options) => {
+        writeFiles(dir, { [`c${options.attempt}.txt`]: "y\n" });
+        writeFiles(join(dir, "../.."), { "ROOT_CONFIG.txt": `${options.attempt}\n` });
+        return undefined;
+      },
+    });
+    const manager = createManager({
+      executor,
+      cwd,
+      concurrency: 2,
+      bestOf: { candidates: 2, for: "all" },
+      replan: { enabled: false },
+    });
+    const report = await manager.run("x", { plan: { subTasks: [task("a")] } });
+
+    expect(report.status).toBe("completed");
+    const [s] = report.subTasks;
+    expect(s!.outsideCwd).toEqual([
+      { attempt: 1, paths: ["ROOT_CONFIG.txt"], count: 1 },
+      { attempt: 2, paths: ["ROOT_CONFIG.txt"], count: 1 },
+    ]);
+    const candidates = s!.candidates![0]!.candidates;
+    expect(candidates).toHaveLength(2);
+    for (const candidate of candidates) {
+      const files = sh(repo, "diff", "--name-only", `${candidate.commit}^`, candidate.commit!);
+      expect(files).toBe(`packages/app/c${candidate.attempt}.txt`);
+    }
+    expect(existsSync(join(repo, "ROOT_CONFIG.txt"))).toBe(false);
+  });
+
   it("a merge and the final apply keep only the run's directory too, whatever commit they are given", async () => {
     const repo = makeRepo(monorepo);
     const found = await findRepository(join(repo, "packages/app"));
