@@ -211,7 +211,7 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
       const outside = event.result.outsideCwd;
       if (!outside) return [];
       return [
-        `${c.yellow("⚠")} ${step(event.subTaskId)} attempt ${event.attempt} changed ${outside.count} path(s) outside the run's directory, left out: ${terminalText(oneLine(outside.paths.join(", "), 160))}`,
+        `${c.yellow("⚠")} ${step(event.subTaskId)} attempt ${event.attempt} changed ${outside.count} path(s) outside the run's directory, ${outside.shared ? "in the shared directory (not reverted)" : "left out"}: ${terminalText(oneLine(outside.paths.join(", "), 160))}`,
       ];
     }
     case "run-failed":

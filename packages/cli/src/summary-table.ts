@@ -64,7 +64,7 @@ export function summaryTable(
     ...report.subTasks.flatMap((s) =>
       (s.outsideCwd ?? []).map((o) =>
         c.yellow(
-          `left out: ${terminalText(s.id)} attempt ${o.attempt} changed ${o.count} path(s) outside the run's directory (${terminalText(oneLine(o.paths.join(", "), 160))}); not applied`,
+          `${o.shared ? "outside --cwd" : "left out"}: ${terminalText(s.id)} attempt ${o.attempt} changed ${o.count} path(s) outside the run's directory (${terminalText(oneLine(o.paths.join(", "), 160))}); ${o.shared ? "shared directory: not reverted" : "not applied"}`,
         ),
       ),
     ),

@@ -50,7 +50,10 @@ export async function captureWork(
 ): Promise<{ result: AttemptResult; commit?: string }> {
   try {
     const captured = await space.capture(commitTitle(s, attempt));
-    if (!captured) return { result };
+    if (!captured) {
+      const outside = await space.outside?.();
+      return { result: outside ? { ...result, outsideCwd: outside } : result };
+    }
     return {
       result: {
         ...result,

@@ -27,7 +27,10 @@ export interface AttemptResult {
   stepFinishReasons: string[];
   /** Files the agent wrote or edited, relative to the working directory, when known. */
   filesChanged: string[];
-  /** Set by the workspace, not the executor: changes outside the run's directory, left out. */
+  /**
+   * Set by the workspace, not the executor: changes outside the run's directory, left out (or,
+   * `shared`, found in the user's tree and left there).
+   */
   outsideCwd?: OutsideChanges;
   usage: Usage;
   /** Why it ended badly, when it did. */

@@ -104,6 +104,8 @@ export const subTaskReportSchema = z.object({
         attempt: z.number().int(),
         paths: z.array(z.string()),
         count: z.number().int(),
+        /** Shared directory: found in the user's tree while it ran, and left there. */
+        shared: z.literal(true).optional(),
       }),
     )
     .optional(),

@@ -82,6 +82,11 @@ export interface OutsideChanges {
   paths: string[];
   /** How many paths in all. */
   count: number;
+  /**
+   * In a shared directory there is no slot to leave them in: they were found in the user's tree
+   * (changed while the attempt ran, by it or anything else) and stay there, not reverted.
+   */
+  shared?: true;
 }
 
 /** The directory one attempt works in. */
@@ -92,6 +97,8 @@ export interface AttemptSpace {
   capture(message: string): Promise<AttemptCapture | undefined>;
   /** Removes the directory (the commit stays). */
   dispose(): Promise<void>;
+  /** Shared: what changed outside the run's directory while the attempt ran (after `capture`). */
+  outside?(): Promise<OutsideChanges | undefined>;
 }
 
 export type Integration =

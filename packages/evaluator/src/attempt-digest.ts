@@ -59,8 +59,11 @@ function describeEnding(result: AttemptResult): string {
   const outside = result.outsideCwd;
   if (outside) {
     // The judge can then say why a change is missing: it was made outside the run's directory.
+    const what = outside.shared
+      ? "changed outside the run's directory while it ran (not the attempt's to change)"
+      : "changed outside the run's directory were discarded, not kept";
     lines.push(
-      `left out: ${outside.count} path(s) changed outside the run's directory were discarded, not kept: ${clipMiddle(outside.paths.join(", "), 300)}`,
+      `left out: ${outside.count} path(s) ${what}: ${clipMiddle(outside.paths.join(", "), 300)}`,
     );
   }
   return lines.join("\n");

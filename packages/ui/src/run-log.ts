@@ -261,6 +261,7 @@ function fillResult(a: AttemptView, result: AttemptResult): void {
         .slice(0, textLimits.items)
         .map((f) => clip(f, textLimits.short)),
       count: result.outsideCwd.count,
+      ...(result.outsideCwd.shared ? { shared: true as const } : {}),
     };
   }
   const waited = result.details?.waitedForWorkerMs;

@@ -103,7 +103,7 @@ export interface AttemptView {
   toolCallsOmitted: number;
   filesChanged: string[];
   /** With worktrees: what it changed outside the run's directory, left out (never applied). */
-  outsideCwd?: { paths: string[]; count: number };
+  outsideCwd?: { paths: string[]; count: number; shared?: true };
   /** The attempt's diff, once runs record one (isolation); absent until then. */
   diff?: string;
   /** With worktrees: the attempt's commit; its diff is at `/api/runs/<run>/commits/<commit>/diff`. */

@@ -130,7 +130,9 @@ function attemptView(a: AttemptView, runId: string): HTMLElement {
       ? h(
           "h4",
           {},
-          `Left out: ${a.outsideCwd.count} path(s) outside the run's directory, never applied`,
+          a.outsideCwd.shared
+            ? `Outside the run's directory: ${a.outsideCwd.count} path(s) changed while it ran (shared directory, not reverted)`
+            : `Left out: ${a.outsideCwd.count} path(s) outside the run's directory, never applied`,
         )
       : null,
     a.outsideCwd
