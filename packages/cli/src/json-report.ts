@@ -24,6 +24,7 @@ export function toJsonReport(report: RunReport) {
       ...(s.commit ? { commit: s.commit, filesChanged: s.filesChanged ?? [] } : {}),
       ...(s.usage ? { usage: s.usage } : {}),
       ...(s.candidates ? { candidates: s.candidates } : {}),
+      ...(s.outsideCwd ? { outsideCwd: s.outsideCwd } : {}),
     })),
     facts: report.facts ?? [],
     project: report.project ?? null,

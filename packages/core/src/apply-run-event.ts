@@ -154,6 +154,8 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
         if (s.refusals.length >= maxKeptRefusals) break;
         s.refusals.push({ attempt: event.attempt, kind: refusal.kind, target: refusal.target });
       }
+      if (event.result.outsideCwd)
+        s.outsideCwd.push({ attempt: event.attempt, ...event.result.outsideCwd });
       const member = candidateOf(s, event.attempt);
       if (member) {
         if (event.result.outcome === "cancelled") {
@@ -358,6 +360,7 @@ function addSubTask(state: RunState, subTask: SubTask, replans: number): void {
     round: undefined,
     rounds: [],
     onCandidatesRung: false,
+    outsideCwd: [],
   });
   for (const id of dependsOn) {
     const list = state.dependents.get(id);

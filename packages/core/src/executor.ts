@@ -1,6 +1,7 @@
 import type { Sandbox, SandboxRefusal } from "./sandbox.js";
 import type { SubTask } from "./sub-task.js";
 import type { Usage } from "./usage.js";
+import type { OutsideChanges } from "./workspace.js";
 
 /**
  * How an attempt ended. `finished`: the agent stopped on its own; `truncated`: it stopped because
@@ -27,6 +28,11 @@ export interface AttemptResult {
   stepFinishReasons: string[];
   /** Files the agent wrote or edited, relative to the working directory, when known. */
   filesChanged: string[];
+  /**
+   * Set by the workspace, not the executor: changes outside the run's directory, left out (or,
+   * `shared`, found in the user's tree and left there).
+   */
+  outsideCwd?: OutsideChanges;
   usage: Usage;
   /** Why it ended badly, when it did. */
   error?: string;

@@ -78,7 +78,10 @@ export async function exploreProject(ctx: RunContext): Promise<void> {
       });
       // Whatever it changed all the same is found, reported and never merged.
       const capture = await space.capture("taskledger: explore (discarded)").catch(() => undefined);
-      wrote = capture?.filesChanged.slice(0, 50) ?? [];
+      wrote = [...(capture?.filesChanged ?? []), ...(capture?.outsideCwd?.paths ?? [])].slice(
+        0,
+        50,
+      );
     } finally {
       await space.dispose().catch(() => {});
     }

@@ -207,6 +207,7 @@ export {
   type Integration,
   type Isolation,
   type OpenWorkspaceInput,
+  type OutsideChanges,
   type RunWorkspace,
   type SetupSettings,
   type SlotPreparation,

@@ -79,6 +79,16 @@ describe("digestAttempt", () => {
     expect(digest).toMatch(/… and \d+ more/);
   });
 
+  it("tells the judge what was left out for being outside the run's directory", () => {
+    const digest = digestAttempt(
+      attemptResult({ outsideCwd: { paths: ["ROOT_CONFIG.txt", "lib/x.ts"], count: 2 } }),
+    );
+    expect(digest).toContain(
+      "left out: 2 path(s) changed outside the run's directory were discarded, not kept: ROOT_CONFIG.txt, lib/x.ts",
+    );
+    expect(digestAttempt(attemptResult())).not.toContain("left out");
+  });
+
   it("refuses a budget too small to hold a digest", () => {
     expect(() => digestAttempt(attemptResult(), { maxTokens: 50 })).toThrow(InvalidConfigError);
   });

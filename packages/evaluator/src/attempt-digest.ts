@@ -57,6 +57,16 @@ function describeEnding(result: AttemptResult): string {
     `duration: ${(result.durationMs / 1000).toFixed(1)} s; tokens: ${result.usage.inputTokens} in, ${result.usage.outputTokens} out`,
   ];
   if (result.error) lines.push(`error: ${clipMiddle(result.error, 600)}`);
+  const outside = result.outsideCwd;
+  if (outside) {
+    // The judge can then say why a change is missing: it was made outside the run's directory.
+    const what = outside.shared
+      ? "changed outside the run's directory while it ran (not the attempt's to change)"
+      : "changed outside the run's directory were discarded, not kept";
+    lines.push(
+      `left out: ${outside.count} path(s) ${what}: ${clipMiddle(outside.paths.join(", "), 300)}`,
+    );
+  }
   return lines.join("\n");
 }
 

@@ -255,6 +255,15 @@ function fillResult(a: AttemptView, result: AttemptResult): void {
   a.filesChanged = (result.filesChanged ?? [])
     .slice(0, textLimits.items)
     .map((f) => clip(f, textLimits.short));
+  if (result.outsideCwd) {
+    a.outsideCwd = {
+      paths: result.outsideCwd.paths
+        .slice(0, textLimits.items)
+        .map((f) => clip(f, textLimits.short)),
+      count: result.outsideCwd.count,
+      ...(result.outsideCwd.shared ? { shared: true as const } : {}),
+    };
+  }
   const waited = result.details?.waitedForWorkerMs;
   if (typeof waited === "number" && Number.isFinite(waited)) a.waitedForWorkerMs = waited;
   // Diffs arrive with isolation (another change); shown when the result carries one.

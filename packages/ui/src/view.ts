@@ -102,6 +102,8 @@ export interface AttemptView {
   /** Tool calls left out past the bound. */
   toolCallsOmitted: number;
   filesChanged: string[];
+  /** With worktrees: what it changed outside the run's directory, left out (never applied). */
+  outsideCwd?: { paths: string[]; count: number; shared?: true };
   /** The attempt's diff, once runs record one (isolation); absent until then. */
   diff?: string;
   /** With worktrees: the attempt's commit; its diff is at `/api/runs/<run>/commits/<commit>/diff`. */

@@ -126,6 +126,18 @@ function attemptView(a: AttemptView, runId: string): HTMLElement {
     a.filesChanged.length
       ? h("ul", {}, ...a.filesChanged.map((f) => h("li", { class: "code" }, f)))
       : null,
+    a.outsideCwd
+      ? h(
+          "h4",
+          {},
+          a.outsideCwd.shared
+            ? `Outside the run's directory: ${a.outsideCwd.count} path(s) changed while it ran (shared directory, not reverted)`
+            : `Left out: ${a.outsideCwd.count} path(s) outside the run's directory, never applied`,
+        )
+      : null,
+    a.outsideCwd
+      ? h("ul", {}, ...a.outsideCwd.paths.map((f) => h("li", { class: "code" }, f)))
+      : null,
     diffSlot(a, runId),
   );
 }
