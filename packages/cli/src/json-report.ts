@@ -25,6 +25,7 @@ export function toJsonReport(report: RunReport) {
       ...(s.usage ? { usage: s.usage } : {}),
       ...(s.candidates ? { candidates: s.candidates } : {}),
       ...(s.outsideCwd ? { outsideCwd: s.outsideCwd } : {}),
+      ...(s.refusals ? { refusals: s.refusals } : {}),
     })),
     facts: report.facts ?? [],
     project: report.project ?? null,

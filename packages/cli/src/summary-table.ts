@@ -68,6 +68,15 @@ export function summaryTable(
         ),
       ),
     ),
+    ...report.subTasks.flatMap((s) =>
+      s.refusals?.length
+        ? [
+            c.yellow(
+              `sandbox: ${terminalText(s.id)} was refused ${terminalText(oneLine(s.refusals.map((r) => `${r.kind} ${r.target} (attempt ${r.attempt})`).join(", "), 200))}`,
+            ),
+          ]
+        : [],
+    ),
     ...(total.unpricedModels?.length
       ? [
           c.dim(

@@ -347,6 +347,12 @@ export class RunTrace {
       attributes["taskledger.outside_cwd.count"] = result.outsideCwd.count;
       attributes["taskledger.outside_cwd.paths"] = result.outsideCwd.paths;
     }
+    // What the OS sandbox refused the attempt: the paths written and hosts contacted.
+    if (result.refusals?.length) {
+      attributes["taskledger.sandbox.refusals"] = result.refusals.map(
+        (r) => `${r.kind} ${r.target}`,
+      );
+    }
     span.setAttributes(attributes);
     if (result.outcome === "error" || result.outcome === "timeout") {
       span.setAttribute("error.type", result.outcome);

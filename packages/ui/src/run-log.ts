@@ -264,6 +264,11 @@ function fillResult(a: AttemptView, result: AttemptResult): void {
       ...(result.outsideCwd.shared ? { shared: true as const } : {}),
     };
   }
+  if (result.refusals?.length) {
+    a.refusals = result.refusals
+      .slice(0, textLimits.items)
+      .map((r) => ({ kind: r.kind, target: clip(r.target, textLimits.short) }));
+  }
   const waited = result.details?.waitedForWorkerMs;
   if (typeof waited === "number" && Number.isFinite(waited)) a.waitedForWorkerMs = waited;
   // Diffs arrive with isolation (another change); shown when the result carries one.

@@ -138,6 +138,10 @@ function attemptView(a: AttemptView, runId: string): HTMLElement {
     a.outsideCwd
       ? h("ul", {}, ...a.outsideCwd.paths.map((f) => h("li", { class: "code" }, f)))
       : null,
+    a.refusals?.length ? h("h4", {}, `Refused by the sandbox: ${a.refusals.length}`) : null,
+    a.refusals?.length
+      ? h("ul", {}, ...a.refusals.map((r) => h("li", { class: "code" }, `${r.kind} ${r.target}`)))
+      : null,
     diffSlot(a, runId),
   );
 }
