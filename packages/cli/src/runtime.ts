@@ -161,7 +161,8 @@ function runSandbox(
       ...agentHosts({ ...options, opencodeConfig: agentConfig(options) }, env),
       ...options.sandbox.allowHosts,
     ],
-    denyRead: [...(options.store ? [options.store] : []), cacheDirectory(env)],
+    denyRead: [...(options.store ? [options.store] : []), cacheDirectory()],
+    ...(env.HOME ? { home: env.HOME } : {}),
     // Sessions in running opencode servers: each server is reached through a bridge.
     serves: !options.queue && options.executor === "server",
     onUnconfined: (line) => {

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
-import { connect, createServer, type Server } from "node:net";
-import { tmpdir } from "node:os";
+import { connect, createServer, type Server, type Socket } from "node:net";
+import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import {
   InvalidConfigError,
@@ -31,6 +31,8 @@ export interface SandboxOptions {
   allowHosts?: readonly string[];
   /** Paths no launch reads, beyond the credential stores (the run store, other slots, …). */
   denyRead?: readonly string[];
+  /** The user's home, where the credential stores are; default the OS's (`HOME`). */
+  home?: string;
   /**
    * Launches will serve a port to the host (`expose`: the opencode server executor). The runtime's
    * filter of Unix sockets is then off for the process (it would refuse the bridge), and the
@@ -70,12 +72,15 @@ class OsSandbox implements Sandbox {
   private settled: Promise<SandboxStatus> | undefined;
   private manager: SandboxManager | undefined;
   private closed = false;
+  private readonly home: string;
 
   constructor(
     readonly mode: SandboxMode,
     private readonly hosts: ReturnType<typeof parseHost>[],
     private readonly options: SandboxOptions,
-  ) {}
+  ) {
+    this.home = options.home ?? homedir();
+  }
 
   status(): Promise<SandboxStatus> {
     this.settled ??= this.settle();
@@ -132,7 +137,11 @@ class OsSandbox implements Sandbox {
         filesystem: {
           allowWrite: write,
           denyWrite: [],
-          denyRead: [...credentialStores, ...socketDirs, ...(this.options.denyRead ?? [])],
+          denyRead: [
+            ...credentialStores.map((path) => path.replace(/^~(?=\/)/, this.home)),
+            ...socketDirs,
+            ...(this.options.denyRead ?? []),
+          ],
           allowRead: [...write, ...git.read, ...(launch.read ?? [])],
         },
       },
@@ -140,8 +149,7 @@ class OsSandbox implements Sandbox {
       launch.cwd,
       { commandId: id, commandText: [launch.file, ...launch.args].join(" ").slice(0, 500) },
     );
-    const bridge =
-      launch.expose === undefined ? undefined : await listenBridge(socket).catch(() => undefined);
+    const bridge = launch.expose === undefined ? undefined : await listenBridge(socket);
     return {
       file: argv[0] as string,
       args: argv.slice(1),
@@ -182,20 +190,43 @@ function pick(env: Record<string, string>, keys: readonly string[]): Record<stri
   return Object.fromEntries(keys.flatMap((key) => (env[key] ? [[key, env[key]]] : [])));
 }
 
+/** How long a connection waits for the socket inside to answer (it starts with the launch). */
+const bridgeConnectTries = 200;
+
+/** The Unix socket served inside, connected; retried while the launch is still starting. */
+function connectInside(socket: string, tries = bridgeConnectTries): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const inner = connect(socket);
+    inner.once("connect", () => resolve(inner));
+    inner.once("error", (error: NodeJS.ErrnoException) => {
+      inner.destroy();
+      const starting = error.code === "ENOENT" || error.code === "ECONNREFUSED";
+      if (!starting || tries <= 1) return reject(error);
+      setTimeout(() => connectInside(socket, tries - 1).then(resolve, reject), 25);
+    });
+  });
+}
+
 /** A host-side `127.0.0.1` port whose connections go to the Unix socket served inside. */
 function listenBridge(socket: string): Promise<{ server: Server; port: number }> {
   return new Promise((resolve, reject) => {
     const server = createServer((client) => {
-      const inner = connect(socket);
-      client.pipe(inner).pipe(client);
-      const end = () => {
-        client.destroy();
-        inner.destroy();
-      };
-      client.once("error", end);
-      inner.once("error", end);
-      client.once("close", end);
-      inner.once("close", end);
+      client.pause();
+      client.once("error", () => client.destroy());
+      connectInside(socket).then(
+        (inner) => {
+          client.pipe(inner).pipe(client);
+          client.resume();
+          const end = () => {
+            client.destroy();
+            inner.destroy();
+          };
+          inner.once("error", end);
+          client.once("close", end);
+          inner.once("close", end);
+        },
+        () => client.destroy(),
+      );
     });
     server.unref();
     server.once("error", reject);
