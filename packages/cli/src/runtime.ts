@@ -149,7 +149,7 @@ export function createRuntime(
  * The run's OS sandbox: the agents' model endpoints and the project's hosts allowed; the run store
  * and the kept slots (another attempt's room) unreadable; one line when `auto` cannot confine.
  */
-function runSandbox(
+export function runSandbox(
   options: RunOptions,
   env: Readonly<Record<string, string | undefined>>,
   warn: (message: string) => void,

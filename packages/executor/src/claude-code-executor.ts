@@ -134,6 +134,8 @@ export class ClaudeCodeExecutor extends CliAgentExecutor<ClaudeCodeExecutorOptio
     return {
       args,
       env,
+      // Its login lives in the user's Claude directory, which no other process may read.
+      ...(login ? { read: [credentialsFile()] } : {}),
       stdin: prompt,
       parse: (stdout, limits) => translateJsonLines(stdout, limits.maxLineBytes, translator),
       costUsd: () => translator.costUsd,
@@ -144,8 +146,12 @@ export class ClaudeCodeExecutor extends CliAgentExecutor<ClaudeCodeExecutorOptio
 
 /** Links the user's Claude credentials file into the attempt's home; nothing is copied. */
 async function linkCredentials(target: string): Promise<void> {
-  const dir = process.env.CLAUDE_CONFIG_DIR ?? join(homedir(), ".claude");
-  await symlink(join(dir, ".credentials.json"), target).catch(() => {});
+  await symlink(credentialsFile(), target).catch(() => {});
+}
+
+/** The user's Claude login. */
+function credentialsFile(): string {
+  return join(process.env.CLAUDE_CONFIG_DIR ?? join(homedir(), ".claude"), ".credentials.json");
 }
 
 /** An executor that runs every attempt as a fresh Claude Code session. */

@@ -63,6 +63,8 @@ export interface AgentLaunch {
   ): AsyncIterable<OpencodeEvent>;
   /** The agent's own figure for the attempt's cost, used when pricing leaves it unknown. */
   costUsd?(): number | undefined;
+  /** Files it must read though the sandbox denies their region (the user's login, when it uses it). */
+  read?: string[];
   /** The agent's refusal of its configuration, read from stderr after a failed start. */
   configRejection?(stderr: string): string | undefined;
 }
@@ -179,6 +181,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
         cwd: options.cwd,
         env: launch.env,
         write: [root],
+        ...(launch.read ? { read: launch.read } : {}),
       });
       const { end, stderr, pid } = await this.spawnAndWatch(
         launch,

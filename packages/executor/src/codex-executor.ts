@@ -134,6 +134,10 @@ export class CodexExecutor extends CliAgentExecutor<CodexExecutorOptions> {
     return {
       args,
       env,
+      // Its login lives in the user's Codex directory, which no other process may read.
+      ...(this.options.auth === "login"
+        ? { read: [join(process.env.CODEX_HOME ?? join(homedir(), ".codex"), "auth.json")] }
+        : {}),
       stdin: prompt,
       parse: (stdout, limits) => translateJsonLines(stdout, limits.maxLineBytes, translator),
       configRejection: (stderr) => /^Error[^:\n]*config[^:\n]*: (.+)$/im.exec(stderr)?.[0]?.trim(),
