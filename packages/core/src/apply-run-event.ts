@@ -1,3 +1,4 @@
+import { finishAttempt } from "./apply-attempt-event.js";
 import { chooseInRound, startRound } from "./apply-candidate-event.js";
 import { incompleteReasonOf, type ProgressEntry } from "./progress-entry.js";
 import type { RunEvent } from "./run-events.js";
@@ -146,36 +147,7 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
     case "attempt-finished": {
       state.usage.agents = addUsage(state.usage.agents, event.result.usage);
       const s = subTask(state, event.subTaskId);
-      if (!s) break;
-      s.usage = addUsage(s.usage, event.result.usage);
-      attemptUsageOf(s, event.attempt).agent = addUsage(event.result.usage);
-      s.lastDurationMs = event.result.durationMs;
-      for (const refusal of event.result.refusals ?? []) {
-        if (s.refusals.length >= maxKeptRefusals) break;
-        s.refusals.push({ attempt: event.attempt, kind: refusal.kind, target: refusal.target });
-      }
-      if (event.result.outsideCwd)
-        s.outsideCwd.push({ attempt: event.attempt, ...event.result.outsideCwd });
-      const member = candidateOf(s, event.attempt);
-      if (member) {
-        if (event.result.outcome === "cancelled") {
-          if (member.inFlight) member.inFlight.ended = true;
-          break;
-        }
-        delete member.inFlight;
-        member.result = event.result;
-        if (event.commit) member.commit = event.commit;
-        break;
-      }
-      if (event.commit) s.workFrom = event.commit;
-      // A cancelled attempt did not finish its work: it stays in flight, to run again on resume
-      // (under a new number: its result is known and there is nothing to take over).
-      if (event.result.outcome === "cancelled") {
-        if (s.inFlight) s.inFlight.ended = true;
-        break;
-      }
-      s.inFlight = undefined;
-      s.finished = { attempt: event.attempt, result: event.result };
+      if (s) finishAttempt(s, event, attemptUsageOf(s, event.attempt));
       break;
     }
     case "sub-task-evaluated": {
