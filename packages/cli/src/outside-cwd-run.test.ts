@@ -73,6 +73,9 @@ describe("taskledger run in a monorepo package (real opencode, real git)", () =>
         `${compatibleProviderId}/agent`,
         "--cwd",
         cwd,
+        // What git applies is the boundary here, not the OS sandbox.
+        "--sandbox",
+        "off",
       ],
       t.io,
     );

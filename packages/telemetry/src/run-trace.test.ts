@@ -128,6 +128,26 @@ describe("RunTrace", () => {
     });
   });
 
+  it("says on the attempt's span what the OS sandbox refused it", () => {
+    const refusals = [
+      { kind: "write" as const, target: "/repo/ROOT.txt" },
+      { kind: "network" as const, target: "example.com:80" },
+    ];
+    const spans = traced([
+      { type: "run-started", request: "r", cwd: "/" },
+      { type: "plan-created", ledger, decomposed: true, repaired: false, usage: emptyUsage() },
+      { type: "sub-task-started", subTaskId: "a", attempt: 1, promptTokens: 10 },
+      { type: "attempt-finished", subTaskId: "a", attempt: 1, result: { ...result, refusals } },
+      { type: "sub-task-evaluated", subTaskId: "a", attempt: 1, entry: incomplete },
+      { type: "sub-task-retrying", subTaskId: "a", attempt: 2, feedback: "again" },
+    ]);
+    const attempt = spans.find((s) => s.name === "invoke_agent a")!;
+    expect(attempt.attributes["taskledger.sandbox.refusals"]).toEqual([
+      "write /repo/ROOT.txt",
+      "network example.com:80",
+    ]);
+  });
+
   it("marks a failed run and its budget stop on the run's span", () => {
     const spans = traced([
       { type: "run-started", request: "r", cwd: "/" },

@@ -46,6 +46,10 @@ describe("RunLog", () => {
           stepFinishReasons: ["stop"],
           filesChanged: ["packages/app/inside.txt"],
           outsideCwd: { paths: ["ROOT_CONFIG.txt"], count: 3 },
+          refusals: [
+            { kind: "write", target: "/home/u/.bashrc", detail: "openat" },
+            { kind: "network", target: "example.com:443" },
+          ],
           usage: emptyUsage(),
           durationMs: 1,
         },
@@ -61,7 +65,15 @@ describe("RunLog", () => {
     expect(attempt).toMatchObject({
       filesChanged: ["packages/app/inside.txt"],
       outsideCwd: { paths: ["ROOT_CONFIG.txt"], count: 3 },
+      refusals: [
+        { kind: "write", target: "/home/u/.bashrc" },
+        { kind: "network", target: "example.com:443" },
+      ],
     });
+    expect(log.state.subTasks.get("a")!.refusals).toEqual([
+      { attempt: 1, kind: "write", target: "/home/u/.bashrc" },
+      { attempt: 1, kind: "network", target: "example.com:443" },
+    ]);
     expect(log.state.subTasks.get("a")!.outsideCwd).toEqual([
       { attempt: 1, paths: ["ROOT_CONFIG.txt"], count: 3 },
     ]);
