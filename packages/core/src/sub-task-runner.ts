@@ -142,6 +142,7 @@ export class SubTaskRunner {
           } finally {
             this.replansInFlight--;
           }
+          if (outcome.cancelled) return this.stopRunning(s);
           if (outcome.failed !== undefined)
             await this.fail(
               s,
