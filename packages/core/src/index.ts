@@ -79,6 +79,12 @@ export {
 } from "./price.js";
 export { createProcessDir, isProcessAlive, sweepDeadProcessDirs } from "./process-dirs.js";
 export {
+  currentProcess,
+  isHolderAlive,
+  type ProcessIdentity,
+  processStartTime,
+} from "./process-identity.js";
+export {
   type Evidence,
   evidenceSchema,
   type IncompleteReason,
