@@ -1,3 +1,4 @@
+import { checkAttemptResult } from "./attempt-result-check.js";
 import { captureWork, finalCommit, integrate, openSpace } from "./attempt-workspace.js";
 import {
   type CandidateStart,
@@ -281,7 +282,7 @@ export class SubTaskRunner {
     const subTaskId = s.subTask.id;
     const started = performance.now();
     try {
-      return await options.executor.run(prompt, {
+      const result = await options.executor.run(prompt, {
         subTask: s.subTask,
         runId: this.ctx.input.runId,
         attempt,
@@ -295,6 +296,7 @@ export class SubTaskRunner {
           void recorder.record({ type: "attempt-process", subTaskId, attempt, ...process });
         },
       });
+      return checkAttemptResult(result, agentModel ?? "the executor's agent model");
     } catch (error) {
       return failedResult(error, stop.signal.aborted, started);
     }
