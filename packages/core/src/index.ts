@@ -55,6 +55,7 @@ export type {
 } from "./executor.js";
 export { FileRunStore } from "./file-run-store.js";
 export { HeadTailBuffer } from "./head-tail-buffer.js";
+export { describeGiven, refuseUnknownKeys } from "./host-input-check.js";
 export { createManager, Manager, type RunOptions } from "./manager.js";
 export { defaultRunSettings, type ManagerOptions } from "./manager-options.js";
 export type {

@@ -1,13 +1,14 @@
 import { mkdir, symlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { ExecuteOptions } from "@taskledger/core";
+import { type ExecuteOptions, refuseUnknownKeys } from "@taskledger/core";
 import { resolveAgentBinary } from "./agent-binary.js";
 import { type AgentEnvironmentOptions, agentEnvironment } from "./agent-environment.js";
 import { translateJsonLines } from "./agent-json-lines.js";
 import { type AttemptSettings, checkModelName } from "./attempt-settings.js";
 import { ClaudeCodeTranslator } from "./claude-code-events.js";
 import { type AgentLaunch, CliAgentExecutor, type CliAgentOptions } from "./cli-agent-executor.js";
+import { claudeCodeOptionKeys } from "./executor-option-keys.js";
 
 /** The Claude Code release this package is tested against (its `@anthropic-ai/claude-code` dev dependency). */
 export const claudeCodeVersion = "2.1.328";
@@ -44,6 +45,7 @@ export class ClaudeCodeExecutor extends CliAgentExecutor<ClaudeCodeExecutorOptio
 
   constructor(options: ClaudeCodeExecutorOptions) {
     super(options, checkModelName);
+    refuseUnknownKeys(options, claudeCodeOptionKeys, "createClaudeCodeExecutor");
   }
 
   protected override pricedModel(model: string): string {

@@ -1,13 +1,14 @@
 import { mkdir, symlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
-import type { ExecuteOptions } from "@taskledger/core";
+import { type ExecuteOptions, refuseUnknownKeys } from "@taskledger/core";
 import { resolveAgentBinary } from "./agent-binary.js";
 import { type AgentEnvironmentOptions, agentEnvironment } from "./agent-environment.js";
 import { translateJsonLines } from "./agent-json-lines.js";
 import { type AttemptSettings, checkModelName } from "./attempt-settings.js";
 import { type AgentLaunch, CliAgentExecutor, type CliAgentOptions } from "./cli-agent-executor.js";
 import { CodexTranslator } from "./codex-events.js";
+import { codexOptionKeys } from "./executor-option-keys.js";
 
 /** The Codex release this package is tested against (its `@openai/codex` dev dependency). */
 export const codexVersion = "0.169.0";
@@ -49,6 +50,7 @@ export class CodexExecutor extends CliAgentExecutor<CodexExecutorOptions> {
 
   constructor(options: CodexExecutorOptions) {
     super(options, checkModelName);
+    refuseUnknownKeys(options, codexOptionKeys, "createCodexExecutor");
   }
 
   protected override pricedModel(model: string): string {

@@ -1,6 +1,12 @@
-import type { AttemptResult, ExecuteOptions, SubTask } from "@taskledger/core";
+import {
+  type AttemptResult,
+  type ExecuteOptions,
+  refuseUnknownKeys,
+  type SubTask,
+} from "@taskledger/core";
 import type { AttemptSettings } from "./attempt-settings.js";
 import { type AgentLaunch, CliAgentExecutor, type CliAgentOptions } from "./cli-agent-executor.js";
+import { opencodeOptionKeys } from "./executor-option-keys.js";
 import {
   createAttemptDirs,
   hermeticEnvironment,
@@ -54,6 +60,7 @@ export class OpencodeExecutor extends CliAgentExecutor<OpencodeExecutorOptions> 
 
   constructor(options: OpencodeExecutorOptions) {
     super(options);
+    refuseUnknownKeys(options, opencodeOptionKeys, "createOpencodeExecutor");
     this.models = modelCheckFor(options, this.watchdog, () => this.agentBinary());
   }
 

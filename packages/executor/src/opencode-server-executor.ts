@@ -1,11 +1,18 @@
 import { tmpdir } from "node:os";
 import { resolve } from "node:path";
-import type { AttemptProcess, AttemptResult, ExecuteOptions, Executor } from "@taskledger/core";
+import {
+  type AttemptProcess,
+  type AttemptResult,
+  type ExecuteOptions,
+  type Executor,
+  refuseUnknownKeys,
+} from "@taskledger/core";
 import type { ProcessEnd } from "./attempt-outcome.js";
 import { attemptResult } from "./attempt-result.js";
 import { attemptSettings, checkExecutorOptions, checkModel } from "./attempt-settings.js";
 import { createAttemptRoot, removeDir, sweepStaleAttemptDirs } from "./attempt-temp-dir.js";
 import { AttemptWatchdog } from "./attempt-watchdog.js";
+import { opencodeServerOptionKeys } from "./executor-option-keys.js";
 import { createAttemptDirs, hermeticEnvironment } from "./hermetic-config.js";
 import { checkModels, explainUnknownModel, type ModelCheck, modelCheckFor } from "./model-check.js";
 import { resolveOpencodeBinary } from "./opencode-binary.js";
@@ -41,6 +48,7 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
   private readonly models: ModelCheck;
 
   constructor(private readonly options: OpencodeServerExecutorOptions) {
+    refuseUnknownKeys(options, opencodeServerOptionKeys, "createOpencodeServerExecutor");
     checkExecutorOptions({ ...options }, [
       "poolSize",
       "serverStartTimeoutMs",
