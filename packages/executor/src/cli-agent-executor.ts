@@ -166,7 +166,15 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     const root = await createAttemptRoot(parent, keep);
     try {
       const launch = await this.launch(root, model, prompt, options, settings);
-      const { end, stderr, pid } = await this.spawnAndWatch(launch, options, transcript, settings);
+      // A dead host's watchdog removes the directory, unless it is kept for diagnosis.
+      const dir = keep ? undefined : root;
+      const { end, stderr, pid } = await this.spawnAndWatch(
+        launch,
+        options,
+        transcript,
+        settings,
+        dir,
+      );
       if (end.exitCode !== 0 && transcript.stepCount === 0) {
         // The agent's own words reach a terminal and a log: no escape sequence of its survives.
         const rejection = launch.configRejection?.(stripControl(stderr));
@@ -199,6 +207,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     options: ExecuteOptions,
     transcript: Transcript,
     settings: AttemptSettings,
+    dir: string | undefined,
   ): Promise<{ end: ProcessEnd; stderr: string; pid: number | undefined }> {
     const binary = this.binary as string;
     // From here to the first `watch`, one synchronous stretch: no await lets the host die unguarded.
@@ -211,7 +220,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
         stdin: launch.stdin,
       });
       pid = child.pid;
-      return await this.supervise(child, launch, options, transcript, settings);
+      return await this.supervise(child, launch, options, transcript, settings, dir);
     } finally {
       this.watchdog.release(pid);
     }
@@ -223,6 +232,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     options: ExecuteOptions,
     transcript: Transcript,
     settings: AttemptSettings,
+    dir: string | undefined,
   ): Promise<{ end: ProcessEnd; stderr: string; pid: number | undefined }> {
     const binary = this.binary as string;
     const pid = child.pid;
@@ -232,7 +242,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     // Every process of the attempt inherits its own TMPDIR: what finds one no scan has seen yet.
     const marker = attemptMarker(launch.env);
     const record = (process: TrackedProcess) => {
-      if (pid !== undefined) this.watchdog.watch(pid, process, marker);
+      if (pid !== undefined) this.watchdog.watch(pid, process, marker, dir);
       try {
         options.onProcess?.(process.pid === pid ? { ...process, marker } : process);
       } catch {
@@ -242,7 +252,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     const leaderStart = pid === undefined ? undefined : startTimeOf(pid);
     if (pid !== undefined && leaderStart !== undefined) record({ pid, startTime: leaderStart });
     // A leader already gone still leaves its group to guard.
-    else if (pid !== undefined) this.watchdog.watch(pid, { pid, startTime: "" }, marker);
+    else if (pid !== undefined) this.watchdog.watch(pid, { pid, startTime: "" }, marker, dir);
     const guard =
       pid === undefined
         ? undefined

@@ -44,6 +44,7 @@ export const opencodeServerOptionKeys: Record<keyof OpencodeServerExecutorOption
   serverStartTimeoutMs: true,
   serverHangMs: true,
   maxAttemptsPerServer: true,
+  serverIdleMs: true,
 };
 
 export const claudeCodeOptionKeys: Record<keyof ClaudeCodeExecutorOptions, true> = {

@@ -33,7 +33,12 @@ export interface OpencodeServerExecutorOptions extends OpencodeExecutorOptions {
   serverHangMs?: number;
   /** A server is replaced after this many attempts; default 100. */
   maxAttemptsPerServer?: number;
+  /** A server idle this long is stopped (the next attempt starts one); default 5 minutes. */
+  serverIdleMs?: number;
 }
+
+/** How long a server may sit idle before it is stopped, unless `serverIdleMs` says. */
+export const defaultServerIdleMs = 5 * 60_000;
 
 /**
  * Runs each attempt as a fresh session in a pool of running `opencode serve` processes, so an
@@ -54,6 +59,7 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
       "serverStartTimeoutMs",
       "serverHangMs",
       "maxAttemptsPerServer",
+      "serverIdleMs",
     ]);
     const settings = attemptSettings(options);
     this.watchdog = new AttemptWatchdog(settings.killGraceMs);
@@ -66,6 +72,7 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
       (signal) => this.startServer(signal),
       (server) => this.stopServer(server),
       options.maxAttemptsPerServer ?? 100,
+      options.serverIdleMs ?? defaultServerIdleMs,
     );
   }
 
@@ -203,6 +210,7 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
       startTimeoutMs: this.options.serverStartTimeoutMs ?? 60_000,
       maxStderrChars: settings.maxStderrChars,
       watchdog: this.watchdog,
+      keepDirs: this.options.keepAttemptDirs ?? false,
     };
     let started = await OpencodeServer.start(input, signal);
     // The free port was taken before opencode bound it (opencode says only "ServeError"): try another.
