@@ -201,7 +201,7 @@ export async function replanStep(
   } catch (error) {
     const spent = StructuredOutputError.isInstance(error) || PlanValidationError.isInstance(error);
     if (spent && error.usage) usage = error.usage;
-    // A host that quits while the review waits resumes to the same question, not a failure.
+    // A host that quits while the replan is made or reviewed resumes to it, not to a failure.
     if (ctx.stop.cancelled) return { failed: undefined, code: undefined, usage, cancelled: true };
     if (ctx.stop.signal.aborted) {
       return { failed: "The run stopped while replanning.", code: "replan-failed", usage };

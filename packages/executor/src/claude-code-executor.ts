@@ -3,12 +3,20 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { type ExecuteOptions, refuseUnknownKeys } from "@taskledger/core";
 import { resolveAgentBinary } from "./agent-binary.js";
-import { type AgentEnvironmentOptions, agentEnvironment } from "./agent-environment.js";
+import {
+  type AgentEnvironmentOptions,
+  agentEnvironment,
+  agentEnvironmentOptionKeys,
+} from "./agent-environment.js";
 import { translateJsonLines } from "./agent-json-lines.js";
 import { type AttemptSettings, checkModelName } from "./attempt-settings.js";
 import { ClaudeCodeTranslator } from "./claude-code-events.js";
-import { type AgentLaunch, CliAgentExecutor, type CliAgentOptions } from "./cli-agent-executor.js";
-import { claudeCodeOptionKeys } from "./executor-option-keys.js";
+import {
+  type AgentLaunch,
+  CliAgentExecutor,
+  type CliAgentOptions,
+  cliAgentOptionKeys,
+} from "./cli-agent-executor.js";
 
 /** The Claude Code release this package is tested against (its `@anthropic-ai/claude-code` dev dependency). */
 export const claudeCodeVersion = "2.1.328";
@@ -38,6 +46,20 @@ export interface ClaudeCodeExecutorOptions extends CliAgentOptions, AgentEnviron
   /** Read the project's `.claude/settings*.json` and its CLAUDE.md; default true. */
   projectConfig?: boolean;
 }
+
+// Every option it knows, so a misspelt one is refused by name; a key missing here fails to compile.
+export const claudeCodeOptionKeys: Record<keyof ClaudeCodeExecutorOptions, true> = {
+  ...cliAgentOptionKeys,
+  ...agentEnvironmentOptionKeys,
+  auth: true,
+  permissionMode: true,
+  tools: true,
+  allowedTools: true,
+  disallowedTools: true,
+  mcpServers: true,
+  settings: true,
+  projectConfig: true,
+};
 
 /** Runs each attempt as a fresh `claude -p --output-format stream-json` session. */
 export class ClaudeCodeExecutor extends CliAgentExecutor<ClaudeCodeExecutorOptions> {

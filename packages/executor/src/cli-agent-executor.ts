@@ -46,6 +46,21 @@ export interface CliAgentOptions extends AttemptLimitOptions {
   pricing?: Pricing;
 }
 
+// Every option it knows, so a misspelt one is refused by name; a key missing here fails to compile.
+export const cliAgentOptionKeys: Record<keyof CliAgentOptions, true> = {
+  model: true,
+  binaryPath: true,
+  workRoot: true,
+  keepAttemptDirs: true,
+  pricing: true,
+  agent: true,
+  timeoutMs: true,
+  maxSteps: true,
+  maxUnknownFinishes: true,
+  killGraceMs: true,
+  limits: true,
+};
+
 /** One attempt's command line, as an agent's executor builds it in the attempt's own directory. */
 export interface AgentLaunch {
   args: string[];

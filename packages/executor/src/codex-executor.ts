@@ -3,12 +3,20 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { type ExecuteOptions, refuseUnknownKeys } from "@taskledger/core";
 import { resolveAgentBinary } from "./agent-binary.js";
-import { type AgentEnvironmentOptions, agentEnvironment } from "./agent-environment.js";
+import {
+  type AgentEnvironmentOptions,
+  agentEnvironment,
+  agentEnvironmentOptionKeys,
+} from "./agent-environment.js";
 import { translateJsonLines } from "./agent-json-lines.js";
 import { type AttemptSettings, checkModelName } from "./attempt-settings.js";
-import { type AgentLaunch, CliAgentExecutor, type CliAgentOptions } from "./cli-agent-executor.js";
+import {
+  type AgentLaunch,
+  CliAgentExecutor,
+  type CliAgentOptions,
+  cliAgentOptionKeys,
+} from "./cli-agent-executor.js";
 import { CodexTranslator } from "./codex-events.js";
-import { codexOptionKeys } from "./executor-option-keys.js";
 
 /** The Codex release this package is tested against (its `@openai/codex` dev dependency). */
 export const codexVersion = "0.169.0";
@@ -43,6 +51,16 @@ export interface CodexExecutorOptions extends CliAgentOptions, AgentEnvironmentO
   /** Extra `-c key=value` overrides, values in TOML (`'"high"'`, `true`, `3`). */
   config?: Record<string, string | number | boolean>;
 }
+
+// Every option it knows, so a misspelt one is refused by name; a key missing here fails to compile.
+export const codexOptionKeys: Record<keyof CodexExecutorOptions, true> = {
+  ...cliAgentOptionKeys,
+  ...agentEnvironmentOptionKeys,
+  auth: true,
+  provider: true,
+  sandbox: true,
+  config: true,
+};
 
 /** Runs each attempt as a fresh `codex exec --json` session. */
 export class CodexExecutor extends CliAgentExecutor<CodexExecutorOptions> {

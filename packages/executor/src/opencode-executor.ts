@@ -4,9 +4,14 @@ import {
   refuseUnknownKeys,
   type SubTask,
 } from "@taskledger/core";
+import { agentEnvironmentOptionKeys } from "./agent-environment.js";
 import type { AttemptSettings } from "./attempt-settings.js";
-import { type AgentLaunch, CliAgentExecutor, type CliAgentOptions } from "./cli-agent-executor.js";
-import { opencodeOptionKeys } from "./executor-option-keys.js";
+import {
+  type AgentLaunch,
+  CliAgentExecutor,
+  type CliAgentOptions,
+  cliAgentOptionKeys,
+} from "./cli-agent-executor.js";
 import {
   createAttemptDirs,
   hermeticEnvironment,
@@ -52,6 +57,18 @@ export interface OpencodeExecutorOptions extends CliAgentOptions {
   /** Session title; giving one saves opencode's title-generation model call. */
   title?: (subTask: SubTask, attempt: number) => string;
 }
+
+// Every option it knows, so a misspelt one is refused by name; a key missing here fails to compile.
+export const opencodeOptionKeys: Record<keyof OpencodeExecutorOptions, true> = {
+  ...cliAgentOptionKeys,
+  ...agentEnvironmentOptionKeys,
+  config: true,
+  permission: true,
+  inheritGlobalConfig: true,
+  projectConfig: true,
+  plugins: true,
+  title: true,
+};
 
 /** Runs each attempt of a sub-task as a fresh `opencode run --format json` session. */
 export class OpencodeExecutor extends CliAgentExecutor<OpencodeExecutorOptions> {

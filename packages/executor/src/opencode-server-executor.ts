@@ -12,11 +12,10 @@ import { attemptResult } from "./attempt-result.js";
 import { attemptSettings, checkExecutorOptions, checkModel } from "./attempt-settings.js";
 import { createAttemptRoot, removeDir, sweepStaleAttemptDirs } from "./attempt-temp-dir.js";
 import { AttemptWatchdog } from "./attempt-watchdog.js";
-import { opencodeServerOptionKeys } from "./executor-option-keys.js";
 import { createAttemptDirs, hermeticEnvironment } from "./hermetic-config.js";
 import { checkModels, explainUnknownModel, type ModelCheck, modelCheckFor } from "./model-check.js";
 import { resolveOpencodeBinary } from "./opencode-binary.js";
-import type { OpencodeExecutorOptions } from "./opencode-executor.js";
+import { type OpencodeExecutorOptions, opencodeOptionKeys } from "./opencode-executor.js";
 import { OpencodeServer, type ServerStartFailure } from "./opencode-server.js";
 import { opencodeVersion } from "./opencode-version.js";
 import { reclaimProcesses } from "./process-tree.js";
@@ -36,6 +35,16 @@ export interface OpencodeServerExecutorOptions extends OpencodeExecutorOptions {
   /** A server idle this long is stopped (the next attempt starts one); default 5 minutes. */
   serverIdleMs?: number;
 }
+
+// Every option it knows, so a misspelt one is refused by name; a key missing here fails to compile.
+export const opencodeServerOptionKeys: Record<keyof OpencodeServerExecutorOptions, true> = {
+  ...opencodeOptionKeys,
+  poolSize: true,
+  serverStartTimeoutMs: true,
+  serverHangMs: true,
+  maxAttemptsPerServer: true,
+  serverIdleMs: true,
+};
 
 /** How long a server may sit idle before it is stopped, unless `serverIdleMs` says. */
 export const defaultServerIdleMs = 5 * 60_000;
