@@ -227,8 +227,10 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       if (s && event.type === "sub-task-failed" && event.code) s.failure = event.code;
       if (event.type === "sub-task-failed" && event.usage)
         state.usage.manager = addUsage(state.usage.manager, event.usage);
-      // A cancelled attempt stays in flight: a resumed run runs it again.
-      if (s && status === "cancelled") s.finished = undefined;
+      // A cancelled attempt stays in flight: a resumed run runs it again. One whose replan waits
+      // for review is decided again on resume, so the same replan is asked about.
+      const reviewing = state.replanReview?.replaced[0] === event.subTaskId;
+      if (s && status === "cancelled" && !reviewing) s.finished = undefined;
       break;
     }
     case "plan-revised":

@@ -56,6 +56,7 @@ export type {
 } from "./executor.js";
 export { FileRunStore } from "./file-run-store.js";
 export { HeadTailBuffer } from "./head-tail-buffer.js";
+export { describeGiven, refuseUnknownKeys } from "./host-input-check.js";
 export { createManager, Manager, type RunOptions } from "./manager.js";
 export { defaultRunSettings, type ManagerOptions } from "./manager-options.js";
 export type {
@@ -79,6 +80,12 @@ export {
   withCost,
 } from "./price.js";
 export { createProcessDir, isProcessAlive, sweepDeadProcessDirs } from "./process-dirs.js";
+export {
+  currentProcess,
+  isHolderAlive,
+  type ProcessIdentity,
+  processStartTime,
+} from "./process-identity.js";
 export {
   type Evidence,
   evidenceSchema,

@@ -1,9 +1,13 @@
 import { mkdir, symlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { ExecuteOptions } from "@taskledger/core";
+import { type ExecuteOptions, refuseUnknownKeys } from "@taskledger/core";
 import { resolveAgentBinary } from "./agent-binary.js";
-import { type AgentEnvironmentOptions, agentEnvironment } from "./agent-environment.js";
+import {
+  type AgentEnvironmentOptions,
+  agentEnvironment,
+  agentEnvironmentOptionKeys,
+} from "./agent-environment.js";
 import { translateJsonLines } from "./agent-json-lines.js";
 import { type AttemptSettings, checkModelName } from "./attempt-settings.js";
 import { ClaudeCodeTranslator } from "./claude-code-events.js";
@@ -11,6 +15,7 @@ import {
   type AgentLaunch,
   CliAgentExecutor,
   type CliAgentOptions,
+  cliAgentOptionKeys,
   type LaunchOptions,
 } from "./cli-agent-executor.js";
 
@@ -43,12 +48,27 @@ export interface ClaudeCodeExecutorOptions extends CliAgentOptions, AgentEnviron
   projectConfig?: boolean;
 }
 
+// Every option it knows, so a misspelt one is refused by name; a key missing here fails to compile.
+export const claudeCodeOptionKeys: Record<keyof ClaudeCodeExecutorOptions, true> = {
+  ...cliAgentOptionKeys,
+  ...agentEnvironmentOptionKeys,
+  auth: true,
+  permissionMode: true,
+  tools: true,
+  allowedTools: true,
+  disallowedTools: true,
+  mcpServers: true,
+  settings: true,
+  projectConfig: true,
+};
+
 /** Runs each attempt as a fresh `claude -p --output-format stream-json` session. */
 export class ClaudeCodeExecutor extends CliAgentExecutor<ClaudeCodeExecutorOptions> {
   protected readonly agentName = "claude-code";
 
   constructor(options: ClaudeCodeExecutorOptions) {
     super(options, checkModelName);
+    refuseUnknownKeys(options, claudeCodeOptionKeys, "createClaudeCodeExecutor");
   }
 
   protected override pricedModel(model: string): string {

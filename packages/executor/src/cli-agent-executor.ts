@@ -50,6 +50,21 @@ export interface CliAgentOptions extends AttemptLimitOptions {
 /** An attempt's options as a launch sees them: `confined` when it runs inside the OS sandbox. */
 export type LaunchOptions = ExecuteOptions & { confined: boolean };
 
+// Every option it knows, so a misspelt one is refused by name; a key missing here fails to compile.
+export const cliAgentOptionKeys: Record<keyof CliAgentOptions, true> = {
+  model: true,
+  binaryPath: true,
+  workRoot: true,
+  keepAttemptDirs: true,
+  pricing: true,
+  agent: true,
+  timeoutMs: true,
+  maxSteps: true,
+  maxUnknownFinishes: true,
+  killGraceMs: true,
+  limits: true,
+};
+
 /** One attempt's command line, as an agent's executor builds it in the attempt's own directory. */
 export interface AgentLaunch {
   args: string[];
@@ -183,12 +198,15 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
         write: [root],
         ...(launch.read ? { read: launch.read } : {}),
       });
+      // A dead host's watchdog removes the directory, unless it is kept for diagnosis.
+      const dir = keep ? undefined : root;
       const { end, stderr, pid } = await this.spawnAndWatch(
         launch,
         options,
         transcript,
         settings,
         confinement,
+        dir,
       );
       if (end.exitCode !== 0 && transcript.stepCount === 0) {
         // The agent's own words reach a terminal and a log: no escape sequence of its survives.
@@ -226,6 +244,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     transcript: Transcript,
     settings: AttemptSettings,
     confinement: SandboxedLaunch | undefined,
+    dir: string | undefined,
   ): Promise<{ end: ProcessEnd; stderr: string; pid: number | undefined }> {
     const binary = this.binary as string;
     // From here to the first `watch`, one synchronous stretch: no await lets the host die unguarded.
@@ -238,7 +257,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
         stdin: launch.stdin,
       });
       pid = child.pid;
-      return await this.supervise(child, launch, options, transcript, settings);
+      return await this.supervise(child, launch, options, transcript, settings, dir);
     } finally {
       this.watchdog.release(pid);
     }
@@ -250,6 +269,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     options: ExecuteOptions,
     transcript: Transcript,
     settings: AttemptSettings,
+    dir: string | undefined,
   ): Promise<{ end: ProcessEnd; stderr: string; pid: number | undefined }> {
     const binary = this.binary as string;
     const pid = child.pid;
@@ -259,7 +279,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     // Every process of the attempt inherits its own TMPDIR: what finds one no scan has seen yet.
     const marker = attemptMarker(launch.env);
     const record = (process: TrackedProcess) => {
-      if (pid !== undefined) this.watchdog.watch(pid, process, marker);
+      if (pid !== undefined) this.watchdog.watch(pid, process, marker, dir);
       try {
         options.onProcess?.(process.pid === pid ? { ...process, marker } : process);
       } catch {
@@ -269,7 +289,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     const leaderStart = pid === undefined ? undefined : startTimeOf(pid);
     if (pid !== undefined && leaderStart !== undefined) record({ pid, startTime: leaderStart });
     // A leader already gone still leaves its group to guard.
-    else if (pid !== undefined) this.watchdog.watch(pid, { pid, startTime: "" }, marker);
+    else if (pid !== undefined) this.watchdog.watch(pid, { pid, startTime: "" }, marker, dir);
     const guard =
       pid === undefined
         ? undefined

@@ -1,15 +1,20 @@
 import { mkdir, symlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
-import type { ExecuteOptions } from "@taskledger/core";
+import { type ExecuteOptions, refuseUnknownKeys } from "@taskledger/core";
 import { resolveAgentBinary } from "./agent-binary.js";
-import { type AgentEnvironmentOptions, agentEnvironment } from "./agent-environment.js";
+import {
+  type AgentEnvironmentOptions,
+  agentEnvironment,
+  agentEnvironmentOptionKeys,
+} from "./agent-environment.js";
 import { translateJsonLines } from "./agent-json-lines.js";
 import { type AttemptSettings, checkModelName } from "./attempt-settings.js";
 import {
   type AgentLaunch,
   CliAgentExecutor,
   type CliAgentOptions,
+  cliAgentOptionKeys,
   type LaunchOptions,
 } from "./cli-agent-executor.js";
 import { CodexTranslator } from "./codex-events.js";
@@ -48,12 +53,23 @@ export interface CodexExecutorOptions extends CliAgentOptions, AgentEnvironmentO
   config?: Record<string, string | number | boolean>;
 }
 
+// Every option it knows, so a misspelt one is refused by name; a key missing here fails to compile.
+export const codexOptionKeys: Record<keyof CodexExecutorOptions, true> = {
+  ...cliAgentOptionKeys,
+  ...agentEnvironmentOptionKeys,
+  auth: true,
+  provider: true,
+  sandbox: true,
+  config: true,
+};
+
 /** Runs each attempt as a fresh `codex exec --json` session. */
 export class CodexExecutor extends CliAgentExecutor<CodexExecutorOptions> {
   protected readonly agentName = "codex";
 
   constructor(options: CodexExecutorOptions) {
     super(options, checkModelName);
+    refuseUnknownKeys(options, codexOptionKeys, "createCodexExecutor");
   }
 
   protected override pricedModel(model: string): string {

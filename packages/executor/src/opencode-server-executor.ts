@@ -1,11 +1,12 @@
 import { tmpdir } from "node:os";
 import { resolve } from "node:path";
-import type {
-  AttemptProcess,
-  AttemptResult,
-  ExecuteOptions,
-  Executor,
-  Sandbox,
+import {
+  type AttemptProcess,
+  type AttemptResult,
+  type ExecuteOptions,
+  type Executor,
+  refuseUnknownKeys,
+  type Sandbox,
 } from "@taskledger/core";
 import type { ProcessEnd } from "./attempt-outcome.js";
 import { attemptResult } from "./attempt-result.js";
@@ -16,7 +17,7 @@ import { toolOutputs } from "./cli-agent-executor.js";
 import { createAttemptDirs, hermeticEnvironment } from "./hermetic-config.js";
 import { checkModels, explainUnknownModel, type ModelCheck, modelCheckFor } from "./model-check.js";
 import { resolveOpencodeBinary } from "./opencode-binary.js";
-import type { OpencodeExecutorOptions } from "./opencode-executor.js";
+import { type OpencodeExecutorOptions, opencodeOptionKeys } from "./opencode-executor.js";
 import { OpencodeServer, type ServerStartFailure } from "./opencode-server.js";
 import { opencodeVersion } from "./opencode-version.js";
 import { reclaimProcesses } from "./process-tree.js";
@@ -33,7 +34,22 @@ export interface OpencodeServerExecutorOptions extends OpencodeExecutorOptions {
   serverHangMs?: number;
   /** A server is replaced after this many attempts; default 100. */
   maxAttemptsPerServer?: number;
+  /** A server idle this long is stopped (the next attempt starts one); default 5 minutes. */
+  serverIdleMs?: number;
 }
+
+// Every option it knows, so a misspelt one is refused by name; a key missing here fails to compile.
+export const opencodeServerOptionKeys: Record<keyof OpencodeServerExecutorOptions, true> = {
+  ...opencodeOptionKeys,
+  poolSize: true,
+  serverStartTimeoutMs: true,
+  serverHangMs: true,
+  maxAttemptsPerServer: true,
+  serverIdleMs: true,
+};
+
+/** How long a server may sit idle before it is stopped, unless `serverIdleMs` says. */
+export const defaultServerIdleMs = 5 * 60_000;
 
 /**
  * Runs each attempt as a fresh session in a pool of running `opencode serve` processes, so an
@@ -48,11 +64,13 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
   private readonly models: ModelCheck;
 
   constructor(private readonly options: OpencodeServerExecutorOptions) {
+    refuseUnknownKeys(options, opencodeServerOptionKeys, "createOpencodeServerExecutor");
     checkExecutorOptions({ ...options }, [
       "poolSize",
       "serverStartTimeoutMs",
       "serverHangMs",
       "maxAttemptsPerServer",
+      "serverIdleMs",
     ]);
     const settings = attemptSettings(options);
     this.watchdog = new AttemptWatchdog(settings.killGraceMs);
@@ -65,6 +83,7 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
       (signal, pin) => this.startServer(signal, pin),
       (server) => this.stopServer(server),
       options.maxAttemptsPerServer ?? 100,
+      options.serverIdleMs ?? defaultServerIdleMs,
     );
   }
 
@@ -225,6 +244,7 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
       maxStderrChars: settings.maxStderrChars,
       watchdog: this.watchdog,
       ...(pin ? { confine: pin } : {}),
+      keepDirs: this.options.keepAttemptDirs ?? false,
     };
     let started = await OpencodeServer.start(input, signal);
     // The free port was taken before opencode bound it (opencode says only "ServeError"): try another.

@@ -31,6 +31,8 @@ export interface ServerStartInput {
   watchdog: AttemptWatchdog;
   /** Runs the server inside the OS sandbox, writing only in `directory` and its own root. */
   confine?: { sandbox: Sandbox; directory: string };
+  /** The server's directory is kept for diagnosis: a dead host's watchdog leaves it. */
+  keepDirs?: boolean;
 }
 
 /** How a server that never came up ended: what `decideOutcome` reads for the attempt waiting on it. */
@@ -101,7 +103,8 @@ export class OpencodeServer {
     const pid = child.pid;
     const marker = attemptMarker(input.env);
     if (pid !== undefined) {
-      input.watchdog.watch(pid, { pid, startTime: startTimeOf(pid) ?? "" }, marker);
+      const dir = input.keepDirs ? undefined : input.dirs.root;
+      input.watchdog.watch(pid, { pid, startTime: startTimeOf(pid) ?? "" }, marker, dir);
     }
     const stderr = new HeadTailBuffer(0, input.maxStderrChars);
     child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
@@ -139,6 +142,11 @@ export class OpencodeServer {
     });
     // Its later output is not read; draining keeps a full pipe from blocking it.
     child.stdout?.resume();
+    // A server never holds its host's event loop: a host that ends without close() exits, and its
+    // exit hook and watchdog stop the server. An attempt's own requests keep the host up meanwhile.
+    child.unref();
+    for (const pipe of [child.stdout, child.stderr])
+      (pipe as { unref?: () => void } | null)?.unref?.();
     const startTime = pid === undefined ? undefined : startTimeOf(pid);
     if (url === undefined || pid === undefined || startTime === undefined) {
       if (pid !== undefined) signalGroup(pid, "SIGKILL");

@@ -22,6 +22,8 @@ export class ServerPool {
   private starting = 0;
   private readonly waiters: (() => void)[] = [];
   private closed = false;
+  // Each idle server's stop timer: a pool nobody uses lets its servers (and their memory) go.
+  private readonly idleTimers = new Map<OpencodeServer, NodeJS.Timeout>();
 
   constructor(
     private readonly size: number,
@@ -32,6 +34,8 @@ export class ServerPool {
     private readonly stopServer: (server: OpencodeServer) => Promise<void>,
     /** A server is retired after this many attempts (each directory it saw stays loaded in it). */
     private readonly maxAttemptsPerServer: number,
+    /** A server idle this long is stopped. */
+    private readonly idleMs: number = Number.POSITIVE_INFINITY,
   ) {}
 
   /**
@@ -52,6 +56,7 @@ export class ServerPool {
         (idle) => directory && this.served.get(idle)?.has(directory),
       );
       const server = seen === -1 ? this.idle.pop() : this.idle.splice(seen, 1)[0];
+      if (server !== undefined) this.busy(server);
       if (server !== undefined) this.serves(server, directory);
       if (server !== undefined) {
         if (server.ended === undefined) return server;
@@ -139,6 +144,7 @@ export class ServerPool {
       server.attempts < this.maxAttemptsPerServer
     ) {
       this.idle.push(server);
+      this.idleFrom(server);
     } else {
       this.drop(server);
     }
@@ -148,6 +154,7 @@ export class ServerPool {
   /** Stops every server; later `acquire` calls throw. */
   async close(): Promise<void> {
     this.closed = true;
+    for (const server of [...this.idleTimers.keys()]) this.busy(server);
     for (const wake of this.waiters.splice(0)) wake();
     this.idle.length = 0;
     await Promise.all([...this.all].map((server) => this.stopServer(server)));
@@ -196,7 +203,24 @@ export class ServerPool {
     this.served.set(server, served);
   }
 
+  /** Stops `server` once it has been idle `idleMs`; the timer never holds the host's event loop. */
+  private idleFrom(server: OpencodeServer): void {
+    if (!Number.isFinite(this.idleMs)) return;
+    const timer = setTimeout(() => {
+      this.idleTimers.delete(server);
+      if (this.idle.includes(server)) this.drop(server);
+    }, this.idleMs);
+    timer.unref();
+    this.idleTimers.set(server, timer);
+  }
+
+  private busy(server: OpencodeServer): void {
+    clearTimeout(this.idleTimers.get(server));
+    this.idleTimers.delete(server);
+  }
+
   private drop(server: OpencodeServer): void {
+    this.busy(server);
     this.all.delete(server);
     const at = this.idle.indexOf(server);
     if (at >= 0) this.idle.splice(at, 1);
