@@ -253,10 +253,16 @@ describe.runIf(process.platform === "linux")(
         cwd,
         "--json",
       ];
-      const first = spawn(process.execPath, [builtCli, "run", "Wait a while", "--yes", ...args], {
-        env,
-        stdio: "ignore",
-      });
+      // Unconfined: inside the OS sandbox the tool dies with its room (sandbox-run.test.ts); here
+      // only the resume's search by the attempt's TMPDIR can find it.
+      const first = spawn(
+        process.execPath,
+        [builtCli, "run", "Wait a while", "--yes", "--sandbox", "off", ...args],
+        {
+          env,
+          stdio: "ignore",
+        },
+      );
       const exited = new Promise<NodeJS.Signals | null>((r) => first.on("exit", (_, s) => r(s)));
       const watcher = watch(cwd);
       const started = new Promise<void>((r) =>
