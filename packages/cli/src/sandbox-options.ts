@@ -1,6 +1,5 @@
 import { type SandboxMode, sandboxModes } from "@taskledger/core";
 import { parseHost } from "@taskledger/sandbox";
-import type { RunOptions } from "./cli-options.js";
 import { UsageError } from "./usage-error.js";
 
 /** The command line's sandbox flags (a part of the run's raw options). */
@@ -60,10 +59,15 @@ const providerHosts: Record<string, string[]> = {
  * their sign-in hosts when they log in with the user's account).
  */
 export function agentHosts(
-  options: Pick<
-    RunOptions,
-    "agent" | "agentModel" | "alternateAgentModels" | "bestOf" | "agentEndpoint" | "baseURL"
-  > & { opencodeConfig: Record<string, unknown> | undefined },
+  options: {
+    agent: string;
+    agentModel: string;
+    alternateAgentModels: readonly string[];
+    bestOf?: { models: readonly string[] } | undefined;
+    agentEndpoint?: { anthropicBaseURL: string; openaiBaseURL: string } | undefined;
+    baseURL: string | undefined;
+    opencodeConfig: Record<string, unknown> | undefined;
+  },
   env: Readonly<Record<string, string | undefined>>,
 ): string[] {
   const hosts = new Set<string>();
