@@ -59,7 +59,12 @@ export async function runServerSession(input: SessionInput): Promise<ProcessEnd>
       server.track(process);
       input.record(process);
     },
-    { leaderStays: true, leaderEnded: () => server.ended !== undefined, marker: server.marker },
+    {
+      leaderStays: true,
+      leaderEnded: () => server.ended !== undefined,
+      marker: server.marker,
+      spare: (process) => server.isOwn(process),
+    },
   );
   let sessionId: string | undefined;
   let finish = () => {};
