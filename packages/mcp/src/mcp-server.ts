@@ -2,6 +2,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { RunCatalog } from "@taskledger/ui";
 import { ClientRoots } from "./client-roots.js";
+import { IdleRelease } from "./idle-release.js";
 import { LiveRuns } from "./live-runs.js";
 import { secretsOf } from "./redact.js";
 import type { RunHost } from "./run-host.js";
@@ -22,6 +23,11 @@ export interface TaskledgerMcpOptions {
   defaultWaitSeconds?: number;
   /** How long an elicitation form may stay open (default 30 min). */
   reviewTimeoutSeconds?: number;
+  /**
+   * How long the host keeps its agent servers (the opencode pool, ~1 GB) after the last run or
+   * plan ended, before `host.release()` stops them (default 600 s).
+   */
+  idleReleaseSeconds?: number;
   version?: string;
 }
 
@@ -49,6 +55,8 @@ export function createTaskledgerMcpServer(options: TaskledgerMcpOptions): Taskle
     },
   );
   const runs = new LiveRuns(options.maxRuns ?? 2);
+  const release = options.host.release?.bind(options.host) ?? (async () => {});
+  const idle = new IdleRelease((options.idleReleaseSeconds ?? 600) * 1000, release, options.log);
   registerTools({
     host: options.host,
     runs,
@@ -60,11 +68,13 @@ export function createTaskledgerMcpServer(options: TaskledgerMcpOptions): Taskle
     defaultWaitMs: (options.defaultWaitSeconds ?? 45) * 1000,
     maxWaitMs: (options.maxWaitSeconds ?? 600) * 1000,
     reviewTimeoutMs: (options.reviewTimeoutSeconds ?? 1800) * 1000,
+    idle,
   });
   return {
     mcp,
     runs,
     async close() {
+      idle.close();
       await runs.stopAll();
       await mcp.close();
     },
