@@ -1,5 +1,6 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { RunCatalog } from "@taskledger/ui";
 import { ClientRoots } from "./client-roots.js";
 import { IdleRelease } from "./idle-release.js";
@@ -36,8 +37,22 @@ const maxInputElements = 20_000;
 // A message longer than this on stdin is refused, not buffered.
 const maxMessageBytes = 8 * 1024 * 1024;
 
+/**
+ * An MCP server transport: the SDK's `Transport` (stdio, Streamable HTTP, …), typed by its shape
+ * so these types compile without the SDK's DOM-only ones (`HeadersInit`).
+ */
+export interface McpTransport {
+  start(): Promise<void>;
+  close(): Promise<void>;
+  send(message: never, options?: never): Promise<void>;
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: ((...args: never[]) => void) | undefined;
+}
+
 export interface TaskledgerMcpServer {
-  mcp: McpServer;
+  /** Serves the tools on `transport` (the server is not connected until then). */
+  connect(transport: McpTransport): Promise<void>;
   runs: LiveRuns;
   /** Stops every run (each stays resumable from the store) and closes the connection. */
   close(): Promise<void>;
@@ -71,7 +86,7 @@ export function createTaskledgerMcpServer(options: TaskledgerMcpOptions): Taskle
     idle,
   });
   return {
-    mcp,
+    connect: (transport) => mcp.connect(transport as unknown as Transport),
     runs,
     async close() {
       idle.close();
@@ -106,7 +121,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     if (options.signal.aborted) resolve("interrupted");
     options.signal.addEventListener("abort", () => resolve("interrupted"), { once: true });
   });
-  await server.mcp.connect(transport);
+  await server.connect(transport);
   options.log(`serving on stdio; runs are logged in ${options.host.storeDirectory}`);
   const why = await gone;
   const running = server.runs.running();
