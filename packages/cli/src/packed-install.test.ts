@@ -107,7 +107,7 @@ describe("the packed packages", () => {
       const seen = [];
       registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); seen.push(r.url); return r; } });
       const lib = await import("taskledger");
-      if (typeof lib.createManager !== "function" || typeof lib.createModel !== "function") throw new Error("missing export");
+      for (const name of ["createManager", "createModel", "cleanRepository", "gitWorkspaces"]) if (typeof lib[name] !== "function") throw new Error("missing export " + name);
       const heavy = /node_modules[/](bullmq|ioredis|commander|@taskledger[/](ui|testing|queue)|@anthropic-ai|openai|@google[/]genai|@opencode-ai|@pydantic|@opentelemetry[/](exporter|sdk))[/]/;
       console.log(JSON.stringify([...new Set(seen.filter((url) => heavy.test(url)).map((url) => url.slice(url.lastIndexOf("node_modules/") + 13)))]));
     `;
