@@ -12,6 +12,12 @@ import type { SetupOptions, SlotLimits } from "@taskledger/git-workspace";
 import { defaultModels, type Provider } from "@taskledger/llm";
 import { type BestOfDefaults, type BestOfFlags, bestOfOf } from "./best-of-options.js";
 import { type EnvironmentDefaults, environmentOf } from "./environment-options.js";
+import {
+  type SandboxChoice,
+  type SandboxDefaults,
+  type SandboxFlags,
+  sandboxOf,
+} from "./sandbox-options.js";
 import { UsageError } from "./usage-error.js";
 
 export const providers: readonly Provider[] = [
@@ -24,7 +30,7 @@ export const providers: readonly Provider[] = [
 
 export { UsageError } from "./usage-error.js";
 
-export interface RawRunOptions extends BestOfFlags {
+export interface RawRunOptions extends BestOfFlags, SandboxFlags {
   provider?: string;
   model?: string;
   baseUrl?: string;
@@ -77,6 +83,7 @@ export interface ProjectDefaults extends EnvironmentDefaults {
   concurrency?: number;
   isolation?: "auto" | "worktree" | "shared";
   bestOf?: BestOfDefaults;
+  sandbox?: SandboxDefaults;
 }
 
 /** How attempts run: a fresh `opencode run` process each, or a session in a running `opencode serve`. */
@@ -151,6 +158,8 @@ export interface RunOptions {
   checks: Check[] | undefined;
   /** The project config file the options came from, if any. */
   configPath: string | undefined;
+  /** The OS sandbox around every attempt, check and setup: its mode and the hosts allowed. */
+  sandbox: SandboxChoice;
 }
 
 // Core takes more; a plan past this many steps is no longer one a person can review.
@@ -231,6 +240,7 @@ export async function parseRunOptions(
     environment: environmentOf(raw, project),
     checks: project?.checks,
     configPath: project?.path,
+    sandbox: sandboxOf(raw, project?.sandbox),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { PriceTable } from "@taskledger/core";
+import { type PriceTable, type SandboxMode, sandboxModes } from "@taskledger/core";
 import { type AgentName, agentNames } from "@taskledger/executor";
 import {
   type ExecutorKind,
@@ -6,6 +6,7 @@ import {
   type RawRunOptions,
   type RunOptions,
 } from "./cli-options.js";
+import type { SandboxChoice } from "./sandbox-options.js";
 
 /** What the CLI logs with a run so `resume --store DIR` needs nothing else. Never a secret. */
 export interface HostSettings {
@@ -24,6 +25,8 @@ export interface HostSettings {
   config?: string;
   /** `--no-keep-slots`: a resumed run makes its worktrees anew too. */
   keepSlots?: false;
+  /** The sandbox the run chose, so a resumed run is confined the same way. */
+  sandbox?: SandboxChoice;
 }
 
 // Keys whose values are credentials; `{env:NAME}` and `{file:PATH}` references are kept.
@@ -44,6 +47,7 @@ export function hostSettingsOf(options: RunOptions): HostSettings {
     ...(options.prices ? { prices: options.prices } : {}),
     ...(options.configPath ? { config: options.configPath } : {}),
     ...(options.environment.slots === false ? { keepSlots: false as const } : {}),
+    sandbox: options.sandbox,
   };
 }
 
@@ -83,6 +87,19 @@ export function readHostSettings(
       ? { prices: host.prices as PriceTable }
       : {}),
     ...(host.keepSlots === false ? { keepSlots: false as const } : {}),
+    ...sandboxOfLog(host.sandbox),
+  };
+}
+
+function sandboxOfLog(value: unknown): { sandbox?: SandboxChoice } {
+  const logged = value as Partial<SandboxChoice> | undefined;
+  if (!logged || !sandboxModes.includes(logged.mode as SandboxMode)) return {};
+  const hosts = Array.isArray(logged.allowHosts) ? logged.allowHosts : [];
+  return {
+    sandbox: {
+      mode: logged.mode as SandboxMode,
+      allowHosts: hosts.filter((host): host is string => typeof host === "string"),
+    },
   };
 }
 
@@ -108,4 +125,6 @@ export const loggedOptions = [
   ["executor", "--executor"],
   ["maxCost", "--max-cost"],
   ["prices", "--prices"],
+  ["sandbox", "--sandbox"],
+  ["allowHost", "--allow-host"],
 ] as const satisfies readonly (readonly [keyof RawRunOptions, string])[];

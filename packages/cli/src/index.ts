@@ -42,6 +42,7 @@ export {
   type PricingOptions,
   type Provider,
 } from "@taskledger/llm";
+export { createSandbox, parseHost, type SandboxOptions } from "@taskledger/sandbox";
 export {
   createTelemetry,
   type ResumeTraceOptions,

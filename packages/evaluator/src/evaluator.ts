@@ -68,7 +68,7 @@ export class LedgerEvaluator implements Evaluator {
 
   async evaluate(
     input: EvaluationInput,
-    { abortSignal, guardProcess }: EvaluateOptions,
+    { abortSignal, guardProcess, sandbox }: EvaluateOptions,
   ): Promise<ProgressEntry> {
     throwIfAborted(abortSignal);
     const { result, subTask } = input;
@@ -76,6 +76,7 @@ export class LedgerEvaluator implements Evaluator {
       ...input,
       abortSignal,
       ...(guardProcess ? { guardProcess } : {}),
+      ...(sandbox ? { sandbox } : {}),
     };
     // A cancelled attempt is incomplete by its finish alone; running its commands would be waste.
     const checkers: Checker[] =
@@ -164,6 +165,7 @@ export class LedgerEvaluator implements Evaluator {
       cwd: options.cwd,
       abortSignal: options.abortSignal,
       ...(options.guardProcess ? { guardProcess: options.guardProcess } : {}),
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     };
     for (const check of checks) {
       const result = await runChecker(checkerForCheck(check, this.declaredOptions()), context);

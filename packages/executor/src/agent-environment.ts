@@ -6,6 +6,12 @@ export interface AgentEnvironmentOptions {
   inheritEnv?: boolean;
 }
 
+// Every option it knows, so a misspelt one is refused by name; a key missing here fails to compile.
+export const agentEnvironmentOptionKeys: Record<keyof AgentEnvironmentOptions, true> = {
+  env: true,
+  inheritEnv: true,
+};
+
 /**
  * An attempt's environment for an agent CLI: the host's (or only PATH), minus the variables that
  * would point the agent at the user's own config (`drop`), with a private home and temp directory.
