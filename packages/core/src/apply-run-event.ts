@@ -3,13 +3,7 @@ import { chooseInRound, startCandidate, startRound } from "./apply-candidate-eve
 import { addStreamed, attemptUsageOf, countInterrupted } from "./attempt-usage.js";
 import { incompleteReasonOf, type ProgressEntry } from "./progress-entry.js";
 import type { RunEvent } from "./run-events.js";
-import {
-  candidateOf,
-  maxKeptRefusals,
-  maxSlotPreparations,
-  type RunState,
-  type SubTaskState,
-} from "./run-state.js";
+import { candidateOf, maxSlotPreparations, type RunState, type SubTaskState } from "./run-state.js";
 import type { SubTask } from "./sub-task.js";
 import type { TaskLedger } from "./task-ledger.js";
 import { oneLine } from "./text-clip.js";

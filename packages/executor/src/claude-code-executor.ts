@@ -1,7 +1,7 @@
 import { mkdir, symlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { type ExecuteOptions, refuseUnknownKeys } from "@taskledger/core";
+import { refuseUnknownKeys } from "@taskledger/core";
 import { resolveAgentBinary } from "./agent-binary.js";
 import {
   type AgentEnvironmentOptions,

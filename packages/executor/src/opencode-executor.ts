@@ -1,9 +1,4 @@
-import {
-  type AttemptResult,
-  type ExecuteOptions,
-  refuseUnknownKeys,
-  type SubTask,
-} from "@taskledger/core";
+import { type AttemptResult, refuseUnknownKeys, type SubTask } from "@taskledger/core";
 import { agentEnvironmentOptionKeys } from "./agent-environment.js";
 import type { AttemptSettings } from "./attempt-settings.js";
 import {
