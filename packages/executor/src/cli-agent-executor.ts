@@ -10,7 +10,7 @@ import {
   type Pricing,
   stripControl,
 } from "@taskledger/core";
-import type { ProcessEnd } from "./attempt-outcome.js";
+import { isProviderRefusal, type ProcessEnd } from "./attempt-outcome.js";
 import { attemptResult } from "./attempt-result.js";
 import {
   type AttemptLimitOptions,
@@ -19,7 +19,12 @@ import {
   checkExecutorOptions,
   checkModel,
 } from "./attempt-settings.js";
-import { createAttemptRoot, removeDir, sweepStaleAttemptDirs } from "./attempt-temp-dir.js";
+import {
+  type AttemptDirAgent,
+  createAttemptRoot,
+  removeDir,
+  sweepStaleAttemptDirs,
+} from "./attempt-temp-dir.js";
 import { AttemptWatchdog } from "./attempt-watchdog.js";
 import type { EventParseLimits, OpencodeEvent } from "./opencode-events.js";
 import { priceStep } from "./price-step.js";
@@ -38,7 +43,7 @@ export interface CliAgentOptions extends AttemptLimitOptions {
   model: string;
   /** The agent's executable; default: the one its npm package installed. */
   binaryPath?: string;
-  /** Where attempt directories (`taskledger-opencode-<pid>-*`) are made; default the OS temp dir. */
+  /** Where attempt directories (`taskledger-<agent>-<pid>-*`) are made; default the OS temp dir. */
   workRoot?: string;
   /** Keep each attempt's directory for diagnosis; default false. */
   keepAttemptDirs?: boolean;
@@ -70,7 +75,7 @@ export interface AgentLaunch {
  */
 export abstract class CliAgentExecutor<Options extends CliAgentOptions> implements Executor {
   /** Names the agent in results and errors (`opencode`, `claude-code`, `codex`). */
-  protected abstract readonly agentName: string;
+  protected abstract readonly agentName: AttemptDirAgent;
   protected binary: string | undefined;
   /** The sweep of leftovers from dead processes, done once, before the first attempt. */
   private swept: Promise<void> | undefined;
@@ -163,7 +168,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     this.swept ??= sweepStaleAttemptDirs(parent);
     await this.swept;
     const keep = this.options.keepAttemptDirs ?? false;
-    const root = await createAttemptRoot(parent, keep);
+    const root = await createAttemptRoot(parent, keep, this.agentName);
     try {
       const launch = await this.launch(root, model, prompt, options, settings);
       const { end, stderr, pid } = await this.spawnAndWatch(launch, options, transcript, settings);
@@ -293,6 +298,8 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
           if (transcript.stepCount > settings.maxSteps) stop("step-limit");
           else if (transcript.unknownFinishStreak >= settings.maxUnknownFinishes)
             stop("unknown-finish-loop");
+          // The agent would retry a refused key for minutes (Claude Code: 10 times, backing off).
+          else if (event.type === "error" && isProviderRefusal(event)) stop("provider-refused");
         }
       }
     } catch {
