@@ -24,6 +24,9 @@ export interface HostSettings {
   config?: string;
   /** `--no-keep-slots`: a resumed run makes its worktrees anew too. */
   keepSlots?: false;
+  /** `--pass-env` and `passEnv`: names only, never a value. */
+  passEnv?: string[];
+  agentBaseUrl?: string;
 }
 
 // Keys whose values are credentials; `{env:NAME}` and `{file:PATH}` references are kept.
@@ -44,6 +47,8 @@ export function hostSettingsOf(options: RunOptions): HostSettings {
     ...(options.prices ? { prices: options.prices } : {}),
     ...(options.configPath ? { config: options.configPath } : {}),
     ...(options.environment.slots === false ? { keepSlots: false as const } : {}),
+    ...(options.passEnv?.length ? { passEnv: options.passEnv } : {}),
+    ...(options.agentBaseUrl ? { agentBaseUrl: options.agentBaseUrl } : {}),
   };
 }
 
@@ -83,6 +88,10 @@ export function readHostSettings(
       ? { prices: host.prices as PriceTable }
       : {}),
     ...(host.keepSlots === false ? { keepSlots: false as const } : {}),
+    ...(Array.isArray(host.passEnv) && host.passEnv.every((name) => typeof name === "string")
+      ? { passEnv: host.passEnv as string[] }
+      : {}),
+    ...(typeof host.agentBaseUrl === "string" ? { agentBaseUrl: host.agentBaseUrl } : {}),
   };
 }
 
@@ -108,4 +117,6 @@ export const loggedOptions = [
   ["executor", "--executor"],
   ["maxCost", "--max-cost"],
   ["prices", "--prices"],
+  ["passEnv", "--pass-env"],
+  ["agentBaseUrl", "--agent-base-url"],
 ] as const satisfies readonly (readonly [keyof RawRunOptions, string])[];

@@ -101,6 +101,8 @@ export async function resumeOptions(
     // Logs from before `--executor` ran every attempt as its own process.
     executor: host.executor ?? "cli",
     ...(recovered.cwd ? { cwd: recovered.cwd } : {}),
+    ...(host.passEnv ? { passEnv: host.passEnv } : {}),
+    ...(host.agentBaseUrl ? { agentBaseUrl: host.agentBaseUrl } : {}),
     ...(recovered.settings
       ? {
           concurrency: String(recovered.settings.concurrency),

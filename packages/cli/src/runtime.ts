@@ -85,6 +85,8 @@ export function createRuntime(
       pricing,
       env,
       ...(options.agentEndpoint ? { agentEndpoint: options.agentEndpoint } : {}),
+      ...(options.passEnv ? { passEnv: options.passEnv } : {}),
+      ...(options.agentBaseUrl ? { agentBaseUrl: options.agentBaseUrl } : {}),
     });
   const store = options.store ? new FileRunStore(options.store) : undefined;
   const manager = createManager({

@@ -18,6 +18,8 @@ interface RawWorkerOptions {
   opencodeConfig?: string;
   lockDuration?: string;
   workDir?: string;
+  passEnv?: string[];
+  agentBaseUrl?: string;
 }
 
 /**
@@ -45,6 +47,12 @@ export function addWorkerCommand(program: Command, io: CliIo, exit: (code: numbe
     .option("--opencode-config <file>", "JSON merged into each opencode session's config")
     .option("--lock-duration <ms>", "how soon a dead worker's attempt is noticed", "30000")
     .option("--work-dir <dir>", "where clones and worktrees go (default: a temporary directory)")
+    .option(
+      "--pass-env <name>",
+      "a host environment variable the agents get besides their own list (repeatable)",
+      (value: string, list: string[] = []) => [...list, value],
+    )
+    .option("--agent-base-url <url>", "where the agent sends its model calls")
     .action(async (raw: RawWorkerOptions) => {
       exit(await workerCommand(raw, io));
     });
@@ -72,6 +80,8 @@ async function workerCommand(raw: RawWorkerOptions, io: CliIo): Promise<number> 
       ...(raw.baseUrl ? { baseUrl: raw.baseUrl } : {}),
       ...(raw.opencodeConfig ? { opencodeConfig: raw.opencodeConfig } : {}),
       concurrency: raw.concurrency,
+      ...(raw.passEnv ? { passEnv: raw.passEnv } : {}),
+      ...(raw.agentBaseUrl ? { agentBaseUrl: raw.agentBaseUrl } : {}),
     },
     io.cwd,
   );
@@ -88,6 +98,8 @@ async function workerCommand(raw: RawWorkerOptions, io: CliIo): Promise<number> 
     executor: "cli",
     concurrency: options.concurrency,
     env: process.env,
+    ...(options.passEnv ? { passEnv: options.passEnv } : {}),
+    ...(options.agentBaseUrl ? { agentBaseUrl: options.agentBaseUrl } : {}),
   });
   const worker = await startAttemptWorker(
     {

@@ -63,11 +63,12 @@ export class CodexExecutor extends CliAgentExecutor<CodexExecutorOptions> {
     return `${this.options.provider?.id ?? "openai"}/${model}`;
   }
 
-  /** `provider`, or the endpoint `baseUrl` names, keyed by CODEX_API_KEY. */
-  private provider(): CodexProvider | undefined {
+  /** `provider`, or the endpoint `baseUrl` names: keyed by CODEX_API_KEY, or by the user's login. */
+  private provider(): (CodexProvider & { login?: boolean }) | undefined {
     const { provider, baseUrl } = this.options;
     if (provider || baseUrl === undefined) return provider;
-    return { id: "taskledger", baseUrl, envKey: "CODEX_API_KEY" };
+    const login = this.options.auth === "login";
+    return { id: "taskledger", baseUrl, envKey: "CODEX_API_KEY", ...(login ? { login } : {}) };
   }
 
   protected resolveBinary(binaryPath: string | undefined): string {
@@ -161,13 +162,16 @@ export class CodexExecutor extends CliAgentExecutor<CodexExecutorOptions> {
   }
 }
 
-function providerOverrides(provider: CodexProvider | undefined): Record<string, string> {
+function providerOverrides(
+  provider: (CodexProvider & { login?: boolean }) | undefined,
+): Record<string, string> {
   if (!provider) return {};
   const id = provider.id ?? "taskledger";
   const fields = [
     `name=${JSON.stringify(id)}`,
     `base_url=${JSON.stringify(provider.baseUrl)}`,
-    `env_key=${JSON.stringify(provider.envKey)}`,
+    // A login signs in as Codex does with OpenAI (auth.json), not with a key variable.
+    provider.login ? "requires_openai_auth=true" : `env_key=${JSON.stringify(provider.envKey)}`,
     `wire_api=${JSON.stringify(provider.wireApi ?? "responses")}`,
   ];
   if (provider.requestMaxRetries !== undefined) {
