@@ -1,5 +1,5 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterToolResult, createModelServer, scriptByRole } from "@taskledger/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -50,6 +50,8 @@ async function project(): Promise<{ plan: string; work: string; root: string }> 
     description: "Write the environment into env.txt.",
     successCriteria: ["env.txt exists"],
     dependsOn: [],
+    // A check runs what the agent wrote: it gets the agents' list too.
+    checks: [{ type: "command", argv: ["sh", "-c", "env > ../check-env.txt"] }],
   };
   await writeFile(plan, JSON.stringify({ subTasks: [step] }));
   const work = join(root, "work");
@@ -101,6 +103,11 @@ describe.concurrent("an agent's environment and sign-in through the CLI", {
       expect(env).toContain("MY_SECRET=host-my-secret");
       expect(env).not.toContain(hostSecrets.AWS_SECRET_ACCESS_KEY);
       expect(env).not.toContain(hostSecrets.GITHUB_TOKEN);
+      const checked = await readFile(join(work, "..", "check-env.txt"), "utf8");
+      expect(checked).toContain("MY_SECRET=host-my-secret");
+      expect(checked).toContain(`HOME=${homedir()}`);
+      expect(checked).not.toContain(hostSecrets.AWS_SECRET_ACCESS_KEY);
+      expect(checked).not.toContain(hostSecrets.GITHUB_TOKEN);
       expect(await processesUnder(work)).toEqual([]);
     });
   }
