@@ -6,6 +6,7 @@ import { defineConfig } from "vitest/config";
 const packages = [
   "core",
   "git-workspace",
+  "sandbox",
   "testing",
   "llm",
   "executor",

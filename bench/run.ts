@@ -11,6 +11,7 @@ import { benchImportCost } from "./import-cost.ts";
 import { benchMakespan, benchMakespanWorktrees } from "./makespan.ts";
 import { demoOverhead, scriptedOverhead } from "./manager-overhead.ts";
 import { benchQueue, benchQueueOpencode } from "./queue-makespan.ts";
+import { benchSandboxCost } from "./sandbox-cost.ts";
 import { benchSchedulerOverhead } from "./scheduler-overhead.ts";
 import { benchSessionStart } from "./session-start.ts";
 import { benchSlotEnvironment } from "./slot-environment.ts";
@@ -209,6 +210,14 @@ for (const r of await benchDigestSize()) {
     `${r.files.toLocaleString("en")} tracked files`,
     `${r.chars.toLocaleString("en")} characters (~${r.tokens} tokens)`,
     `made in ${r.coldMs} ms, from the cache in ${r.warmMs} ms`,
+  );
+}
+for (const r of await benchSandboxCost(10)) {
+  add(
+    "14. OS sandbox",
+    `${r.what}, ${r.confined ? "confined" : "unconfined"}, ${r.concurrency} at once`,
+    `p50 ${fixed(r.p50Ms)} ms`,
+    `p95 ${fixed(r.p95Ms)} ms over ${r.samples} samples`,
   );
 }
 

@@ -5,7 +5,13 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { createManager, MemoryRunStore, type RunReport, type TaskLedger } from "@taskledger/core";
+import {
+  createManager,
+  FileRunStore,
+  MemoryRunStore,
+  type RunReport,
+  type TaskLedger,
+} from "@taskledger/core";
 import { createFakeExecutor, createScriptedModel, roleOf } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import { type IpcMainLike, registerTaskLedgerIpc } from "./electron-bridge.ts";
@@ -197,6 +203,65 @@ describe("examples/electron-bridge.ts", () => {
     ipc2.send("taskledger:review-answer", started, { action: "approve" });
     expect((await reported).report.status).toBe("completed");
     expect(executor.calls.map((c) => c.subTaskId).sort()).toEqual(["a", "b", "c"]);
+  });
+
+  it("dispose() while a replan waits for review leaves the run resumable: the resumed bridge asks about that replan", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "taskledger-bridge-replan-"));
+    try {
+      const one = { subTasks: [plan.subTasks[0]!] };
+      const replan = { subTasks: [{ ...plan.subTasks[0]!, id: "a2", title: "A again" }] };
+      const first = createManager({
+        cwd: process.cwd(),
+        // The plan (a alone), then the replan after a fails.
+        model: createScriptedModel({ responses: [{ object: one }, { object: replan }] }),
+        executor: createFakeExecutor({ script: { a: [{ type: "error" }] } }),
+        store: new FileRunStore(dir),
+        maxRetries: 0,
+      });
+      const ipc = new FakeIpcMain();
+      const renderer = new FakeRenderer();
+      const dispose = registerTaskLedgerIpc(ipc, renderer, first);
+      const planAsked = renderer.next<{ runId: string }>("taskledger:review");
+      const runId = (await ipc.invoke("taskledger:start", request)) as string;
+      await planAsked;
+      const replanAsked = renderer.next<{ kind: string }>("taskledger:review");
+      ipc.send("taskledger:review-answer", runId, { action: "approve" });
+      expect((await replanAsked).kind).toBe("replan");
+      const stopped = renderer.next<{ report: RunReport }>("taskledger:report");
+      dispose(); // the window closes while the person decides
+      const { report } = await stopped;
+      expect(report.status).toBe("cancelled");
+      expect(report.subTasks.map((s) => [s.id, s.status])).toEqual([["a", "cancelled"]]);
+
+      const executor = createFakeExecutor({ fallback: { type: "success" } });
+      const model = createScriptedModel(); // the replan is in the log: the model is not asked again
+      const manager = createManager({
+        cwd: process.cwd(),
+        model,
+        executor,
+        store: new FileRunStore(dir),
+      });
+      const ipc2 = new FakeIpcMain();
+      const renderer2 = new FakeRenderer();
+      registerTaskLedgerIpc(ipc2, renderer2, manager);
+      const askedAgain = renderer2.next<{ kind: string; replaced: string[]; ledger: TaskLedger }>(
+        "taskledger:review",
+      );
+      await ipc2.invoke("taskledger:resume", runId);
+      const again = await askedAgain;
+      expect([again.kind, again.replaced, again.ledger.subTasks.map((s) => s.id)]).toEqual([
+        "replan",
+        ["a"],
+        ["a2"],
+      ]);
+      const reported = renderer2.next<{ report: RunReport }>("taskledger:report");
+      ipc2.send("taskledger:review-answer", runId, { action: "approve" });
+      expect((await reported).report.status).toBe("completed");
+      expect(executor.calls.map((c) => c.subTaskId)).toEqual(["a2"]);
+      expect(model.calls).toHaveLength(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

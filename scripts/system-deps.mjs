@@ -5,6 +5,10 @@ import { spawnSync } from "node:child_process";
 const needed = [
   { name: "chromium", binary: "chromium", for: "the browser tests of the page" },
   { name: "redis-server", binary: "redis-server", for: "the queue and worker tests" },
+  // The OS sandbox around every agent (@anthropic-ai/sandbox-runtime on Linux).
+  { name: "bubblewrap", binary: "bwrap", for: "the sandbox tests" },
+  { name: "socat", binary: "socat", for: "the sandbox tests" },
+  { name: "ripgrep", binary: "rg", for: "the sandbox tests" },
 ];
 
 const onPath = (binary) => spawnSync("sh", ["-c", `command -v ${binary}`]).status === 0;

@@ -13,6 +13,12 @@ import { defaultModels, type Provider } from "@taskledger/llm";
 import { type AgentEnvDefaults, type AgentEnvFlags, agentEnvOf } from "./agent-env-options.js";
 import { type BestOfDefaults, type BestOfFlags, bestOfOf } from "./best-of-options.js";
 import { type EnvironmentDefaults, environmentOf } from "./environment-options.js";
+import {
+  type SandboxChoice,
+  type SandboxDefaults,
+  type SandboxFlags,
+  sandboxOf,
+} from "./sandbox-options.js";
 import { UsageError } from "./usage-error.js";
 
 export const providers: readonly Provider[] = [
@@ -25,7 +31,7 @@ export const providers: readonly Provider[] = [
 
 export { UsageError } from "./usage-error.js";
 
-export interface RawRunOptions extends BestOfFlags, AgentEnvFlags {
+export interface RawRunOptions extends BestOfFlags, AgentEnvFlags, SandboxFlags {
   provider?: string;
   model?: string;
   baseUrl?: string;
@@ -78,6 +84,7 @@ export interface ProjectDefaults extends EnvironmentDefaults, AgentEnvDefaults {
   concurrency?: number;
   isolation?: "auto" | "worktree" | "shared";
   bestOf?: BestOfDefaults;
+  sandbox?: SandboxDefaults;
 }
 
 /** How attempts run: a fresh `opencode run` process each, or a session in a running `opencode serve`. */
@@ -152,6 +159,8 @@ export interface RunOptions extends AgentEnvDefaults {
   checks: Check[] | undefined;
   /** The project config file the options came from, if any. */
   configPath: string | undefined;
+  /** The OS sandbox around every attempt, check and setup: its mode and the hosts allowed. */
+  sandbox: SandboxChoice;
 }
 
 // Core takes more; a plan past this many steps is no longer one a person can review.
@@ -233,6 +242,7 @@ export async function parseRunOptions(
     checks: project?.checks,
     configPath: project?.path,
     ...agentEnvOf(raw, project),
+    sandbox: sandboxOf(raw, project?.sandbox),
   };
 }
 

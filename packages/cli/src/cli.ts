@@ -3,6 +3,7 @@ import {
   defaultRunSettings,
   InvalidConfigError,
   InvalidRequestError,
+  SandboxUnavailableError,
   TaskLedgerError,
   type TaskLedgerInput,
   WorkspaceError,
@@ -117,6 +118,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         "--worker-wait <ms>",
         "with --redis: fail an attempt that waited this long with no worker running",
         "300000",
+      )
+      .option(
+        "--sandbox <mode>",
+        "the OS sandbox around every agent, check and setup: auto (default: confined where it works, else one line and on), required (refuse to run without it), off",
+      )
+      .option(
+        "--allow-host <host>",
+        "with the sandbox: a host the agents may reach besides their model endpoint (repeatable; host, host:port, *.domain or a URL)",
+        (value: string, list: string[] = []) => [...list, value],
       )
       .option("--json", "print the final report as JSON on stdout; progress goes to stderr")
       .option(
@@ -290,6 +300,8 @@ function reportError(error: unknown, io: CliIo): number {
     error instanceof UsageError ||
     InvalidConfigError.isInstance(error) ||
     InvalidRequestError.isInstance(error) ||
+    // `--sandbox required` where the OS sandbox cannot work: the machine is the caller's to fix.
+    SandboxUnavailableError.isInstance(error) ||
     // Where the run was pointed (no repository, a detached HEAD, no git) is the caller's to fix.
     (WorkspaceError.isInstance(error) && error.reason !== "git-failed")
   ) {

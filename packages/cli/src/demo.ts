@@ -77,6 +77,8 @@ export async function setUpDemo(base: {
       environment: { dependencies: true, include: [], setup: undefined, slots: false },
       checks: undefined,
       configPath: undefined,
+      // Confined where the OS sandbox works, as every run is by default.
+      sandbox: { mode: "auto", allowHosts: [] },
     },
     async finish(write) {
       try {

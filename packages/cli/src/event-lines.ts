@@ -207,6 +207,22 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
       ];
     case "workspace-finished":
       return [(event.applied ? c.green : c.yellow)(terminalText(event.note))];
+    case "attempt-finished": {
+      const outside = event.result.outsideCwd;
+      const refusals = event.result.refusals ?? [];
+      return [
+        ...(outside
+          ? [
+              `${c.yellow("⚠")} ${step(event.subTaskId)} attempt ${event.attempt} changed ${outside.count} path(s) outside the run's directory, ${outside.shared ? "in the shared directory (not reverted)" : "left out"}: ${terminalText(oneLine(outside.paths.join(", "), 160))}`,
+            ]
+          : []),
+        ...(refusals.length > 0
+          ? [
+              `${c.yellow("⚠")} ${step(event.subTaskId)} attempt ${event.attempt}: the sandbox refused ${terminalText(oneLine(refusals.map((r) => `${r.kind} ${r.target}`).join(", "), 200))}`,
+            ]
+          : []),
+      ];
+    }
     case "run-failed":
       return [c.red(`Run failed: ${terminalText(event.error.message)}`)];
     default:

@@ -1,4 +1,4 @@
-import type { PriceTable } from "@taskledger/core";
+import { type PriceTable, type SandboxMode, sandboxModes } from "@taskledger/core";
 import { type AgentName, agentNames } from "@taskledger/executor";
 import {
   type ExecutorKind,
@@ -6,6 +6,7 @@ import {
   type RawRunOptions,
   type RunOptions,
 } from "./cli-options.js";
+import type { SandboxChoice } from "./sandbox-options.js";
 
 /** What the CLI logs with a run so `resume --store DIR` needs nothing else. Never a secret. */
 export interface HostSettings {
@@ -27,6 +28,8 @@ export interface HostSettings {
   /** `--pass-env` and `passEnv`: names only, never a value. */
   passEnv?: string[];
   agentBaseUrl?: string;
+  /** The sandbox the run chose, so a resumed run is confined the same way. */
+  sandbox?: SandboxChoice;
 }
 
 // Keys whose values are credentials; `{env:NAME}` and `{file:PATH}` references are kept.
@@ -49,6 +52,7 @@ export function hostSettingsOf(options: RunOptions): HostSettings {
     ...(options.environment.slots === false ? { keepSlots: false as const } : {}),
     ...(options.passEnv?.length ? { passEnv: options.passEnv } : {}),
     ...(options.agentBaseUrl ? { agentBaseUrl: options.agentBaseUrl } : {}),
+    sandbox: options.sandbox,
   };
 }
 
@@ -92,6 +96,19 @@ export function readHostSettings(
       ? { passEnv: host.passEnv as string[] }
       : {}),
     ...(typeof host.agentBaseUrl === "string" ? { agentBaseUrl: host.agentBaseUrl } : {}),
+    ...sandboxOfLog(host.sandbox),
+  };
+}
+
+function sandboxOfLog(value: unknown): { sandbox?: SandboxChoice } {
+  const logged = value as Partial<SandboxChoice> | undefined;
+  if (!logged || !sandboxModes.includes(logged.mode as SandboxMode)) return {};
+  const hosts = Array.isArray(logged.allowHosts) ? logged.allowHosts : [];
+  return {
+    sandbox: {
+      mode: logged.mode as SandboxMode,
+      allowHosts: hosts.filter((host): host is string => typeof host === "string"),
+    },
   };
 }
 
@@ -119,4 +136,6 @@ export const loggedOptions = [
   ["prices", "--prices"],
   ["passEnv", "--pass-env"],
   ["agentBaseUrl", "--agent-base-url"],
+  ["sandbox", "--sandbox"],
+  ["allowHost", "--allow-host"],
 ] as const satisfies readonly (readonly [keyof RawRunOptions, string])[];

@@ -35,6 +35,7 @@ export {
   type PricingOptions,
   type Provider,
 } from "@taskledger/llm";
+export { createSandbox, parseHost, type SandboxOptions } from "@taskledger/sandbox";
 export {
   createTelemetry,
   type ResumeTraceOptions,

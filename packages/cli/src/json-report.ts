@@ -24,6 +24,8 @@ export function toJsonReport(report: RunReport) {
       ...(s.commit ? { commit: s.commit, filesChanged: s.filesChanged ?? [] } : {}),
       ...(s.usage ? { usage: s.usage } : {}),
       ...(s.candidates ? { candidates: s.candidates } : {}),
+      ...(s.outsideCwd ? { outsideCwd: s.outsideCwd } : {}),
+      ...(s.refusals ? { refusals: s.refusals } : {}),
     })),
     facts: report.facts ?? [],
     project: report.project ?? null,

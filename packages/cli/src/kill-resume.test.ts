@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, watch } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { RunEvent } from "@taskledger/core";
+import { processStartTime, type RunEvent } from "@taskledger/core";
 import { poolDirectory } from "@taskledger/git-workspace";
 import { createModelServer, type RecordedRequest, scriptByRole } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
@@ -18,16 +18,6 @@ import {
   spawnCli,
   worktreesLeft,
 } from "./test-support/cli-harness.js";
-
-/** When `pid` started (Linux), or undefined once no such process runs. */
-function startTimeOf(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-  } catch {
-    return undefined;
-  }
-}
 
 type KillPoint = "planning" | "mid-attempt" | "before-evaluation";
 
@@ -64,8 +54,9 @@ async function killAndResume(point: KillPoint, extraArgs: string[] = []) {
         return { hang: true };
       }
       if (!killed && point === "mid-attempt" && isAgent) {
-        // The agent keeps running after its manager dies; its next call is answered normally.
-        setTimeout(killNow, 50);
+        // The agent's first model call proves its attempt runs: the manager dies now, mid-attempt.
+        // The agent keeps running after its manager dies; this call is answered normally.
+        killNow();
       }
       if (!killed && point === "before-evaluation" && name === "progress_ledger_entry") {
         killNow();
@@ -134,7 +125,8 @@ describe.runIf(process.platform === "linux")(
       const recorded = after.flatMap((r) => (r.type === "attempt-process" ? [r] : []));
       // The killed manager's server was recorded at its attempt's start.
       expect(recorded.length).toBeGreaterThan(0);
-      for (const process of recorded) expect(startTimeOf(process.pid)).not.toBe(process.startTime);
+      for (const process of recorded)
+        expect(processStartTime(process.pid)).not.toBe(process.startTime);
     }, 240_000);
   },
 );
@@ -155,7 +147,16 @@ describe.runIf(process.platform === "linux")("kill -9 of the manager, then resum
       );
       // The log kept every record written before the kill.
       expect(after.slice(0, before.length)).toEqual(before);
-      expect(after.some((r) => r.type === "run-resumed")).toBe(true);
+      const resumedAt = after.findIndex((r) => r.type === "run-resumed");
+      expect(resumedAt).toBe(before.length);
+      const resumed = after[resumedAt];
+      // Only a kill mid-attempt leaves an attempt the resume must call interrupted.
+      expect(resumed?.type === "run-resumed" && resumed.interrupted).toEqual(
+        point === "mid-attempt" ? [{ subTaskId: "library", attempt: 1 }] : [],
+      );
+      const startedAfter = after
+        .slice(resumedAt)
+        .flatMap((r) => (r.type === "sub-task-started" ? [`${r.subTaskId}#${r.attempt}`] : []));
       for (const id of ["library", "tests", "docs"]) {
         expect(
           after.filter((r) => r.type === "sub-task-completed" && r.subTaskId === id),
@@ -171,12 +172,24 @@ describe.runIf(process.platform === "linux")("kill -9 of the manager, then resum
       expect(report.workspace).toMatchObject({ isolation: "worktree", applied: true });
       // The dead run's slots were taken over by the resumed run, then kept free for the next.
       expect(worktrees).toEqual({ outside: [], held: [] });
+      // What the resumed session started (tests is cut off once by the demo, so retried): the
+      // planning kill's whole plan; the interrupted attempt again under the next number; after the
+      // evaluation kill, only the sub-tasks that follow.
+      expect(startedAfter.sort()).toEqual(
+        {
+          planning: ["docs#1", "library#1", "tests#1", "tests#2"],
+          "mid-attempt": ["docs#1", "library#2", "tests#1", "tests#2"],
+          "before-evaluation": ["docs#1", "tests#1", "tests#2"],
+        }[point],
+      );
       if (point === "before-evaluation") {
         // The finished attempt was judged after the restart, not run again.
-        const resumedAt = after.findIndex((r) => r.type === "run-resumed");
         expect(
-          after.slice(resumedAt).find((r) => r.type === "sub-task-started")?.subTaskId,
-        ).not.toBe("library");
+          after
+            .slice(resumedAt)
+            .filter((r) => r.type === "sub-task-evaluated")
+            .map((r) => r.type === "sub-task-evaluated" && `${r.subTaskId}#${r.attempt}`),
+        ).toContain("library#1");
       }
     }, 240_000);
   }
@@ -240,10 +253,16 @@ describe.runIf(process.platform === "linux")(
         cwd,
         "--json",
       ];
-      const first = spawn(process.execPath, [builtCli, "run", "Wait a while", "--yes", ...args], {
-        env,
-        stdio: "ignore",
-      });
+      // Unconfined: inside the OS sandbox the tool dies with its room (sandbox-run.test.ts); here
+      // only the resume's search by the attempt's TMPDIR can find it.
+      const first = spawn(
+        process.execPath,
+        [builtCli, "run", "Wait a while", "--yes", "--sandbox", "off", ...args],
+        {
+          env,
+          stdio: "ignore",
+        },
+      );
       const exited = new Promise<NodeJS.Signals | null>((r) => first.on("exit", (_, s) => r(s)));
       const watcher = watch(cwd);
       const started = new Promise<void>((r) =>

@@ -112,6 +112,23 @@ export const projectConfigSchema = z
       .describe(
         "Where the agent sends its model calls: Claude Code's ANTHROPIC_BASE_URL, a Codex model provider's base_url, the baseURL of opencode's provider.",
       ),
+    sandbox: z
+      .union([
+        z.enum(["auto", "required", "off"]),
+        z
+          .object({
+            mode: z.enum(["auto", "required", "off"]).optional(),
+            network: z
+              .object({ allow: z.array(z.string().min(1)).max(200).optional() })
+              .strict()
+              .optional(),
+          })
+          .strict(),
+      ])
+      .optional()
+      .describe(
+        "The OS sandbox around every agent, check and setup: auto, required or off, or { mode, network: { allow: [hosts] } } for the hosts the project's agents, tests and setup may reach besides the model endpoint.",
+      ),
   })
   .strict();
 

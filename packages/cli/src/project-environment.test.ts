@@ -167,6 +167,9 @@ describe("a real project's environment in every worktree (real npm, real opencod
         repo,
         "--concurrency",
         "2",
+        // The agent's `npm install` needs the registry: the sandbox allows only what it is told.
+        "--allow-host",
+        execFileSync("npm", ["config", "get", "registry"], { encoding: "utf8" }).trim(),
       ],
       t.io,
     );
@@ -277,7 +280,8 @@ describe("a real project's environment in every worktree (real npm, real opencod
     ];
     const victim: ChildProcess = spawn(
       process.execPath,
-      [bin, "run", "x", "--yes", "--setup", setup, ...args],
+      // Its marker lives outside the worktree, where a confined setup may not write.
+      [bin, "run", "x", "--yes", "--setup", setup, "--sandbox", "off", ...args],
       {
         stdio: "ignore",
         env: { ...process.env, OPENAI_API_KEY: "test-key" },

@@ -100,6 +100,9 @@ export async function resumeOptions(
     agentModel: host.agentModel,
     // Logs from before `--executor` ran every attempt as its own process.
     executor: host.executor ?? "cli",
+    // Logs from before `--sandbox` ran unconfined.
+    sandbox: host.sandbox?.mode ?? "off",
+    ...(host.sandbox?.allowHosts.length ? { allowHost: host.sandbox.allowHosts } : {}),
     ...(recovered.cwd ? { cwd: recovered.cwd } : {}),
     ...(host.passEnv ? { passEnv: host.passEnv } : {}),
     ...(host.agentBaseUrl ? { agentBaseUrl: host.agentBaseUrl } : {}),

@@ -7,18 +7,21 @@ import {
   type ReviewPlan,
   type RunEvent,
   type RunStore,
+  type Sandbox,
   type TaskRun,
 } from "@taskledger/core";
 import { createEvaluator } from "@taskledger/evaluator";
 import { agentEnvironment, type OpencodeConfig } from "@taskledger/executor";
-import { gitWorkspaces } from "@taskledger/git-workspace";
+import { cacheDirectory, gitWorkspaces } from "@taskledger/git-workspace";
 import { createModel, createPricing, type ModelWarning } from "@taskledger/llm";
 import { createQueueExecutor } from "@taskledger/queue";
+import { createSandbox } from "@taskledger/sandbox";
 import { createTelemetry, type Telemetry } from "@taskledger/telemetry";
 import { createAgentExecutor } from "./agent-executor.js";
 import type { RunOptions } from "./cli-options.js";
 import { createManager } from "./create-manager.js";
 import { maxRequestChars } from "./request-source.js";
+import { agentHosts } from "./sandbox-options.js";
 
 /** Everything one command needs, built from its options. */
 export interface Runtime {
@@ -98,6 +101,7 @@ export function createRuntime(
     tmp: tmpdir(),
   });
   const evaluator = createEvaluator({ model, commandEnv });
+  const sandbox = runSandbox(options, env, warn);
   const manager = createManager({
     model,
     evaluator: telemetry ? telemetry.evaluator(evaluator) : evaluator,
@@ -119,6 +123,7 @@ export function createRuntime(
     ...(options.checks ? { checks: options.checks } : {}),
     apply: options.apply,
     ...(store ? { store } : {}),
+    sandbox,
   });
   const otlp = options.otlp;
   let tracing: Promise<() => Promise<void>> | undefined;
@@ -144,10 +149,38 @@ export function createRuntime(
     ready: async (abortSignal) => queue?.ready(abortSignal),
     async close() {
       await executor.close?.();
+      await sandbox.close();
       const stop = await tracing;
       await stop?.();
     },
   };
+}
+
+/**
+ * The run's OS sandbox: the agents' model endpoints and the project's hosts allowed; the run store
+ * and the kept slots (another attempt's room) unreadable; one line when `auto` cannot confine.
+ */
+export function runSandbox(
+  options: RunOptions,
+  env: Readonly<Record<string, string | undefined>>,
+  warn: (message: string) => void,
+): Sandbox {
+  let told = false;
+  return createSandbox({
+    mode: options.sandbox.mode,
+    allowHosts: [
+      ...agentHosts({ ...options, opencodeConfig: agentConfig(options) }, env),
+      ...options.sandbox.allowHosts,
+    ],
+    denyRead: [...(options.store ? [options.store] : []), cacheDirectory()],
+    ...(env.HOME ? { home: env.HOME } : {}),
+    // Sessions in running opencode servers: each server is reached through a bridge.
+    serves: !options.queue && options.executor === "server",
+    onUnconfined: (line) => {
+      if (!told) warn(line);
+      told = true;
+    },
+  });
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { RunReport, Usage } from "@taskledger/core";
-import { totalTokens } from "@taskledger/core";
+import { oneLine, totalTokens } from "@taskledger/core";
 import type { Colors } from "picocolors/types.js";
 import { formatDuration } from "./event-lines.js";
 import { terminalText } from "./terminal-text.js";
@@ -61,6 +61,22 @@ export function summaryTable(
           `candidates: ${report.candidates.rounds} round(s) cost ${totalTokens(report.candidates.extraUsage)} tokens (${cost(report.candidates.extraUsage)}) beyond their winners`,
         ]
       : []),
+    ...report.subTasks.flatMap((s) =>
+      (s.outsideCwd ?? []).map((o) =>
+        c.yellow(
+          `${o.shared ? "outside --cwd" : "left out"}: ${terminalText(s.id)} attempt ${o.attempt} changed ${o.count} path(s) outside the run's directory (${terminalText(oneLine(o.paths.join(", "), 160))}); ${o.shared ? "shared directory: not reverted" : "not applied"}`,
+        ),
+      ),
+    ),
+    ...report.subTasks.flatMap((s) =>
+      s.refusals?.length
+        ? [
+            c.yellow(
+              `sandbox: ${terminalText(s.id)} was refused ${terminalText(oneLine(s.refusals.map((r) => `${r.kind} ${r.target} (attempt ${r.attempt})`).join(", "), 200))}`,
+            ),
+          ]
+        : [],
+    ),
     ...(total.unpricedModels?.length
       ? [
           c.dim(

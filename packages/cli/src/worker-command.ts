@@ -6,7 +6,7 @@ import type { Command } from "commander";
 import { createAgentExecutor } from "./agent-executor.js";
 import { type CliIo, exitCodes } from "./cli-io.js";
 import { parseRunOptions, UsageError } from "./cli-options.js";
-import { agentConfig } from "./runtime.js";
+import { agentConfig, runSandbox } from "./runtime.js";
 
 interface RawWorkerOptions {
   redis?: string;
@@ -20,6 +20,8 @@ interface RawWorkerOptions {
   workDir?: string;
   passEnv?: string[];
   agentBaseUrl?: string;
+  sandbox?: string;
+  allowHost?: string[];
 }
 
 /**
@@ -47,6 +49,15 @@ export function addWorkerCommand(program: Command, io: CliIo, exit: (code: numbe
     .option("--opencode-config <file>", "JSON merged into each opencode session's config")
     .option("--lock-duration <ms>", "how soon a dead worker's attempt is noticed", "30000")
     .option("--work-dir <dir>", "where clones and worktrees go (default: a temporary directory)")
+    .option(
+      "--sandbox <mode>",
+      "the OS sandbox around every attempt and setup: auto (default), required or off",
+    )
+    .option(
+      "--allow-host <host>",
+      "with the sandbox: a host the agents may reach besides their model endpoint (repeatable)",
+      (value: string, list: string[] = []) => [...list, value],
+    )
     .option(
       "--pass-env <name>",
       "a host environment variable the agents get besides their own list (repeatable)",
@@ -82,6 +93,8 @@ async function workerCommand(raw: RawWorkerOptions, io: CliIo): Promise<number> 
       concurrency: raw.concurrency,
       ...(raw.passEnv ? { passEnv: raw.passEnv } : {}),
       ...(raw.agentBaseUrl ? { agentBaseUrl: raw.agentBaseUrl } : {}),
+      ...(raw.sandbox ? { sandbox: raw.sandbox } : {}),
+      ...(raw.allowHost ? { allowHost: raw.allowHost } : {}),
     },
     io.cwd,
   );
@@ -101,10 +114,16 @@ async function workerCommand(raw: RawWorkerOptions, io: CliIo): Promise<number> 
     ...(options.passEnv ? { passEnv: options.passEnv } : {}),
     ...(options.agentBaseUrl ? { agentBaseUrl: options.agentBaseUrl } : {}),
   });
+  const sandbox = runSandbox({ ...options, executor: "cli" }, io.env, (line) =>
+    io.stderr.write(`warning: ${line}\n`),
+  );
+  // `required` where it cannot work: refused before any job is taken.
+  await sandbox.status();
   const worker = await startAttemptWorker(
     {
       redis,
       executor,
+      sandbox,
       concurrency: options.concurrency,
       lockDurationMs,
       ...(raw.workDir ? { workDir: resolve(io.cwd, raw.workDir) } : {}),
@@ -123,6 +142,7 @@ async function workerCommand(raw: RawWorkerOptions, io: CliIo): Promise<number> 
   if (!io.signal.aborted)
     await new Promise((done) => io.signal.addEventListener("abort", done, { once: true }));
   await worker.close();
+  await sandbox.close();
   io.stderr.write("worker stopped\n");
   return exitCodes.cancelled;
 }

@@ -1,7 +1,14 @@
+import { finishAttempt } from "./apply-attempt-event.js";
 import { chooseInRound, startRound } from "./apply-candidate-event.js";
 import { incompleteReasonOf, type ProgressEntry } from "./progress-entry.js";
 import type { RunEvent } from "./run-events.js";
-import { candidateOf, maxSlotPreparations, type RunState, type SubTaskState } from "./run-state.js";
+import {
+  candidateOf,
+  maxKeptRefusals,
+  maxSlotPreparations,
+  type RunState,
+  type SubTaskState,
+} from "./run-state.js";
 import type { SubTask } from "./sub-task.js";
 import type { TaskLedger } from "./task-ledger.js";
 import { oneLine } from "./text-clip.js";
@@ -140,30 +147,7 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
     case "attempt-finished": {
       state.usage.agents = addUsage(state.usage.agents, event.result.usage);
       const s = subTask(state, event.subTaskId);
-      if (!s) break;
-      s.usage = addUsage(s.usage, event.result.usage);
-      attemptUsageOf(s, event.attempt).agent = addUsage(event.result.usage);
-      s.lastDurationMs = event.result.durationMs;
-      const member = candidateOf(s, event.attempt);
-      if (member) {
-        if (event.result.outcome === "cancelled") {
-          if (member.inFlight) member.inFlight.ended = true;
-          break;
-        }
-        delete member.inFlight;
-        member.result = event.result;
-        if (event.commit) member.commit = event.commit;
-        break;
-      }
-      if (event.commit) s.workFrom = event.commit;
-      // A cancelled attempt did not finish its work: it stays in flight, to run again on resume
-      // (under a new number: its result is known and there is nothing to take over).
-      if (event.result.outcome === "cancelled") {
-        if (s.inFlight) s.inFlight.ended = true;
-        break;
-      }
-      s.inFlight = undefined;
-      s.finished = { attempt: event.attempt, result: event.result };
+      if (s) finishAttempt(s, event, attemptUsageOf(s, event.attempt));
       break;
     }
     case "sub-task-evaluated": {
@@ -243,8 +227,10 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       if (s && event.type === "sub-task-failed" && event.code) s.failure = event.code;
       if (event.type === "sub-task-failed" && event.usage)
         state.usage.manager = addUsage(state.usage.manager, event.usage);
-      // A cancelled attempt stays in flight: a resumed run runs it again.
-      if (s && status === "cancelled") s.finished = undefined;
+      // A cancelled attempt stays in flight: a resumed run runs it again. One whose replan waits
+      // for review is decided again on resume, so the same replan is asked about.
+      const reviewing = state.replanReview?.replaced[0] === event.subTaskId;
+      if (s && status === "cancelled" && !reviewing) s.finished = undefined;
       break;
     }
     case "plan-revised":
@@ -341,12 +327,14 @@ function addSubTask(state: RunState, subTask: SubTask, replans: number): void {
     lastDurationMs: undefined,
     usage: emptyUsage(),
     attemptUsage: [],
+    refusals: [],
     activity: "",
     workFrom: undefined,
     merged: undefined,
     round: undefined,
     rounds: [],
     onCandidatesRung: false,
+    outsideCwd: [],
   });
   for (const id of dependsOn) {
     const list = state.dependents.get(id);

@@ -50,9 +50,16 @@ export async function captureWork(
 ): Promise<{ result: AttemptResult; commit?: string }> {
   try {
     const captured = await space.capture(commitTitle(s, attempt));
-    if (!captured) return { result };
+    if (!captured) {
+      const outside = await space.outside?.();
+      return { result: outside ? { ...result, outsideCwd: outside } : result };
+    }
     return {
-      result: { ...result, filesChanged: captured.filesChanged.slice(0, maxRecordedFiles) },
+      result: {
+        ...result,
+        filesChanged: captured.filesChanged.slice(0, maxRecordedFiles),
+        ...(captured.outsideCwd ? { outsideCwd: captured.outsideCwd } : {}),
+      },
       commit: captured.commit,
     };
   } catch (error) {

@@ -33,6 +33,8 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
       : {}),
     usage: subTaskUsage(s),
     ...(s.rounds.length > 0 ? { candidates: s.rounds.map(roundReport) } : {}),
+    ...(s.refusals.length > 0 ? { refusals: s.refusals.map((r) => ({ ...r })) } : {}),
+    ...(s.outsideCwd.length > 0 ? { outsideCwd: s.outsideCwd } : {}),
   }));
   const rounds = subTasks.flatMap((s) => s.candidates ?? []);
   // A replaced sub-task's goal lives on in its replacements; only those count.

@@ -20,6 +20,7 @@ export type TaskLedgerErrorCode =
   | "unsupported-log-version"
   | "unexpected-call"
   | "plan-review-failed"
+  | "sandbox-unavailable"
   | "aborted";
 
 export interface TaskLedgerErrorOptions {
@@ -288,6 +289,17 @@ export class UnexpectedCallError extends TaskLedgerError {
   }
   static override isInstance(error: unknown): error is UnexpectedCallError {
     return TaskLedgerError.isInstance(error) && error.code === "unexpected-call";
+  }
+}
+
+/** `--sandbox required` where the OS sandbox cannot work (no bubblewrap, no user namespaces, …). */
+export class SandboxUnavailableError extends TaskLedgerError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super("sandbox-unavailable", { message, ...options });
+    this.name = "SandboxUnavailableError";
+  }
+  static override isInstance(error: unknown): error is SandboxUnavailableError {
+    return TaskLedgerError.isInstance(error) && error.code === "sandbox-unavailable";
   }
 }
 

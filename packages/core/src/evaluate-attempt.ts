@@ -60,6 +60,7 @@ export async function evaluateAttempt(
         ...(options.executor.guard
           ? { guardProcess: options.executor.guard.bind(options.executor) }
           : {}),
+        ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       },
     );
   } catch (error) {

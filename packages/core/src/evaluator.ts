@@ -1,5 +1,6 @@
 import type { AttemptProcess, AttemptResult } from "./executor.js";
 import type { ProgressEntry } from "./progress-entry.js";
+import type { Sandbox } from "./sandbox.js";
 import type { Check, SubTask } from "./sub-task.js";
 import { emptyUsage } from "./usage.js";
 
@@ -22,6 +23,8 @@ export interface EvaluateOptions {
   abortSignal: AbortSignal;
   /** Call with each process started while evaluating (checks); call what it returns when it ends. */
   guardProcess?: (process: AttemptProcess) => () => void;
+  /** The OS boundary checks run inside, as the attempts do. */
+  sandbox?: Sandbox;
 }
 
 /** One check run on its own, outside an evaluation (the project's commands before any change). */

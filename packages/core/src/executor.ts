@@ -1,5 +1,7 @@
+import type { Sandbox, SandboxRefusal } from "./sandbox.js";
 import type { SubTask } from "./sub-task.js";
 import type { Usage } from "./usage.js";
+import type { OutsideChanges } from "./workspace.js";
 
 /**
  * How an attempt ended. `finished`: the agent stopped on its own; `truncated`: it stopped because
@@ -26,6 +28,11 @@ export interface AttemptResult {
   stepFinishReasons: string[];
   /** Files the agent wrote or edited, relative to the working directory, when known. */
   filesChanged: string[];
+  /**
+   * Set by the workspace, not the executor: changes outside the run's directory, left out (or,
+   * `shared`, found in the user's tree and left there).
+   */
+  outsideCwd?: OutsideChanges;
   usage: Usage;
   /** Why it ended badly, when it did. */
   error?: string;
@@ -40,6 +47,8 @@ export interface AttemptResult {
   durationMs: number;
   /** Executor-specific facts for diagnosis: session id, exit code, stderr tail. */
   details?: Record<string, unknown>;
+  /** What the OS sandbox refused the attempt (a path written, a host contacted), bounded. */
+  refusals?: SandboxRefusal[];
 }
 
 /** A typed event the agent produced while an attempt runs, forwarded to the host as it arrives. */
@@ -84,6 +93,11 @@ export interface ExecuteOptions {
   onEvent?: (event: AgentEvent) => void;
   /** Told of every process the attempt starts; the manager stores them to clean up after a crash. */
   onProcess?: (process: AttemptProcess) => void;
+  /**
+   * The OS boundary the agent and every process under it run inside (`ManagerOptions.sandbox`):
+   * an executor starts its agent through `sandbox.wrap`. Absent: unconfined.
+   */
+  sandbox?: Sandbox;
 }
 
 /** Runs one attempt of one sub-task in a fresh agent session. */
@@ -111,7 +125,7 @@ export interface Executor {
    * Starts what attempts will need (the server executor's servers), up to `count` at once, while
    * the run plans: in the background, never throwing; an attempt meets any failure itself.
    */
-  warm?(input: { count: number; abortSignal: AbortSignal }): void;
+  warm?(input: { count: number; abortSignal: AbortSignal; sandbox?: Sandbox }): void;
   /** Stops processes of attempts a dead manager process left running; called on resume. */
   reclaim?(processes: readonly AttemptProcess[]): Promise<void>;
   /**

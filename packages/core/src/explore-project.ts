@@ -1,3 +1,4 @@
+import { checkAttemptResult } from "./attempt-result-check.js";
 import { describeError } from "./describe-error.js";
 import { AbortedError } from "./errors.js";
 import type { AttemptResult } from "./executor.js";
@@ -67,17 +68,24 @@ export async function exploreProject(ctx: RunContext): Promise<void> {
       stop.signal,
     );
     try {
-      result = await ctx.options.executor.run(prompt, {
-        subTask: exploreSubTask(prompt),
-        runId: ctx.input.runId,
-        attempt,
-        cwd: space.cwd,
-        abortSignal: signal,
-        readOnly: true,
-      });
+      result = checkAttemptResult(
+        await ctx.options.executor.run(prompt, {
+          subTask: exploreSubTask(prompt),
+          runId: ctx.input.runId,
+          attempt,
+          cwd: space.cwd,
+          abortSignal: signal,
+          readOnly: true,
+          ...(ctx.options.sandbox ? { sandbox: ctx.options.sandbox } : {}),
+        }),
+        "the executor's agent model",
+      );
       // Whatever it changed all the same is found, reported and never merged.
       const capture = await space.capture("taskledger: explore (discarded)").catch(() => undefined);
-      wrote = capture?.filesChanged.slice(0, 50) ?? [];
+      wrote = [...(capture?.filesChanged ?? []), ...(capture?.outsideCwd?.paths ?? [])].slice(
+        0,
+        50,
+      );
     } finally {
       await space.dispose().catch(() => {});
     }

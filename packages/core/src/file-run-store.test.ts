@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StoreError } from "./errors.js";
 import { FileRunStore } from "./file-run-store.js";
 import { createManager } from "./manager.js";
+import { processStartTime } from "./process-identity.js";
 import type { RunEvent } from "./run-events.js";
 
 let dir: string;
@@ -167,6 +168,31 @@ describe("FileRunStore", () => {
     await writeFile(join(dir, "run1.lock"), JSON.stringify({ pid: 2_147_483_646 }));
     const taken = await store.lock("run1");
     await taken();
+  });
+
+  it("takes over a lock whose pid runs again as another process (a restarted container), not a live one", async () => {
+    const store = new FileRunStore(dir);
+    const lockFile = join(dir, "run1.lock");
+    const mine = processStartTime(process.pid);
+    expect(mine).toBeDefined();
+    // pid 1 and this process's own pid, both alive, both started at another time than recorded.
+    for (const pid of [1, process.pid]) {
+      await writeFile(lockFile, JSON.stringify({ pid, startTime: "1" }));
+      const release = await store.lock("run1");
+      expect(JSON.parse(await readFile(lockFile, "utf8"))).toEqual({
+        pid: process.pid,
+        startTime: mine,
+      });
+      await release();
+    }
+    // The same pid and start time: the holder is alive and keeps the run.
+    await writeFile(lockFile, JSON.stringify({ pid: 1, startTime: processStartTime(1) }));
+    await expect(store.lock("run1")).rejects.toSatisfy(
+      (e) => StoreError.isInstance(e) && (e as Error).message.includes("in use by process 1 "),
+    );
+    // A lock from before start times were recorded names a live pid only: still held.
+    await writeFile(lockFile, JSON.stringify({ pid: 1 }));
+    await expect(store.lock("run1")).rejects.toSatisfy((e) => StoreError.isInstance(e));
   });
 
   it("refuses to resume a run another manager is running on the same store", async () => {

@@ -2,7 +2,7 @@ import { type FileHandle, open, readFile, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { ensureDirectory } from "./ensure-directory.js";
 import { StoreError } from "./errors.js";
-import { isProcessAlive } from "./process-dirs.js";
+import { currentProcess, isHolderAlive, type ProcessIdentity } from "./process-identity.js";
 import type { RunEvent } from "./run-events.js";
 import type { RunStore } from "./run-store.js";
 
@@ -66,8 +66,9 @@ export class FileRunStore implements RunStore {
   }
 
   /**
-   * A `<runId>.lock` file created exclusively, holding this process's pid. A lock whose process is
-   * gone (a crash, `kill -9`) is stale and taken over.
+   * A `<runId>.lock` file created exclusively, holding this process's pid and start time. A lock
+   * whose process is gone (a crash, `kill -9`), or whose pid now names a process that started at
+   * another time (a container restarted: pid 1 again), is stale and taken over.
    */
   async lock(runId: string): Promise<() => Promise<void>> {
     const path = `${this.pathOf(runId).slice(0, -".jsonl".length)}.lock`;
@@ -76,7 +77,7 @@ export class FileRunStore implements RunStore {
       try {
         const handle = await open(path, "wx");
         try {
-          await handle.writeFile(JSON.stringify({ pid: process.pid }));
+          await handle.writeFile(JSON.stringify(currentProcess()));
         } finally {
           await handle.close();
         }
@@ -87,8 +88,8 @@ export class FileRunStore implements RunStore {
         }
       }
       const holder = await readHolder(path);
-      if (holder !== undefined && isProcessAlive(holder)) {
-        throw new StoreError(`Run "${runId}" is in use by process ${holder} (${path}).`);
+      if (holder !== undefined && isHolderAlive(holder)) {
+        throw new StoreError(`Run "${runId}" is in use by process ${holder.pid} (${path}).`);
       }
       await rm(path, { force: true });
     }
@@ -129,10 +130,12 @@ async function cutTornLine(handle: FileHandle): Promise<void> {
   if (size > 0) await handle.truncate(0);
 }
 
-async function readHolder(path: string): Promise<number | undefined> {
+async function readHolder(path: string): Promise<ProcessIdentity | undefined> {
   try {
-    const { pid } = JSON.parse(await readFile(path, "utf8")) as { pid?: unknown };
-    return typeof pid === "number" ? pid : undefined;
+    const { pid, startTime } = JSON.parse(await readFile(path, "utf8")) as ProcessIdentity;
+    if (typeof pid !== "number") return undefined;
+    // A lock written before start times were recorded is judged by its pid alone.
+    return { pid, ...(typeof startTime === "string" ? { startTime } : {}) };
   } catch {
     // A lock file torn by a crash while it was written holds no live claim.
     return undefined;

@@ -27,6 +27,7 @@ export {
   QueueError,
   type QueueErrorReason,
   RunNotFoundError,
+  SandboxUnavailableError,
   StoreError,
   StructuredOutputError,
   TaskLedgerError,
@@ -55,6 +56,7 @@ export type {
 } from "./executor.js";
 export { FileRunStore } from "./file-run-store.js";
 export { HeadTailBuffer } from "./head-tail-buffer.js";
+export { describeGiven, refuseUnknownKeys } from "./host-input-check.js";
 export { createManager, Manager, type RunOptions } from "./manager.js";
 export { defaultRunSettings, type ManagerOptions } from "./manager-options.js";
 export type {
@@ -78,6 +80,12 @@ export {
   withCost,
 } from "./price.js";
 export { createProcessDir, isProcessAlive, sweepDeadProcessDirs } from "./process-dirs.js";
+export {
+  currentProcess,
+  isHolderAlive,
+  type ProcessIdentity,
+  processStartTime,
+} from "./process-identity.js";
 export {
   type Evidence,
   evidenceSchema,
@@ -150,6 +158,16 @@ export {
   type SubTaskState,
 } from "./run-state.js";
 export { MemoryRunStore, type RunStore } from "./run-store.js";
+export {
+  type Sandbox,
+  type SandboxedLaunch,
+  type SandboxLaunch,
+  type SandboxMode,
+  type SandboxRefusal,
+  type SandboxStatus,
+  sandboxModes,
+  unconfined,
+} from "./sandbox.js";
 export { stripControl } from "./strip-control.js";
 export {
   callStructured,
@@ -196,6 +214,7 @@ export {
   type Integration,
   type Isolation,
   type OpenWorkspaceInput,
+  type OutsideChanges,
   type RunWorkspace,
   type SetupSettings,
   type SlotPreparation,

@@ -1,6 +1,13 @@
 import { InvalidConfigError } from "./errors.js";
 import { type Evaluator, outcomeEvaluator } from "./evaluator.js";
 import type { Executor } from "./executor.js";
+import {
+  checkFunction,
+  checkObject,
+  checkPart,
+  describeGiven,
+  refuseUnknownKeys,
+} from "./host-input-check.js";
 import type { LanguageModel } from "./model.js";
 import type { ReviewPlan } from "./plan-review.js";
 import type { DecomposePolicy } from "./planner.js";
@@ -12,6 +19,7 @@ import {
   resolveRunSettings,
 } from "./run-settings.js";
 import { MemoryRunStore, type RunStore } from "./run-store.js";
+import type { Sandbox } from "./sandbox.js";
 import type { Check } from "./sub-task.js";
 import { defaultMaxSubTasks } from "./task-ledger.js";
 import { type Isolation, sharedWorkspaces, type WorkspaceProvider } from "./workspace.js";
@@ -90,6 +98,70 @@ export interface ManagerOptions {
   apply?: boolean;
   /** Makes run ids. Default: a random UUID. */
   createRunId?: () => string;
+  /**
+   * The OS sandbox every attempt, check and exploration runs inside (`createSandbox()` from
+   * `@taskledger/sandbox`). Its mode is logged with the run; a `required` one that cannot work
+   * here fails the run with `SandboxUnavailableError` before any model call. Absent: unconfined.
+   */
+  sandbox?: Sandbox;
+}
+
+/** Every option `createManager` knows: a key missing here fails to compile, one not here is refused. */
+const managerOptionKeys: Record<keyof ManagerOptions, true> = {
+  model: true,
+  executor: true,
+  evaluator: true,
+  store: true,
+  concurrency: true,
+  maxRetries: true,
+  maxSubTasks: true,
+  contextTokenBudget: true,
+  maxRequestChars: true,
+  budget: true,
+  decompose: true,
+  alternateAgentModels: true,
+  checks: true,
+  project: true,
+  projectChecks: true,
+  explore: true,
+  bestOf: true,
+  replan: true,
+  reviewPlan: true,
+  cwd: true,
+  isolation: true,
+  workspaces: true,
+  apply: true,
+  createRunId: true,
+  sandbox: true,
+};
+
+/**
+ * The parts a host plugs in, checked before anything runs: unknown keys refused by name, and a
+ * model, evaluator, store or hook that is not one an `InvalidConfigError` naming the field.
+ */
+function checkHostParts(options: ManagerOptions): void {
+  checkObject("createManager(options)", options);
+  refuseUnknownKeys(options, managerOptionKeys, "createManager");
+  if (typeof options.executor?.run !== "function") {
+    throw new InvalidConfigError(
+      `\`executor\` is required: an object with a \`run\` method; got ${describeGiven(options.executor)}.`,
+    );
+  }
+  checkPart("model", options.model, ["generate"]);
+  for (const field of ["provider", "modelId"] as const) {
+    const value = options.model?.[field];
+    if (options.model && (typeof value !== "string" || value === "")) {
+      throw new InvalidConfigError(
+        `\`model.${field}\` must be a non-empty string; got ${describeGiven(value)}.`,
+      );
+    }
+  }
+  checkPart("evaluator", options.evaluator, ["evaluate"]);
+  checkPart("store", options.store, ["append", "read"]);
+  if (options.project !== false) checkPart("project", options.project, ["digest"]);
+  checkFunction("reviewPlan", options.reviewPlan);
+  checkFunction("createRunId", options.createRunId);
+  checkPart("sandbox", options.sandbox, ["status", "wrap", "close"]);
 }
 
 export interface ResolvedManagerOptions {
@@ -108,6 +180,7 @@ export interface ResolvedManagerOptions {
   createRunId: () => string;
   reviewPlan: ReviewPlan | undefined;
   project: ProjectSource | undefined;
+  sandbox: Sandbox | undefined;
 }
 
 /** How long the exploration before a plan may take unless the host says. */
@@ -126,9 +199,7 @@ export const defaultRunSettings: RunSettings = {
 };
 
 export function resolveManagerOptions(options: ManagerOptions): ResolvedManagerOptions {
-  if (!options || typeof options.executor?.run !== "function") {
-    throw new InvalidConfigError("`executor` is required: an object with a `run` method.");
-  }
+  checkHostParts(options);
   const decompose = options.decompose ?? "auto";
   const settings = resolveRunSettings(
     {
@@ -162,7 +233,7 @@ export function resolveManagerOptions(options: ManagerOptions): ResolvedManagerO
   const maxRequestChars = options.maxRequestChars ?? 100_000;
   if (!Number.isInteger(maxRequestChars) || maxRequestChars < 1 || maxRequestChars > 10_000_000) {
     throw new InvalidConfigError(
-      `\`maxRequestChars\` must be an integer from 1 to 10000000; got ${maxRequestChars}.`,
+      `\`maxRequestChars\` must be an integer from 1 to 10000000; got ${describeGiven(maxRequestChars)}.`,
     );
   }
   if (decompose === "always" && !options.model) {
@@ -204,6 +275,7 @@ export function resolveManagerOptions(options: ManagerOptions): ResolvedManagerO
     createRunId: options.createRunId ?? (() => crypto.randomUUID()),
     reviewPlan: options.reviewPlan,
     project: options.project || undefined,
+    sandbox: options.sandbox,
   };
 }
 

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { InvalidRequestError, RunNotFoundError } from "./errors.js";
 import { EventHub } from "./event-hub.js";
+import { checkObject, describeGiven, refuseUnknownKeys } from "./host-input-check.js";
 import {
   type ManagerOptions,
   type ResolvedManagerOptions,
@@ -43,6 +44,23 @@ export interface RunOptions {
   trace?: TraceRef;
 }
 
+const runOptionKeys: Record<keyof RunOptions, true> = {
+  abortSignal: true,
+  cwd: true,
+  plan: true,
+  planUsage: true,
+  reviewPlan: true,
+  onEvent: true,
+  settings: true,
+  trace: true,
+};
+
+/** A misspelt run option is refused by name, never ignored. */
+function checkRunOptions(options: RunOptions): void {
+  checkObject("options", options);
+  refuseUnknownKeys(options, runOptionKeys, "run options");
+}
+
 /** Turns requests into Task Ledgers and runs them. Holds no per-run state; runs are independent. */
 export class Manager {
   private readonly options: ResolvedManagerOptions;
@@ -54,6 +72,7 @@ export class Manager {
 
   /** Starts a run and returns its handle at once; a bad request throws here, synchronously. */
   start(request: string, options: RunOptions = {}): TaskRun {
+    checkRunOptions(options);
     const text = this.checkRequest(request);
     const settings = resolveRunSettings(this.options.settings, options.settings);
     const runId = this.options.createRunId();
@@ -83,6 +102,7 @@ export class Manager {
    * recorded and was not given one at start.
    */
   resume(runId: string, options: RunOptions = {}): TaskRun {
+    checkRunOptions(options);
     return this.launch(runId, options, async (hub, live) => {
       const records = await this.options.store.read(runId);
       if (records.length === 0) throw new RunNotFoundError(runId);
@@ -166,9 +186,10 @@ export class Manager {
   }
 
   private checkRequest(request: string): string {
-    if (typeof request !== "string" || request.trim() === "") {
-      throw new InvalidRequestError("The request is empty.");
+    if (typeof request !== "string") {
+      throw new InvalidRequestError(`The request must be a string; got ${describeGiven(request)}.`);
     }
+    if (request.trim() === "") throw new InvalidRequestError("The request is empty.");
     if (request.length > this.options.maxRequestChars) {
       throw new InvalidRequestError(
         `The request has ${request.length} characters; the limit is ${this.options.maxRequestChars}.`,

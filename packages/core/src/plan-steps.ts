@@ -157,7 +157,8 @@ function checkKeepsCompleted(ctx: RunContext, ledger: TaskLedger): void {
 /**
  * The last step of the ladder: replace the failed sub-task and its dependents with new sub-tasks
  * from the model, keeping completed work. Resolves with `failed: undefined` when the plan was
- * revised, or with why it was not (the call failed, the review rejected it) and what that cost.
+ * revised, with why it was not (the call failed, the review rejected it) and what that cost, or
+ * with `cancelled` when the host cancelled the run meanwhile (the replan is asked about on resume).
  */
 export async function replanStep(
   ctx: RunContext,
@@ -168,6 +169,7 @@ export async function replanStep(
   failed: string | undefined;
   code: "replan-rejected" | "replan-failed" | undefined;
   usage: Usage;
+  cancelled?: true;
 }> {
   const { state, recorder } = ctx;
   const model = ctx.options.model;
@@ -199,6 +201,8 @@ export async function replanStep(
   } catch (error) {
     const spent = StructuredOutputError.isInstance(error) || PlanValidationError.isInstance(error);
     if (spent && error.usage) usage = error.usage;
+    // A host that quits while the replan is made or reviewed resumes to it, not to a failure.
+    if (ctx.stop.cancelled) return { failed: undefined, code: undefined, usage, cancelled: true };
     if (ctx.stop.signal.aborted) {
       return { failed: "The run stopped while replanning.", code: "replan-failed", usage };
     }

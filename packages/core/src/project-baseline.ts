@@ -60,6 +60,7 @@ async function runProjectBaseline(ctx: RunContext, signal: AbortSignal): Promise
         ...(options.executor.guard
           ? { guardProcess: options.executor.guard.bind(options.executor) }
           : {}),
+        ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       });
       if (signal.aborted) return;
       await recorder.record({

@@ -3,6 +3,7 @@ import type { ProgressEntry } from "./progress-entry.js";
 import type { ProjectDigest } from "./project-digest.js";
 import type { RunReport, SubTaskFailure } from "./run-report.js";
 import type { RunSettings } from "./run-settings.js";
+import type { SandboxStatus } from "./sandbox.js";
 import type { TaskLedger } from "./task-ledger.js";
 import type { Usage } from "./usage.js";
 import type { SlotPreparation, WorkspaceOutcome, WorkspaceRecord } from "./workspace.js";
@@ -61,6 +62,8 @@ export type RunEvent = EventBase &
         workspace?: WorkspaceRecord;
         /** The host's trace of this session (see `RunOptions.trace`); absent when not traced. */
         trace?: TraceRef;
+        /** Whether attempts run inside the OS sandbox, and why not; absent without one. */
+        sandbox?: SandboxStatus;
       }
     /** A stopped or crashed run continues from its log; `interrupted` attempts are run again. */
     | {

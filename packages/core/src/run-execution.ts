@@ -50,6 +50,8 @@ export async function executeRun(
   try {
     // Checked before anything is logged or paid for: a bad directory fails every attempt alike.
     input.cwd = await checkWorkingDirectory(given.cwd);
+    // A `required` sandbox that cannot work here fails the run before anything is paid for.
+    await options.sandbox?.status();
     // Claimed before the first record, so another process cannot run this run at the same time.
     release = await options.store.lock?.(input.runId);
     if (!input.recovered && (await options.store.read(input.runId)).length > 0) {
@@ -64,6 +66,7 @@ export async function executeRun(
       isolation: options.isolation,
       apply: options.apply,
       ...(input.recovered ? { recorded: { record: state.workspace, tip: state.tip } } : {}),
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     });
     // Candidates of one sub-task at once in one directory would undo each other's work.
     if (input.settings.bestOf && workspace.record.kind !== "worktree") {
@@ -142,11 +145,13 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
   try {
     if (input.recovered) await resumeFrom(ctx, runner);
     else {
+      const sandbox = await base.options.sandbox?.status();
       await recorder.record({
         type: "run-started",
         request: input.request,
         cwd: input.cwd,
         settings: input.settings,
+        ...(sandbox ? { sandbox } : {}),
         ...hostPlanRecord(input),
         workspace: base.workspace.record,
         ...(input.trace ? { trace: input.trace } : {}),
@@ -197,7 +202,11 @@ interface WarmUp {
  */
 function prepareFirstSlot(ctx: RunContext): WarmUp {
   const { workspace, stop, settings, options } = ctx;
-  options.executor.warm?.({ count: settings.concurrency, abortSignal: stop.signal });
+  options.executor.warm?.({
+    count: settings.concurrency,
+    abortSignal: stop.signal,
+    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+  });
   const warmUp: WarmUp = { done: Promise.resolve() };
   warmUp.done = (async () => {
     try {

@@ -94,6 +94,31 @@ export const subTaskReportSchema = z.object({
     .optional(),
   /** Its rounds of parallel candidates (`bestOf`), when it had any. */
   candidates: z.array(candidateRoundReportSchema).optional(),
+  /** What the OS sandbox refused its attempts (a path written, a host contacted), when anything. */
+  refusals: z
+    .array(
+      z.object({
+        attempt: z.number().int(),
+        kind: z.enum(["write", "read", "network"]),
+        target: z.string(),
+      }),
+    )
+    .optional(),
+  /**
+   * With worktrees: attempts that changed files outside the run's directory; those changes were
+   * left out (never merged or applied). Paths from the repository's top, at most 50 an attempt.
+   */
+  outsideCwd: z
+    .array(
+      z.object({
+        attempt: z.number().int(),
+        paths: z.array(z.string()),
+        count: z.number().int(),
+        /** Shared directory: found in the user's tree while it ran, and left there. */
+        shared: z.literal(true).optional(),
+      }),
+    )
+    .optional(),
 });
 export type SubTaskReport = z.infer<typeof subTaskReportSchema>;
 

@@ -1,4 +1,5 @@
 import { InvalidConfigError } from "./errors.js";
+import { checkObject, describeGiven, refuseUnknownKeys } from "./host-input-check.js";
 import { type Check, checkSchema } from "./sub-task.js";
 
 /** What a run needs beyond its model, executor, evaluator and store; logged in its first record. */
@@ -70,6 +71,7 @@ export type RunSettingsInput = Partial<Omit<RunSettings, "decompose" | "replan" 
 
 /** Checks `input` and lays it over `base`; a bad value is an `InvalidConfigError` naming it. */
 export function resolveRunSettings(base: RunSettings, input: RunSettingsInput = {}): RunSettings {
+  checkSettingsKeys(input);
   const budget = { ...base.budget, ...input.budget };
   return {
     concurrency: integer("concurrency", input.concurrency, base.concurrency, 1, 256),
@@ -122,6 +124,46 @@ export function resolveRunSettings(base: RunSettings, input: RunSettingsInput = 
     ...bestOfSetting(input.bestOf ?? base.bestOf),
     ...((input.host ?? base.host) ? { host: structuredClone(input.host ?? base.host) } : {}),
   };
+}
+
+const settingsKeys: Record<keyof RunSettingsInput, true> = {
+  concurrency: true,
+  maxRetries: true,
+  maxSubTasks: true,
+  contextTokenBudget: true,
+  budget: true,
+  alternateAgentModels: true,
+  replan: true,
+  checks: true,
+  projectChecks: true,
+  explore: true,
+  bestOf: true,
+  host: true,
+};
+const budgetKeys: Record<keyof RunBudget, true> = {
+  maxTokens: true,
+  maxDurationMs: true,
+  maxCostUsd: true,
+};
+const replanKeys: Record<keyof RunSettings["replan"], true> = {
+  enabled: true,
+  maxPerSubTask: true,
+  maxPerRun: true,
+};
+
+/** A misspelt setting (`concurency`, `budget.maxCost`) is refused by name, never ignored. */
+function checkSettingsKeys(input: RunSettingsInput): void {
+  checkObject("settings", input);
+  refuseUnknownKeys(input, settingsKeys, "settings");
+  for (const [field, known] of [
+    ["budget", budgetKeys],
+    ["replan", replanKeys],
+  ] as const) {
+    const value = input[field];
+    if (value === undefined) continue;
+    checkObject(field, value);
+    refuseUnknownKeys(value, known, `\`${field}\``);
+  }
 }
 
 function exploreSetting(explore: RunSettings["explore"]): Pick<RunSettings, "explore"> {
@@ -186,7 +228,7 @@ function integer(
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new InvalidConfigError(
-      `\`${name}\` must be an integer from ${min} to ${max}; got ${value}.`,
+      `\`${name}\` must be an integer from ${min} to ${max}; got ${describeGiven(value)}.`,
     );
   }
   return value;
@@ -195,7 +237,7 @@ function integer(
 function dollars(name: string, value: number): number {
   if (typeof value !== "number" || !Number.isFinite(value) || value <= 0 || value > 1_000_000) {
     throw new InvalidConfigError(
-      `\`${name}\` must be a number of US dollars above 0 and at most 1000000; got ${value}.`,
+      `\`${name}\` must be a number of US dollars above 0 and at most 1000000; got ${describeGiven(value)}.`,
     );
   }
   return value;

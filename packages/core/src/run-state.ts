@@ -11,12 +11,21 @@ import type {
 } from "./run-events.js";
 import type { RunReport, SubTaskFailure, SubTaskStatus } from "./run-report.js";
 import type { RunSettings } from "./run-settings.js";
+import type { SandboxRefusal } from "./sandbox.js";
 import type { SubTask } from "./sub-task.js";
 import type { Fact, TaskLedger } from "./task-ledger.js";
 import { emptyUsage, type Usage } from "./usage.js";
-import type { SlotPreparation, WorkspaceOutcome, WorkspaceRecord } from "./workspace.js";
+import type {
+  OutsideChanges,
+  SlotPreparation,
+  WorkspaceOutcome,
+  WorkspaceRecord,
+} from "./workspace.js";
 
 /** What one attempt spent: the agent's session and the evaluation of it. */
+/** Refusals kept per sub-task: enough to tell what an agent tried, never a growing list. */
+export const maxKeptRefusals = 50;
+
 export interface AttemptUsage {
   attempt: number;
   agent: Usage;
@@ -93,6 +102,8 @@ export interface SubTaskState {
   usage: Usage;
   /** Each attempt's agent usage and its evaluation's, in attempt order. */
   attemptUsage: AttemptUsage[];
+  /** What the sandbox refused its attempts, bounded (`maxKeptRefusals`). */
+  refusals: { attempt: number; kind: SandboxRefusal["kind"]; target: string }[];
   /** The agent's latest tool or text, from the live event stream only (never stored). */
   activity: string;
   /** With worktrees: the commit the next attempt continues from (its last attempt's work). */
@@ -105,6 +116,13 @@ export interface SubTaskState {
   rounds: CandidateChoice[];
   /** The ladder's candidates rung is the current step: it gets no retries of its own. */
   onCandidatesRung: boolean;
+  /** Attempts that changed files outside the run's directory: left out, by attempt. */
+  outsideCwd: AttemptOutsideCwd[];
+}
+
+/** What one attempt changed outside the run's directory (never merged or applied). */
+export interface AttemptOutsideCwd extends OutsideChanges {
+  attempt: number;
 }
 
 /** The member of the sub-task's running round that attempt `attempt` is, if any. */

@@ -4,11 +4,12 @@ import {
   ModelError,
   PlanValidationError,
   StructuredOutputError,
+  TaskLedgerError,
 } from "./errors.js";
 import type { LanguageModel, ModelMessage, StructuredOutput } from "./model.js";
 import { parseStructuredOutput } from "./structured-output.js";
 import { clipMiddle } from "./text-clip.js";
-import { addUsage, emptyUsage, type Usage } from "./usage.js";
+import { addUsage, emptyUsage, type Usage, withUnknownCost } from "./usage.js";
 
 export interface StructuredCall<T, R> {
   model: LanguageModel;
@@ -66,7 +67,10 @@ export async function callStructured<T, R>(
       if (!result || typeof result !== "object" || typeof result.text !== "string") {
         throw notAResult(call.model, result);
       }
-      usage = addUsage(usage, result.usage);
+      usage = addUsage(
+        usage,
+        withUnknownCost(result.usage, `${call.model.provider}/${call.model.modelId}`),
+      );
       text = result.text;
       const answer = result.object ?? parseStructuredOutput(result.text, call.output.schema);
       return { value: call.validate(answer), repaired: calls > 1, usage, calls };
@@ -80,7 +84,7 @@ export async function callStructured<T, R>(
         usage = addUsage(usage, error.usage);
         text = error.text;
       }
-      if (!isRepairable(error)) throw error;
+      if (!isRepairable(error)) throw asModelError(call.model, error);
       const cutOff = StructuredOutputError.isInstance(error) && error.finishReason === "length";
       if (calls >= 2 || cutOff) throw unusable(call.what, error, usage, cutOff);
       messages.push(
@@ -101,6 +105,20 @@ export function notAResult(model: LanguageModel, value: unknown): ModelError {
   return new ModelError({
     provider: model.provider,
     message: `${model.provider}/${model.modelId}: generate() resolved to ${what}, not { text, object, usage, finishReason }`,
+  });
+}
+
+/**
+ * What a host model's `generate` threw, as the run reports it: our own errors as they are, anything
+ * else a `ModelError` (code `model-error`) naming the model, the thrown value as `cause`.
+ */
+function asModelError(model: LanguageModel, error: unknown): unknown {
+  if (TaskLedgerError.isInstance(error)) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new ModelError({
+    provider: model.provider,
+    message: `${model.provider}/${model.modelId}: generate() threw: ${message}`,
+    cause: error,
   });
 }
 

@@ -1,3 +1,4 @@
+import { checkAttemptResult } from "./attempt-result-check.js";
 import { captureWork, finalCommit, integrate, openSpace } from "./attempt-workspace.js";
 import {
   type CandidateStart,
@@ -142,6 +143,7 @@ export class SubTaskRunner {
           } finally {
             this.replansInFlight--;
           }
+          if (outcome.cancelled) return this.stopRunning(s);
           if (outcome.failed !== undefined)
             await this.fail(
               s,
@@ -280,7 +282,7 @@ export class SubTaskRunner {
     const subTaskId = s.subTask.id;
     const started = performance.now();
     try {
-      return await options.executor.run(prompt, {
+      const result = await options.executor.run(prompt, {
         subTask: s.subTask,
         runId: this.ctx.input.runId,
         attempt,
@@ -293,7 +295,9 @@ export class SubTaskRunner {
         onProcess: (process) => {
           void recorder.record({ type: "attempt-process", subTaskId, attempt, ...process });
         },
+        ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       });
+      return checkAttemptResult(result, agentModel ?? "the executor's agent model");
     } catch (error) {
       return failedResult(error, stop.signal.aborted, started);
     }

@@ -46,6 +46,16 @@ export function totalTokens(usage: Usage): number {
   return usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
 }
 
+/**
+ * `usage` as reported by a part that may not price its calls (a host's model or executor): tokens
+ * with neither a cost nor `unpricedModels` name `source` as unpriced, so the cost is unknown, never $0.
+ */
+export function withUnknownCost(usage: Usage, source: string): Usage {
+  if (usage.costUsd !== undefined || usage.unpricedModels?.length || totalTokens(usage) === 0)
+    return usage;
+  return { ...usage, unpricedModels: [source] };
+}
+
 /** The whole cost in US dollars, or `undefined` when some tokens have no known price. */
 export function knownCost(usage: Usage): number | undefined {
   if (usage.unpricedModels?.length) return undefined;

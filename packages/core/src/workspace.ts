@@ -1,4 +1,5 @@
 import { InvalidConfigError } from "./errors.js";
+import type { Sandbox } from "./sandbox.js";
 
 /**
  * Where attempts work and what becomes of their work. `shared`: every attempt works in the run's
@@ -72,6 +73,21 @@ export interface AttemptCapture {
   commit: string;
   /** Paths it changed, relative to the repository's top. */
   filesChanged: string[];
+  /** What it changed outside the run's directory: not in `commit`, never merged or applied. */
+  outsideCwd?: OutsideChanges;
+}
+
+/** Changes an attempt made outside the run's `cwd`, left out of its work. */
+export interface OutsideChanges {
+  /** Paths relative to the repository's top (at most 50). */
+  paths: string[];
+  /** How many paths in all. */
+  count: number;
+  /**
+   * In a shared directory there is no slot to leave them in: they were found in the user's tree
+   * (changed while the attempt ran, by it or anything else) and stay there, not reverted.
+   */
+  shared?: true;
 }
 
 /** The directory one attempt works in. */
@@ -82,6 +98,8 @@ export interface AttemptSpace {
   capture(message: string): Promise<AttemptCapture | undefined>;
   /** Removes the directory (the commit stays). */
   dispose(): Promise<void>;
+  /** Shared: what changed outside the run's directory while the attempt ran (after `capture`). */
+  outside?(): Promise<OutsideChanges | undefined>;
 }
 
 export type Integration =
@@ -158,6 +176,8 @@ export interface OpenWorkspaceInput {
   /** A resumed run's workspace as its log tells it, with the run branch's logged tip. */
   recorded?: { record: WorkspaceRecord | undefined; tip: string | undefined };
   abortSignal?: AbortSignal;
+  /** The OS sandbox a slot's setup command runs inside (with the project's network allowance). */
+  sandbox?: Sandbox;
 }
 
 /**

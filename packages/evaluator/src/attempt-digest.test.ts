@@ -79,6 +79,29 @@ describe("digestAttempt", () => {
     expect(digest).toMatch(/… and \d+ more/);
   });
 
+  it("tells the judge what the sandbox refused, bounded, so feedback can say it tried to leave", () => {
+    const refusals = Array.from({ length: 30 }, (_, i) => ({
+      kind: "write" as const,
+      target: `/home/u/f${i}`,
+    }));
+    refusals.unshift({ kind: "network", target: "example.com:443" } as never);
+    const digest = digestAttempt(attemptResult({ refusals }));
+    expect(digest).toContain("## Refused by the sandbox");
+    expect(digest).toContain("- network: example.com:443");
+    expect(digest).toContain("- … and 19 more");
+    expect(digestAttempt(attemptResult())).not.toContain("Refused by the sandbox");
+  });
+
+  it("tells the judge what was left out for being outside the run's directory", () => {
+    const digest = digestAttempt(
+      attemptResult({ outsideCwd: { paths: ["ROOT_CONFIG.txt", "lib/x.ts"], count: 2 } }),
+    );
+    expect(digest).toContain(
+      "left out: 2 path(s) changed outside the run's directory were discarded, not kept: ROOT_CONFIG.txt, lib/x.ts",
+    );
+    expect(digestAttempt(attemptResult())).not.toContain("left out");
+  });
+
   it("refuses a budget too small to hold a digest", () => {
     expect(() => digestAttempt(attemptResult(), { maxTokens: 50 })).toThrow(InvalidConfigError);
   });

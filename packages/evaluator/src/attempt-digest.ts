@@ -35,14 +35,15 @@ export function digestAttempt(result: AttemptResult, options: DigestOptions = {}
 
   const ending = clipMiddle(describeEnding(result), Math.floor(budget * 0.12));
   const files = describeFiles(result.filesChanged, Math.floor(budget * 0.1));
+  const refused = clipMiddle(describeRefusals(result), Math.floor(budget * 0.06));
   const finalText = result.finalText.trim();
   const finalSection = `## Final text (the agent's own account, not proof)\n${
     finalText ? clipMiddle(finalText, Math.floor(budget * 0.35), 0.2) : "(none)"
   }`;
-  const fixed = [ending, files, finalSection].join("\n\n").length;
+  const fixed = [ending, files, refused, finalSection].join("\n\n").length;
   const calls = describeToolCalls(result.toolCalls, budget - fixed - 8);
 
-  const digest = [ending, files, calls, finalSection].filter(Boolean).join("\n\n");
+  const digest = [ending, files, refused, calls, finalSection].filter(Boolean).join("\n\n");
   // A safety net only: the sections above are sized to fit.
   return estimateTokens(digest) <= maxTokens ? digest : truncateToTokens(digest, maxTokens);
 }
@@ -56,7 +57,28 @@ function describeEnding(result: AttemptResult): string {
     `duration: ${(result.durationMs / 1000).toFixed(1)} s; tokens: ${result.usage.inputTokens} in, ${result.usage.outputTokens} out`,
   ];
   if (result.error) lines.push(`error: ${clipMiddle(result.error, 600)}`);
+  const outside = result.outsideCwd;
+  if (outside) {
+    // The judge can then say why a change is missing: it was made outside the run's directory.
+    const what = outside.shared
+      ? "changed outside the run's directory while it ran (not the attempt's to change)"
+      : "changed outside the run's directory were discarded, not kept";
+    lines.push(
+      `left out: ${outside.count} path(s) ${what}: ${clipMiddle(outside.paths.join(", "), 300)}`,
+    );
+  }
   return lines.join("\n");
+}
+
+/** What the OS sandbox refused: the judge's feedback can say the attempt tried to leave its room. */
+function describeRefusals(result: AttemptResult): string {
+  const refusals = result.refusals ?? [];
+  if (refusals.length === 0) return "";
+  return [
+    "## Refused by the sandbox (the agent may write only in its working directory and reach only its model)",
+    ...refusals.slice(0, 12).map((r) => `- ${r.kind}: ${r.target}`),
+    ...(refusals.length > 12 ? [`- … and ${refusals.length - 12} more`] : []),
+  ].join("\n");
 }
 
 function describeFiles(files: readonly string[], maxChars: number): string {

@@ -5,6 +5,7 @@ import {
   clipMiddle,
   type Evidence,
   isAbortError,
+  type Sandbox,
   type SubTask,
 } from "@taskledger/core";
 import { throwIfAborted } from "./abort.js";
@@ -19,6 +20,8 @@ export interface CheckContext {
   abortSignal: AbortSignal;
   /** Keeps a process a check starts from outliving the host (see `Executor.guard`). */
   guardProcess?: (process: AttemptProcess) => () => void;
+  /** The OS sandbox a check's command runs inside, as the attempts do. */
+  sandbox?: Sandbox;
 }
 
 /** A checker's verdict (seed 004): complete or not, and feedback that says what to do next. */

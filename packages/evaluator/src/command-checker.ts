@@ -27,12 +27,13 @@ export function commandChecker(options: CommandCheckerOptions): Checker {
   const shown = oneLine(options.argv.join(" "), 180);
   return {
     name: options.name ?? `command: ${shown}`,
-    async check({ cwd, abortSignal, guardProcess }): Promise<CheckResult> {
+    async check({ cwd, abortSignal, guardProcess, sandbox }): Promise<CheckResult> {
       const run = await runCommand(options.argv, {
         cwd,
         timeoutMs,
         abortSignal,
         ...(guardProcess ? { guardProcess } : {}),
+        ...(sandbox ? { sandbox } : {}),
         ...(options.maxOutputBytes ? { maxOutputBytes: options.maxOutputBytes } : {}),
         ...(options.env ? { env: options.env } : {}),
       });

@@ -70,7 +70,7 @@ export class LedgerEvaluator implements Evaluator {
 
   async evaluate(
     input: EvaluationInput,
-    { abortSignal, guardProcess }: EvaluateOptions,
+    { abortSignal, guardProcess, sandbox }: EvaluateOptions,
   ): Promise<ProgressEntry> {
     throwIfAborted(abortSignal);
     const { result, subTask } = input;
@@ -78,6 +78,7 @@ export class LedgerEvaluator implements Evaluator {
       ...input,
       abortSignal,
       ...(guardProcess ? { guardProcess } : {}),
+      ...(sandbox ? { sandbox } : {}),
     };
     // A cancelled attempt is incomplete by its finish alone; running its commands would be waste.
     const checkers: Checker[] =
@@ -166,6 +167,7 @@ export class LedgerEvaluator implements Evaluator {
       cwd: options.cwd,
       abortSignal: options.abortSignal,
       ...(options.guardProcess ? { guardProcess: options.guardProcess } : {}),
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     };
     for (const check of checks) {
       const result = await runChecker(checkerForCheck(check, this.declaredOptions()), context);

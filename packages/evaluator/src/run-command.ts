@@ -1,5 +1,14 @@
 import { spawn } from "node:child_process";
-import { AbortedError, type AttemptProcess, HeadTailBuffer } from "@taskledger/core";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  AbortedError,
+  type AttemptProcess,
+  HeadTailBuffer,
+  type Sandbox,
+  type SandboxedLaunch,
+} from "@taskledger/core";
 import { throwIfAborted } from "./abort.js";
 import { programPath } from "./program-path.js";
 
@@ -15,6 +24,11 @@ export interface RunCommandOptions {
   killGraceMs?: number;
   /** Told of the command's process group as it starts, so it cannot outlive the host. */
   guardProcess?: (process: AttemptProcess) => () => void;
+  /**
+   * The OS sandbox the command runs inside, as the attempts do: it writes in `cwd` and a private
+   * temp directory (its TMPDIR), nowhere else.
+   */
+  sandbox?: Sandbox;
 }
 
 export interface CommandRun {
@@ -38,9 +52,34 @@ export const gate = 'IFS= read -r _ || exit 125; exec "$0" "$@"';
  * abort, which then rejects with `AbortedError`. Whatever the command leaves running in its group
  * after it exits is killed too, so a check never leaves a process behind.
  */
-export function runCommand(
+export async function runCommand(
   argv: readonly string[],
   options: RunCommandOptions,
+): Promise<CommandRun> {
+  const sandbox = options.sandbox;
+  if (!sandbox || !(await sandbox.status()).confined) return runConfined(argv, options);
+  const tmp = await mkdtemp(join(tmpdir(), "taskledger-check-"));
+  const env = { ...(options.env ?? process.env), TMPDIR: tmp, TMP: tmp, TEMP: tmp };
+  try {
+    return await runConfined(argv, { ...options, env }, (launch) =>
+      sandbox.wrap({ ...launch, cwd: options.cwd, env: definedOnly(env), write: [tmp] }),
+    );
+  } finally {
+    await rm(tmp, { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) kept[key] = value;
+  return kept;
+}
+
+/** Runs the command, through `confine` when given (which may change program, arguments and env). */
+async function runConfined(
+  argv: readonly string[],
+  options: RunCommandOptions,
+  confine?: (launch: { file: string; args: readonly string[] }) => Promise<SandboxedLaunch>,
 ): Promise<CommandRun> {
   const [program, ...args] = argv;
   if (program === undefined) return Promise.reject(new TypeError("argv is empty"));
@@ -77,10 +116,11 @@ export function runCommand(
     launch = { file: "/bin/sh", args: ["-c", gate, found.path, ...args] };
   }
 
+  const confined = confine ? await confine(launch) : undefined;
   return new Promise<CommandRun>((resolve, reject) => {
-    const child = spawn(launch.file, launch.args, {
+    const child = spawn(confined?.file ?? launch.file, confined?.args ?? launch.args, {
       cwd: options.cwd,
-      env,
+      env: confined?.env ?? env,
       stdio: [gated ? "pipe" : "ignore", "pipe", "pipe"] as const,
       detached: true,
       shell: false,
@@ -124,6 +164,7 @@ export function runCommand(
       if (settled) return;
       settled = true;
       release?.();
+      void confined?.release();
       clearTimeout(timer);
       if (killTimer) clearTimeout(killTimer);
       options.abortSignal.removeEventListener("abort", onAbort);

@@ -13,6 +13,13 @@ export interface AgentEnvironmentOptions {
   inheritEnv?: boolean;
 }
 
+// Every option it knows, so a misspelt one is refused by name; a key missing here fails to compile.
+export const agentEnvironmentOptionKeys: Record<keyof AgentEnvironmentOptions, true> = {
+  env: true,
+  passEnv: true,
+  inheritEnv: true,
+};
+
 /** Host variables every agent gets when set: its programs, locale, terminal and time zone. */
 export const baseEnvironmentNames: readonly string[] = [
   "PATH",

@@ -55,7 +55,7 @@ export class AgentSwitchExecutor implements Executor {
   }
 
   /** The run's own agent warms up; another is made only when an escalation asks for it. */
-  warm(input: { count: number; abortSignal: AbortSignal }): void {
+  warm(input: Parameters<NonNullable<Executor["warm"]>>[0]): void {
     this.executors.get(this.agent)?.warm?.(input);
   }
 

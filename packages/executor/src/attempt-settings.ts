@@ -1,4 +1,4 @@
-import { InvalidConfigError } from "@taskledger/core";
+import { describeGiven, InvalidConfigError } from "@taskledger/core";
 import { checkPassEnv } from "./agent-environment.js";
 import { defaultEventParseLimits, type EventParseLimits } from "./opencode-events.js";
 import { defaultTranscriptLimits, type TranscriptLimits } from "./transcript.js";
@@ -47,7 +47,7 @@ export function checkExecutorOptions(
       value !== undefined &&
       !(typeof value === "number" && Number.isFinite(value) && value > 0)
     ) {
-      throw new InvalidConfigError(`${key} must be a positive number, got ${String(value)}`);
+      throw new InvalidConfigError(`${key} must be a positive number, got ${describeGiven(value)}`);
     }
   }
   checkPassEnv(options.passEnv);

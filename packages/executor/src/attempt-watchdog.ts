@@ -9,6 +9,8 @@ export interface WatchdogMessage {
   /** The environment entry every process of the attempt led by `leader` carries (its TMPDIR). */
   marker?: string;
   release?: number;
+  /** The attempt's own directory (or its server's), removed once its processes are gone if the host dies. */
+  dir?: string;
 }
 
 /** What the watchdog knows of one attempt. */
@@ -31,7 +33,8 @@ const killBusyOnExit = () => {
 /**
  * Makes sure no attempt outlives its host. While attempts run, a detached watchdog process holds a
  * pipe from the host; when the host dies, even by `kill -9`, the pipe closes and the watchdog kills
- * every attempt still registered (SIGTERM, then SIGKILL after the grace) and exits. A host that
+ * every attempt still registered (SIGTERM, then SIGKILL after the grace), removes their
+ * directories (SIGTERM to the host leaves none behind) and exits. A host that
  * exits through `process.exit` kills them itself, synchronously, on its way out. The watchdog is
  * started with the first attempt and told to go (its input ends) when the last one ends.
  */
@@ -51,7 +54,7 @@ export class AttemptWatchdog {
    * `marker`, given with the leader, finds every process of the attempt, even one started after
    * the last `watch` (see `processesWithEnv`).
    */
-  watch(leader: number, process: TrackedProcess, marker?: string): void {
+  watch(leader: number, process: TrackedProcess, marker?: string, dir?: string): void {
     let guarded = this.attempts.get(leader);
     if (guarded === undefined) {
       guarded = { tracked: [], marker };
@@ -60,7 +63,12 @@ export class AttemptWatchdog {
       busy.add(this);
     }
     guarded.tracked.push(process);
-    this.send(marker === undefined ? { leader, process } : { leader, process, marker });
+    this.send({
+      leader,
+      process,
+      ...(marker === undefined ? {} : { marker }),
+      ...(dir === undefined ? {} : { dir }),
+    });
   }
 
   /** The attempt led by `leader` is over and its processes are gone (`undefined`: it never started). */

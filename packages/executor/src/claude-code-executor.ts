@@ -1,13 +1,23 @@
 import { mkdir, symlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { ExecuteOptions } from "@taskledger/core";
+import { type ExecuteOptions, refuseUnknownKeys } from "@taskledger/core";
 import { resolveAgentBinary } from "./agent-binary.js";
-import { type AgentEnvironmentOptions, agentEnvironment } from "./agent-environment.js";
+import {
+  type AgentEnvironmentOptions,
+  agentEnvironment,
+  agentEnvironmentOptionKeys,
+} from "./agent-environment.js";
 import { translateJsonLines } from "./agent-json-lines.js";
 import { type AttemptSettings, checkModelName } from "./attempt-settings.js";
 import { ClaudeCodeTranslator } from "./claude-code-events.js";
-import { type AgentLaunch, CliAgentExecutor, type CliAgentOptions } from "./cli-agent-executor.js";
+import {
+  type AgentLaunch,
+  CliAgentExecutor,
+  type CliAgentOptions,
+  cliAgentOptionKeys,
+  type LaunchOptions,
+} from "./cli-agent-executor.js";
 
 /** The Claude Code release this package is tested against (its `@anthropic-ai/claude-code` dev dependency). */
 export const claudeCodeVersion = "2.1.328";
@@ -48,12 +58,28 @@ export interface ClaudeCodeExecutorOptions extends CliAgentOptions, AgentEnviron
   projectConfig?: boolean;
 }
 
+// Every option it knows, so a misspelt one is refused by name; a key missing here fails to compile.
+export const claudeCodeOptionKeys: Record<keyof ClaudeCodeExecutorOptions, true> = {
+  ...cliAgentOptionKeys,
+  ...agentEnvironmentOptionKeys,
+  auth: true,
+  permissionMode: true,
+  tools: true,
+  allowedTools: true,
+  disallowedTools: true,
+  mcpServers: true,
+  settings: true,
+  projectConfig: true,
+  baseUrl: true,
+};
+
 /** Runs each attempt as a fresh `claude -p --output-format stream-json` session. */
 export class ClaudeCodeExecutor extends CliAgentExecutor<ClaudeCodeExecutorOptions> {
   protected readonly agentName = "claude-code";
 
   constructor(options: ClaudeCodeExecutorOptions) {
     super(options, checkModelName);
+    refuseUnknownKeys(options, claudeCodeOptionKeys, "createClaudeCodeExecutor");
   }
 
   protected override pricedModel(model: string): string {
@@ -80,7 +106,7 @@ export class ClaudeCodeExecutor extends CliAgentExecutor<ClaudeCodeExecutorOptio
     root: string,
     model: string,
     prompt: string,
-    options: ExecuteOptions,
+    options: LaunchOptions,
     settings: AttemptSettings,
   ): Promise<AgentLaunch> {
     const login = this.options.auth === "login";
@@ -98,6 +124,8 @@ export class ClaudeCodeExecutor extends CliAgentExecutor<ClaudeCodeExecutorOptio
         DISABLE_TELEMETRY: "1",
         DISABLE_ERROR_REPORTING: "1",
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        // It refuses to skip its prompts as root outside a sandbox; this one is inside one.
+        ...(options.confined ? { IS_SANDBOX: "1" } : {}),
         ...(this.options.baseUrl === undefined ? {} : { ANTHROPIC_BASE_URL: this.options.baseUrl }),
         ...this.options.env,
       },
@@ -117,8 +145,11 @@ export class ClaudeCodeExecutor extends CliAgentExecutor<ClaudeCodeExecutorOptio
       "--model",
       model,
       "--permission-mode",
-      // Plan mode reads and searches and changes nothing: a read-only attempt's.
-      options.readOnly ? "plan" : (this.options.permissionMode ?? "acceptEdits"),
+      // Plan mode reads and searches and changes nothing: a read-only attempt's. Inside the OS
+      // sandbox it runs its commands without asking, as Claude Code's own sandboxed mode does.
+      options.readOnly
+        ? "plan"
+        : (this.options.permissionMode ?? (options.confined ? "bypassPermissions" : "acceptEdits")),
       // Nobody answers a prompt: anything that would ask is denied, and the attempt goes on.
       "--permission-prompts",
       "none",
@@ -142,6 +173,8 @@ export class ClaudeCodeExecutor extends CliAgentExecutor<ClaudeCodeExecutorOptio
     return {
       args,
       env,
+      // Its login lives in the user's Claude directory, which no other process may read.
+      ...(login ? { read: [credentialsFile()] } : {}),
       stdin: prompt,
       parse: (stdout, limits) => translateJsonLines(stdout, limits.maxLineBytes, translator),
       costUsd: () => translator.costUsd,
@@ -152,8 +185,12 @@ export class ClaudeCodeExecutor extends CliAgentExecutor<ClaudeCodeExecutorOptio
 
 /** Links the user's Claude credentials file into the attempt's home; nothing is copied. */
 async function linkCredentials(target: string): Promise<void> {
-  const dir = process.env.CLAUDE_CONFIG_DIR ?? join(homedir(), ".claude");
-  await symlink(join(dir, ".credentials.json"), target).catch(() => {});
+  await symlink(credentialsFile(), target).catch(() => {});
+}
+
+/** The user's Claude login. */
+function credentialsFile(): string {
+  return join(process.env.CLAUDE_CONFIG_DIR ?? join(homedir(), ".claude"), ".credentials.json");
 }
 
 /** An executor that runs every attempt as a fresh Claude Code session. */

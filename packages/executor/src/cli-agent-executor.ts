@@ -8,6 +8,7 @@ import {
   type Executor,
   HeadTailBuffer,
   type Pricing,
+  type SandboxedLaunch,
   stripControl,
 } from "@taskledger/core";
 import { isProviderRefusal, type ProcessEnd } from "./attempt-outcome.js";
@@ -51,6 +52,24 @@ export interface CliAgentOptions extends AttemptLimitOptions {
   pricing?: Pricing;
 }
 
+/** An attempt's options as a launch sees them: `confined` when it runs inside the OS sandbox. */
+export type LaunchOptions = ExecuteOptions & { confined: boolean };
+
+// Every option it knows, so a misspelt one is refused by name; a key missing here fails to compile.
+export const cliAgentOptionKeys: Record<keyof CliAgentOptions, true> = {
+  model: true,
+  binaryPath: true,
+  workRoot: true,
+  keepAttemptDirs: true,
+  pricing: true,
+  agent: true,
+  timeoutMs: true,
+  maxSteps: true,
+  maxUnknownFinishes: true,
+  killGraceMs: true,
+  limits: true,
+};
+
 /** One attempt's command line, as an agent's executor builds it in the attempt's own directory. */
 export interface AgentLaunch {
   args: string[];
@@ -64,6 +83,8 @@ export interface AgentLaunch {
   ): AsyncIterable<OpencodeEvent>;
   /** The agent's own figure for the attempt's cost, used when pricing leaves it unknown. */
   costUsd?(): number | undefined;
+  /** Files it must read though the sandbox denies their region (the user's login, when it uses it). */
+  read?: string[];
   /** The agent's refusal of its configuration, read from stderr after a failed start. */
   configRejection?(stderr: string): string | undefined;
 }
@@ -123,7 +144,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     root: string,
     model: string,
     prompt: string,
-    options: ExecuteOptions,
+    options: LaunchOptions,
     settings: AttemptSettings,
   ): Promise<AgentLaunch>;
 
@@ -169,9 +190,29 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     await this.swept;
     const keep = this.options.keepAttemptDirs ?? false;
     const root = await createAttemptRoot(parent, keep, this.agentName);
+    let confinement: SandboxedLaunch | undefined;
     try {
-      const launch = await this.launch(root, model, prompt, options, settings);
-      const { end, stderr, pid } = await this.spawnAndWatch(launch, options, transcript, settings);
+      const confined = (await options.sandbox?.status())?.confined === true;
+      const launch = await this.launch(root, model, prompt, { ...options, confined }, settings);
+      // Wrapped before the watchdog's synchronous stretch: the agent and all it starts, confined.
+      confinement = await options.sandbox?.wrap({
+        file: this.agentBinary(),
+        args: launch.args,
+        cwd: options.cwd,
+        env: launch.env,
+        write: [root],
+        ...(launch.read ? { read: launch.read } : {}),
+      });
+      // A dead host's watchdog removes the directory, unless it is kept for diagnosis.
+      const dir = keep ? undefined : root;
+      const { end, stderr, pid } = await this.spawnAndWatch(
+        launch,
+        options,
+        transcript,
+        settings,
+        confinement,
+        dir,
+      );
       if (end.exitCode !== 0 && transcript.stepCount === 0) {
         // The agent's own words reach a terminal and a log: no escape sequence of its survives.
         const rejection = launch.configRejection?.(stripControl(stderr));
@@ -184,6 +225,8 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
         stderr,
         attemptDir: keep ? root : undefined,
       });
+      const refusals = confinement?.refusals(`${stderr}\n${toolOutputs(result)}`) ?? [];
+      if (refusals.length > 0) result.refusals = refusals;
       const own = launch.costUsd?.();
       if (
         own !== undefined &&
@@ -194,6 +237,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
       }
       return await this.explain(result, model, options.abortSignal);
     } finally {
+      await confinement?.release();
       // A kept directory keeps its config and data; what the agent left in its temp directory goes.
       await removeDir(keep ? join(root, "tmp") : root);
     }
@@ -204,19 +248,21 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     options: ExecuteOptions,
     transcript: Transcript,
     settings: AttemptSettings,
+    confinement: SandboxedLaunch | undefined,
+    dir: string | undefined,
   ): Promise<{ end: ProcessEnd; stderr: string; pid: number | undefined }> {
     const binary = this.binary as string;
     // From here to the first `watch`, one synchronous stretch: no await lets the host die unguarded.
     this.watchdog.prepare();
     let pid: number | undefined;
     try {
-      const child = spawnGroup(binary, launch.args, {
+      const child = spawnGroup(confinement?.file ?? binary, confinement?.args ?? launch.args, {
         cwd: options.cwd,
-        env: launch.env,
+        env: confinement?.env ?? launch.env,
         stdin: launch.stdin,
       });
       pid = child.pid;
-      return await this.supervise(child, launch, options, transcript, settings);
+      return await this.supervise(child, launch, options, transcript, settings, dir);
     } finally {
       this.watchdog.release(pid);
     }
@@ -228,6 +274,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     options: ExecuteOptions,
     transcript: Transcript,
     settings: AttemptSettings,
+    dir: string | undefined,
   ): Promise<{ end: ProcessEnd; stderr: string; pid: number | undefined }> {
     const binary = this.binary as string;
     const pid = child.pid;
@@ -237,7 +284,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     // Every process of the attempt inherits its own TMPDIR: what finds one no scan has seen yet.
     const marker = attemptMarker(launch.env);
     const record = (process: TrackedProcess) => {
-      if (pid !== undefined) this.watchdog.watch(pid, process, marker);
+      if (pid !== undefined) this.watchdog.watch(pid, process, marker, dir);
       try {
         options.onProcess?.(process.pid === pid ? { ...process, marker } : process);
       } catch {
@@ -247,7 +294,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     const leaderStart = pid === undefined ? undefined : startTimeOf(pid);
     if (pid !== undefined && leaderStart !== undefined) record({ pid, startTime: leaderStart });
     // A leader already gone still leaves its group to guard.
-    else if (pid !== undefined) this.watchdog.watch(pid, { pid, startTime: "" }, marker);
+    else if (pid !== undefined) this.watchdog.watch(pid, { pid, startTime: "" }, marker, dir);
     const guard =
       pid === undefined
         ? undefined
@@ -330,4 +377,12 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
   ): AttemptResult {
     return attemptResult(transcript, end, started, { ...extra, executor: this.agentName });
   }
+}
+
+/** What the agent's tools printed, bounded: where a refused write shows when nothing else records it. */
+export function toolOutputs(result: AttemptResult): string {
+  return result.toolCalls
+    .map((call) => call.output)
+    .join("\n")
+    .slice(-64_000);
 }

@@ -1,12 +1,22 @@
 import { mkdir, symlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
-import type { ExecuteOptions } from "@taskledger/core";
+import { type ExecuteOptions, refuseUnknownKeys } from "@taskledger/core";
 import { resolveAgentBinary } from "./agent-binary.js";
-import { type AgentEnvironmentOptions, agentEnvironment } from "./agent-environment.js";
+import {
+  type AgentEnvironmentOptions,
+  agentEnvironment,
+  agentEnvironmentOptionKeys,
+} from "./agent-environment.js";
 import { translateJsonLines } from "./agent-json-lines.js";
 import { type AttemptSettings, checkModelName } from "./attempt-settings.js";
-import { type AgentLaunch, CliAgentExecutor, type CliAgentOptions } from "./cli-agent-executor.js";
+import {
+  type AgentLaunch,
+  CliAgentExecutor,
+  type CliAgentOptions,
+  cliAgentOptionKeys,
+  type LaunchOptions,
+} from "./cli-agent-executor.js";
 import { CodexTranslator } from "./codex-events.js";
 
 /** The Codex release this package is tested against (its `@openai/codex` dev dependency). */
@@ -51,12 +61,24 @@ export interface CodexExecutorOptions extends CliAgentOptions, AgentEnvironmentO
   config?: Record<string, string | number | boolean>;
 }
 
+// Every option it knows, so a misspelt one is refused by name; a key missing here fails to compile.
+export const codexOptionKeys: Record<keyof CodexExecutorOptions, true> = {
+  ...cliAgentOptionKeys,
+  ...agentEnvironmentOptionKeys,
+  auth: true,
+  provider: true,
+  sandbox: true,
+  config: true,
+  baseUrl: true,
+};
+
 /** Runs each attempt as a fresh `codex exec --json` session. */
 export class CodexExecutor extends CliAgentExecutor<CodexExecutorOptions> {
   protected readonly agentName = "codex";
 
   constructor(options: CodexExecutorOptions) {
     super(options, checkModelName);
+    refuseUnknownKeys(options, codexOptionKeys, "createCodexExecutor");
   }
 
   protected override pricedModel(model: string): string {
@@ -90,7 +112,7 @@ export class CodexExecutor extends CliAgentExecutor<CodexExecutorOptions> {
     root: string,
     model: string,
     prompt: string,
-    options: ExecuteOptions,
+    options: LaunchOptions,
     settings: AttemptSettings,
   ): Promise<AgentLaunch> {
     const home = join(root, "home");
@@ -144,7 +166,10 @@ export class CodexExecutor extends CliAgentExecutor<CodexExecutorOptions> {
       "--cd",
       options.cwd,
       "--sandbox",
-      options.readOnly ? "read-only" : (this.options.sandbox ?? "workspace-write"),
+      // Inside taskledger's OS sandbox, which is the boundary, Codex's own would only stand in its way.
+      options.readOnly
+        ? "read-only"
+        : (this.options.sandbox ?? (options.confined ? "danger-full-access" : "workspace-write")),
       "--model",
       model,
     ];
@@ -155,6 +180,10 @@ export class CodexExecutor extends CliAgentExecutor<CodexExecutorOptions> {
     return {
       args,
       env,
+      // Its login lives in the user's Codex directory, which no other process may read.
+      ...(this.options.auth === "login"
+        ? { read: [join(process.env.CODEX_HOME ?? join(homedir(), ".codex"), "auth.json")] }
+        : {}),
       stdin: prompt,
       parse: (stdout, limits) => translateJsonLines(stdout, limits.maxLineBytes, translator),
       configRejection: (stderr) => /^Error[^:\n]*config[^:\n]*: (.+)$/im.exec(stderr)?.[0]?.trim(),

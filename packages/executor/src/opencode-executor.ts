@@ -1,6 +1,18 @@
-import type { AttemptResult, ExecuteOptions, SubTask } from "@taskledger/core";
+import {
+  type AttemptResult,
+  type ExecuteOptions,
+  refuseUnknownKeys,
+  type SubTask,
+} from "@taskledger/core";
+import { agentEnvironmentOptionKeys } from "./agent-environment.js";
 import type { AttemptSettings } from "./attempt-settings.js";
-import { type AgentLaunch, CliAgentExecutor, type CliAgentOptions } from "./cli-agent-executor.js";
+import {
+  type AgentLaunch,
+  CliAgentExecutor,
+  type CliAgentOptions,
+  cliAgentOptionKeys,
+  type LaunchOptions,
+} from "./cli-agent-executor.js";
 import {
   createAttemptDirs,
   hermeticEnvironment,
@@ -57,6 +69,19 @@ export interface OpencodeExecutorOptions extends CliAgentOptions {
   title?: (subTask: SubTask, attempt: number) => string;
 }
 
+// Every option it knows, so a misspelt one is refused by name; a key missing here fails to compile.
+export const opencodeOptionKeys: Record<keyof OpencodeExecutorOptions, true> = {
+  ...cliAgentOptionKeys,
+  ...agentEnvironmentOptionKeys,
+  config: true,
+  permission: true,
+  inheritGlobalConfig: true,
+  projectConfig: true,
+  plugins: true,
+  title: true,
+  baseUrl: true,
+};
+
 /** Runs each attempt of a sub-task as a fresh `opencode run --format json` session. */
 export class OpencodeExecutor extends CliAgentExecutor<OpencodeExecutorOptions> {
   protected readonly agentName = "opencode";
@@ -66,6 +91,7 @@ export class OpencodeExecutor extends CliAgentExecutor<OpencodeExecutorOptions> 
 
   constructor(options: OpencodeExecutorOptions) {
     super(options);
+    refuseUnknownKeys(options, opencodeOptionKeys, "createOpencodeExecutor");
     this.models = modelCheckFor(
       options,
       this.watchdog,
@@ -100,7 +126,7 @@ export class OpencodeExecutor extends CliAgentExecutor<OpencodeExecutorOptions> 
     root: string,
     model: string,
     prompt: string,
-    options: ExecuteOptions,
+    options: LaunchOptions,
     settings: AttemptSettings,
   ): Promise<AgentLaunch> {
     const dirs = await createAttemptDirs(root, opencodeVersion);

@@ -1,19 +1,27 @@
 import { tmpdir } from "node:os";
 import { resolve } from "node:path";
-import type { AttemptProcess, AttemptResult, ExecuteOptions, Executor } from "@taskledger/core";
+import {
+  type AttemptProcess,
+  type AttemptResult,
+  type ExecuteOptions,
+  type Executor,
+  refuseUnknownKeys,
+  type Sandbox,
+} from "@taskledger/core";
 import type { ProcessEnd } from "./attempt-outcome.js";
 import { attemptResult } from "./attempt-result.js";
 import { attemptSettings, checkExecutorOptions, checkModel } from "./attempt-settings.js";
 import { createAttemptRoot, removeDir, sweepStaleAttemptDirs } from "./attempt-temp-dir.js";
 import { AttemptWatchdog } from "./attempt-watchdog.js";
+import { toolOutputs } from "./cli-agent-executor.js";
 import { createAttemptDirs, hermeticEnvironment } from "./hermetic-config.js";
 import { checkModels, explainUnknownModel, type ModelCheck, modelCheckFor } from "./model-check.js";
 import { resolveOpencodeBinary } from "./opencode-binary.js";
-import type { OpencodeExecutorOptions } from "./opencode-executor.js";
+import { type OpencodeExecutorOptions, opencodeOptionKeys } from "./opencode-executor.js";
 import { OpencodeServer, type ServerStartFailure } from "./opencode-server.js";
 import { opencodeVersion } from "./opencode-version.js";
 import { reclaimProcesses } from "./process-tree.js";
-import { ServerPool } from "./server-pool.js";
+import { type ServerPin, ServerPool } from "./server-pool.js";
 import { runServerSession } from "./server-session.js";
 import { Transcript } from "./transcript.js";
 
@@ -26,7 +34,22 @@ export interface OpencodeServerExecutorOptions extends OpencodeExecutorOptions {
   serverHangMs?: number;
   /** A server is replaced after this many attempts; default 100. */
   maxAttemptsPerServer?: number;
+  /** A server idle this long is stopped (the next attempt starts one); default 5 minutes. */
+  serverIdleMs?: number;
 }
+
+// Every option it knows, so a misspelt one is refused by name; a key missing here fails to compile.
+export const opencodeServerOptionKeys: Record<keyof OpencodeServerExecutorOptions, true> = {
+  ...opencodeOptionKeys,
+  poolSize: true,
+  serverStartTimeoutMs: true,
+  serverHangMs: true,
+  maxAttemptsPerServer: true,
+  serverIdleMs: true,
+};
+
+/** How long a server may sit idle before it is stopped, unless `serverIdleMs` says. */
+export const defaultServerIdleMs = 5 * 60_000;
 
 /**
  * Runs each attempt as a fresh session in a pool of running `opencode serve` processes, so an
@@ -43,11 +66,13 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
   private runModels: readonly string[] = [];
 
   constructor(private readonly options: OpencodeServerExecutorOptions) {
+    refuseUnknownKeys(options, opencodeServerOptionKeys, "createOpencodeServerExecutor");
     checkExecutorOptions({ ...options }, [
       "poolSize",
       "serverStartTimeoutMs",
       "serverHangMs",
       "maxAttemptsPerServer",
+      "serverIdleMs",
     ]);
     const settings = attemptSettings(options);
     this.watchdog = new AttemptWatchdog(settings.killGraceMs);
@@ -62,9 +87,10 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
     );
     this.pool = new ServerPool(
       Math.floor(options.poolSize ?? 4),
-      (signal) => this.startServer(signal),
+      (signal, pin) => this.startServer(signal, pin),
       (server) => this.stopServer(server),
       options.maxAttemptsPerServer ?? 100,
+      options.serverIdleMs ?? defaultServerIdleMs,
     );
   }
 
@@ -84,14 +110,23 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
   }
 
   /** Starts servers while the run plans, so its first attempts do not wait for one. */
-  warm(input: { count: number; abortSignal: AbortSignal }): void {
+  warm(input: { count: number; abortSignal: AbortSignal; sandbox?: Sandbox }): void {
     try {
       this.binary ??= resolveOpencodeBinary(this.options.binaryPath);
     } catch {
       // The first attempt reports the missing binary.
       return;
     }
-    this.pool.warm(input.count, input.abortSignal);
+    // A confined server is started for the one directory it serves, known only at its attempt.
+    if (input.sandbox === undefined) this.pool.warm(input.count, input.abortSignal);
+    else {
+      void input.sandbox.status().then(
+        (status) => {
+          if (!status.confined) this.pool.warm(input.count, input.abortSignal);
+        },
+        () => {},
+      );
+    }
   }
 
   guard(process: AttemptProcess): () => void {
@@ -139,7 +174,12 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
     this.binary ??= resolveOpencodeBinary(this.options.binaryPath);
     let server: OpencodeServer | ServerStartFailure;
     try {
-      server = await this.pool.acquire(options.abortSignal, options.cwd);
+      const confined = (await options.sandbox?.status())?.confined === true;
+      server = await this.pool.acquire(
+        options.abortSignal,
+        options.cwd,
+        confined ? options.sandbox : undefined,
+      );
     } catch (error) {
       if (options.abortSignal.aborted) return result(cancelled, {});
       throw error;
@@ -149,6 +189,8 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
       return result(server, { stderr: server.stderr });
     }
     server.attempts++;
+    // The server's sandbox lives across its attempts: this attempt's refusals are the new ones.
+    const refusedBefore = server.confinement?.refusals().length ?? 0;
     let end: ProcessEnd | undefined;
     try {
       const record = (process: AttemptProcess) => {
@@ -181,13 +223,19 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
         ...(end.serverLost === undefined ? {} : { stderr: server.stderrText() }),
         ...(this.options.keepAttemptDirs ? { attemptDir: server.dirs.root } : {}),
       });
+      const refusals =
+        server.confinement?.refusals(toolOutputs(ended), options.cwd).slice(refusedBefore) ?? [];
+      if (refusals.length > 0) ended.refusals = refusals;
       return await explainUnknownModel(ended, this.models, model, options.abortSignal);
     } finally {
       this.pool.release(server, end !== undefined && end.serverLost === undefined);
     }
   }
 
-  private async startServer(signal: AbortSignal): Promise<OpencodeServer | ServerStartFailure> {
+  private async startServer(
+    signal: AbortSignal,
+    pin?: ServerPin,
+  ): Promise<OpencodeServer | ServerStartFailure> {
     const settings = attemptSettings(this.options);
     const parent = this.options.workRoot ?? tmpdir();
     this.swept ??= sweepStaleAttemptDirs(parent);
@@ -206,6 +254,8 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
       startTimeoutMs: this.options.serverStartTimeoutMs ?? 60_000,
       maxStderrChars: settings.maxStderrChars,
       watchdog: this.watchdog,
+      ...(pin ? { confine: pin } : {}),
+      keepDirs: this.options.keepAttemptDirs ?? false,
     };
     let started = await OpencodeServer.start(input, signal);
     // The free port was taken before opencode bound it (opencode says only "ServeError"): try another.

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { createOpencodeClient, OpencodeClient } from "@opencode-ai/sdk/v2/client";
-import { HeadTailBuffer } from "@taskledger/core";
+import { HeadTailBuffer, type Sandbox, type SandboxedLaunch } from "@taskledger/core";
 import type { ProcessEnd } from "./attempt-outcome.js";
 import { removeDir } from "./attempt-temp-dir.js";
 import type { AttemptWatchdog } from "./attempt-watchdog.js";
@@ -29,6 +29,10 @@ export interface ServerStartInput {
   startTimeoutMs: number;
   maxStderrChars: number;
   watchdog: AttemptWatchdog;
+  /** Runs the server inside the OS sandbox, writing only in `directory` and its own root. */
+  confine?: { sandbox: Sandbox; directory: string };
+  /** The server's directory is kept for diagnosis: a dead host's watchdog leaves it. */
+  keepDirs?: boolean;
 }
 
 /** How a server that never came up ended: what `decideOutcome` reads for the attempt waiting on it. */
@@ -65,6 +69,8 @@ export class OpencodeServer {
     private readonly stderr: HeadTailBuffer,
     private readonly watchdog: AttemptWatchdog,
     private readonly makeClient: typeof createOpencodeClient,
+    /** Its OS sandbox, when confined: what it refused, and the bridge the host reaches it by. */
+    readonly confinement: SandboxedLaunch | undefined,
   ) {
     this.marker = `TMPDIR=${dirs.tmp}`;
   }
@@ -79,13 +85,26 @@ export class OpencodeServer {
     const args = ["serve", "--hostname", "127.0.0.1", "--port", String(port)];
     if (!input.plugins) args.push("--pure");
     const env = { ...input.env, OPENCODE_SERVER_PASSWORD: password, PWD: input.dirs.root };
+    const confinement = await input.confine?.sandbox.wrap({
+      file: input.binary,
+      args,
+      cwd: input.dirs.root,
+      env,
+      write: [input.confine.directory],
+      expose: port,
+    });
     // From here to `watch`, one synchronous stretch: no await lets the host die unguarded.
     input.watchdog.prepare();
-    const child = spawnGroup(input.binary, args, { cwd: input.dirs.root, env, stdin: "" });
+    const child = spawnGroup(confinement?.file ?? input.binary, confinement?.args ?? args, {
+      cwd: input.dirs.root,
+      env: confinement?.env ?? env,
+      stdin: "",
+    });
     const pid = child.pid;
     const marker = attemptMarker(input.env);
     if (pid !== undefined) {
-      input.watchdog.watch(pid, { pid, startTime: startTimeOf(pid) ?? "" }, marker);
+      const dir = input.keepDirs ? undefined : input.dirs.root;
+      input.watchdog.watch(pid, { pid, startTime: startTimeOf(pid) ?? "" }, marker, dir);
     }
     const stderr = new HeadTailBuffer(0, input.maxStderrChars);
     child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
@@ -123,11 +142,17 @@ export class OpencodeServer {
     });
     // Its later output is not read; draining keeps a full pipe from blocking it.
     child.stdout?.resume();
+    // A server never holds its host's event loop: a host that ends without close() exits, and its
+    // exit hook and watchdog stop the server. An attempt's own requests keep the host up meanwhile.
+    child.unref();
+    for (const pipe of [child.stdout, child.stderr])
+      (pipe as { unref?: () => void } | null)?.unref?.();
     const startTime = pid === undefined ? undefined : startTimeOf(pid);
     if (url === undefined || pid === undefined || startTime === undefined) {
       if (pid !== undefined) signalGroup(pid, "SIGKILL");
       const end = await exited;
       input.watchdog.release(pid);
+      await confinement?.release();
       const timedOut = !signal.aborted && end.exitCode === null && end.spawnError === undefined;
       return {
         ...end,
@@ -140,11 +165,16 @@ export class OpencodeServer {
     const tempAtStart = new Set(await readdir(input.dirs.tmp).catch(() => []));
     // The SDK is loaded with the first server, not when the package is imported (import cost).
     const { createOpencodeClient } = await import("@opencode-ai/sdk/v2/client");
+    // Confined, it listens in its own network namespace: the host reaches it through the bridge.
+    const reached =
+      confinement?.exposedPort === undefined
+        ? url
+        : url.replace(/:\d+$/, `:${confinement.exposedPort}`);
     const server = new OpencodeServer(
       child,
       pid,
       startTime,
-      url,
+      reached,
       password,
       input.dirs,
       tempAtStart,
@@ -152,6 +182,7 @@ export class OpencodeServer {
       stderr,
       input.watchdog,
       createOpencodeClient,
+      confinement,
     );
     void exited.then((end) => {
       server.ended = end;
@@ -231,5 +262,6 @@ export class OpencodeServer {
     this.child.stdout?.destroy();
     this.child.stderr?.destroy();
     this.watchdog.release(this.pid);
+    await this.confinement?.release();
   }
 }

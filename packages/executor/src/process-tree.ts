@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { processStartTime } from "@taskledger/core";
 
 /** A process seen under the attempt, with its start time so a reused pid is never signalled. */
 export interface TrackedProcess {
@@ -187,8 +188,7 @@ function psTable(): Row[] {
 
 /** When `pid` started, in the OS's own units; `undefined` when no such process runs. */
 export function startTimeOf(pid: number): string | undefined {
-  if (process.platform === "linux") return readStat(pid)?.startTime;
-  return psTable().find((row) => row.pid === pid)?.startTime;
+  return processStartTime(pid);
 }
 
 /** True while `tracked` runs: the same pid and start time, and not a zombie waiting to be reaped. */

@@ -1,10 +1,10 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { OpencodeServer } from "./opencode-server.js";
 import { ServerPool } from "./server-pool.js";
 
 type Fake = { url: string; attempts: number; ended: unknown; pid: number; startTime: string };
 
-function fakePool(size: number, maxAttempts = 100) {
+function fakePool(size: number, maxAttempts = 100, idleMs?: number) {
   const started: Fake[] = [];
   const stopped: Fake[] = [];
   const pool = new ServerPool(
@@ -24,6 +24,7 @@ function fakePool(size: number, maxAttempts = 100) {
       stopped.push(server as unknown as Fake);
     },
     maxAttempts,
+    idleMs,
   );
   return { pool, started, stopped };
 }
@@ -31,6 +32,31 @@ function fakePool(size: number, maxAttempts = 100) {
 const signal = () => new AbortController().signal;
 
 describe("ServerPool", () => {
+  it("stops a server idle for idleMs, not one taken again before, and starts afresh after", async () => {
+    vi.useFakeTimers();
+    try {
+      const { pool, started, stopped } = fakePool(2, 100, 60_000);
+      const a = (await pool.acquire(signal())) as OpencodeServer;
+      const b = (await pool.acquire(signal())) as OpencodeServer;
+      pool.release(a, true);
+      pool.release(b, true);
+      vi.advanceTimersByTime(59_000);
+      // b serves again before its idle time is up: its timer starts over when it comes back.
+      expect(await pool.acquire(signal(), undefined)).toBe(b);
+      vi.advanceTimersByTime(1000);
+      expect(stopped).toEqual([a]);
+      expect(pool.running).toBe(1);
+      pool.release(b, true);
+      vi.advanceTimersByTime(60_000);
+      expect(stopped).toEqual([a, b]);
+      expect(pool.running).toBe(0);
+      await pool.acquire(signal());
+      expect(started).toHaveLength(3);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("starts servers on demand up to its size, then reuses an idle one", async () => {
     const { pool, started } = fakePool(2);
     const a = await pool.acquire(signal());

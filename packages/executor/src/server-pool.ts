@@ -1,5 +1,11 @@
-import { ExecutorError } from "@taskledger/core";
+import { ExecutorError, type Sandbox } from "@taskledger/core";
 import type { OpencodeServer, ServerStartFailure } from "./opencode-server.js";
+
+/** A server confined to one directory, in this sandbox. */
+export interface ServerPin {
+  directory: string;
+  sandbox: Sandbox;
+}
 
 /**
  * Up to `size` running servers, each serving one attempt at a time (so everything a server starts
@@ -10,19 +16,26 @@ export class ServerPool {
   private readonly idle: OpencodeServer[] = [];
   // The directories each server has booted an instance for (bounded by maxAttemptsPerServer).
   private readonly served = new WeakMap<OpencodeServer, Set<string>>();
+  // A confined server writes only in the directory it was started for: it serves no other.
+  private readonly pinned = new WeakMap<OpencodeServer, string>();
   private readonly all = new Set<OpencodeServer>();
   private starting = 0;
   private readonly waiters: (() => void)[] = [];
   private closed = false;
+  // Each idle server's stop timer: a pool nobody uses lets its servers (and their memory) go.
+  private readonly idleTimers = new Map<OpencodeServer, NodeJS.Timeout>();
 
   constructor(
     private readonly size: number,
     private readonly startServer: (
       signal: AbortSignal,
+      pin?: ServerPin,
     ) => Promise<OpencodeServer | ServerStartFailure>,
     private readonly stopServer: (server: OpencodeServer) => Promise<void>,
     /** A server is retired after this many attempts (each directory it saw stays loaded in it). */
     private readonly maxAttemptsPerServer: number,
+    /** A server idle this long is stopped. */
+    private readonly idleMs: number = Number.POSITIVE_INFINITY,
   ) {}
 
   /**
@@ -33,7 +46,9 @@ export class ServerPool {
   async acquire(
     signal: AbortSignal,
     directory?: string,
+    sandbox?: Sandbox,
   ): Promise<OpencodeServer | ServerStartFailure> {
+    if (sandbox && directory) return this.acquirePinned(signal, { directory, sandbox });
     for (;;) {
       if (this.closed) throw new ExecutorError("the opencode server executor is closed");
       signal.throwIfAborted();
@@ -41,6 +56,7 @@ export class ServerPool {
         (idle) => directory && this.served.get(idle)?.has(directory),
       );
       const server = seen === -1 ? this.idle.pop() : this.idle.splice(seen, 1)[0];
+      if (server !== undefined) this.busy(server);
       if (server !== undefined) this.serves(server, directory);
       if (server !== undefined) {
         if (server.ended === undefined) return server;
@@ -52,20 +68,55 @@ export class ServerPool {
         if ("url" in started) this.serves(started, directory);
         return started;
       }
-      await new Promise<void>((resolve, reject) => {
-        const wake = () => {
-          signal.removeEventListener("abort", onAbort);
-          resolve();
-        };
-        const onAbort = () => {
-          const at = this.waiters.indexOf(wake);
-          if (at >= 0) this.waiters.splice(at, 1);
-          reject(signal.reason);
-        };
-        this.waiters.push(wake);
-        signal.addEventListener("abort", onAbort, { once: true });
-      });
+      await this.wait(signal);
     }
+  }
+
+  /**
+   * A confined server for `pin.directory`: an idle one started for it, else a new one (an idle
+   * server of another directory is stopped to make room), else one that comes back.
+   */
+  private async acquirePinned(
+    signal: AbortSignal,
+    pin: ServerPin,
+  ): Promise<OpencodeServer | ServerStartFailure> {
+    for (;;) {
+      if (this.closed) throw new ExecutorError("the opencode server executor is closed");
+      signal.throwIfAborted();
+      const at = this.idle.findIndex((idle) => this.pinned.get(idle) === pin.directory);
+      const server = at === -1 ? undefined : this.idle.splice(at, 1)[0];
+      if (server !== undefined) {
+        if (server.ended === undefined) return server;
+        this.drop(server);
+        continue;
+      }
+      if (this.all.size + this.starting >= this.size && this.idle.length > 0) {
+        this.drop(this.idle[0] as OpencodeServer);
+      }
+      if (this.all.size + this.starting < this.size) {
+        const started = await this.start(signal, pin);
+        if ("url" in started) this.pinned.set(started, pin.directory);
+        return started;
+      }
+      await this.wait(signal);
+    }
+  }
+
+  /** Until a server comes back or a start fails; rejects with the signal's reason on abort. */
+  private wait(signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const wake = () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        const at = this.waiters.indexOf(wake);
+        if (at >= 0) this.waiters.splice(at, 1);
+        reject(signal.reason);
+      };
+      this.waiters.push(wake);
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
   }
 
   /**
@@ -93,6 +144,7 @@ export class ServerPool {
       server.attempts < this.maxAttemptsPerServer
     ) {
       this.idle.push(server);
+      this.idleFrom(server);
     } else {
       this.drop(server);
     }
@@ -102,6 +154,7 @@ export class ServerPool {
   /** Stops every server; later `acquire` calls throw. */
   async close(): Promise<void> {
     this.closed = true;
+    for (const server of [...this.idleTimers.keys()]) this.busy(server);
     for (const wake of this.waiters.splice(0)) wake();
     this.idle.length = 0;
     await Promise.all([...this.all].map((server) => this.stopServer(server)));
@@ -121,10 +174,13 @@ export class ServerPool {
     return this.all.size;
   }
 
-  private async start(signal: AbortSignal): Promise<OpencodeServer | ServerStartFailure> {
+  private async start(
+    signal: AbortSignal,
+    pin?: ServerPin,
+  ): Promise<OpencodeServer | ServerStartFailure> {
     this.starting++;
     try {
-      const started = await this.startServer(signal);
+      const started = await this.startServer(signal, pin);
       if ("url" in started) {
         this.all.add(started);
         if (this.closed) {
@@ -147,7 +203,24 @@ export class ServerPool {
     this.served.set(server, served);
   }
 
+  /** Stops `server` once it has been idle `idleMs`; the timer never holds the host's event loop. */
+  private idleFrom(server: OpencodeServer): void {
+    if (!Number.isFinite(this.idleMs)) return;
+    const timer = setTimeout(() => {
+      this.idleTimers.delete(server);
+      if (this.idle.includes(server)) this.drop(server);
+    }, this.idleMs);
+    timer.unref();
+    this.idleTimers.set(server, timer);
+  }
+
+  private busy(server: OpencodeServer): void {
+    clearTimeout(this.idleTimers.get(server));
+    this.idleTimers.delete(server);
+  }
+
   private drop(server: OpencodeServer): void {
+    this.busy(server);
     this.all.delete(server);
     const at = this.idle.indexOf(server);
     if (at >= 0) this.idle.splice(at, 1);

@@ -2,6 +2,8 @@
 // pipe from the host; end of input with attempts still guarded means the host died, so it kills them.
 // It is started from the compiled `.js`, or from this `.ts` when the host runs the sources, so it
 // imports nothing but Node's own modules and the process helpers, found next to itself.
+import { rmSync } from "node:fs";
+import { basename, isAbsolute } from "node:path";
 import { createInterface } from "node:readline";
 import type { WatchdogMessage } from "./attempt-watchdog.js";
 import type * as ProcessTree from "./process-tree.js";
@@ -12,7 +14,10 @@ const tree = (await import(
 )) as typeof ProcessTree;
 
 const graceMs = Number(process.argv[2]) || 2000;
-const guarded = new Map<number, { tracked: ProcessTree.TrackedProcess[]; marker?: string }>();
+const guarded = new Map<
+  number,
+  { tracked: ProcessTree.TrackedProcess[]; marker?: string; dir?: string }
+>();
 
 // Detached from the host's terminal already; a stray hang-up or interrupt must not end the watch.
 for (const signal of ["SIGINT", "SIGHUP"] as const) process.on(signal, () => {});
@@ -30,6 +35,7 @@ lines.on("line", (line) => {
     const attempt = guarded.get(message.leader) ?? { tracked: [] };
     attempt.tracked.push(message.process);
     if (message.marker !== undefined) attempt.marker = message.marker;
+    if (message.dir !== undefined) attempt.dir = message.dir;
     guarded.set(message.leader, attempt);
   }
 });
@@ -49,7 +55,22 @@ lines.on("close", () => {
       tree.attemptAlive(leader, tracked, marker),
     );
     // Bounded: a process stuck in the kernel past the grace and 5 s more is left.
-    if (!alive || Date.now() > deadline + 5000) process.exit(0);
+    if (!alive || Date.now() > deadline + 5000) {
+      removeDirs();
+      process.exit(0);
+    }
     signalAll(Date.now() < deadline ? "SIGTERM" : "SIGKILL");
   }, 50);
 });
+
+/** The dead host's attempt directories: only taskledger's own, absolute, as the host named them. */
+function removeDirs(): void {
+  for (const { dir } of guarded.values()) {
+    if (dir === undefined || !isAbsolute(dir) || !basename(dir).startsWith("taskledger-")) continue;
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 2 });
+    } catch {
+      // Left for the next sweep of dead processes' directories.
+    }
+  }
+}

@@ -1,6 +1,7 @@
 import type { WorkspaceOutcome, WorkspaceRecord } from "@taskledger/core";
 import { git } from "./git.js";
 import { changedPaths, snapshotTree, treeOf } from "./git-repository.js";
+import { keepInside } from "./outside-changes.js";
 
 type WorktreeRecord = Extract<WorkspaceRecord, { kind: "worktree" }>;
 
@@ -18,7 +19,9 @@ export async function finishRun(
   if (tip === base) return outcome(false, "Nothing to apply: no sub-task completed.");
   await git(["update-ref", `refs/heads/${branch}`, tip], { cwd: root });
   const take = `git diff ${base.slice(0, 12)} ${branch} | git apply`;
-  const files = await changedPaths(root, base, tip);
+  // Merges keep only the run's directory; a branch from an older log may hold more: never applied.
+  const { tree: inside, outside } = await keepInside(root, base, tip, record.prefix);
+  const files = await changedPaths(root, base, inside);
   if (files.length === 0) {
     return outcome(
       false,
@@ -34,7 +37,7 @@ export async function finishRun(
       `Not applied: the working tree changed during the run. Take the result with \`${take}\`, or merge the branch ${branch}.`,
     );
   }
-  const patch = await git(["diff", "--binary", "--no-renames", base, tip, "--"], {
+  const patch = await git(["diff", "--binary", "--no-renames", base, inside, "--"], {
     cwd: root,
     maxOutputBytes: maxApplyPatchBytes,
   }).catch(() => undefined);
@@ -55,9 +58,13 @@ export async function finishRun(
       `Not applied: git apply refused it (${applied.stderr.trim().slice(0, 200)}); take it with \`${take}\`.`,
     );
   }
+  const left =
+    outside.length > 0
+      ? ` ${outside.length} path(s) outside the run's directory were not applied (${outside.slice(0, 5).join(", ")}).`
+      : "";
   return outcome(
     true,
-    `Applied to the working tree as uncommitted changes (${files.length} file(s)); also on branch ${branch}.`,
+    `Applied to the working tree as uncommitted changes (${files.length} file(s)); also on branch ${branch}.${left}`,
   );
 }
 

@@ -10,6 +10,7 @@ import {
 import { findRepository } from "./git-repository.js";
 import { openWorktreeWorkspace, startWorktreeRun } from "./git-worktree-workspace.js";
 import { defaultSetupInputs, defaultSetupTimeoutMs } from "./setup-command.js";
+import { watchOutside } from "./shared-outside-watch.js";
 import { defaultSlotLimits, type SlotLimits } from "./slot-pool.js";
 
 /** What every slot (a worktree an attempt works in) gets of the project's environment. */
@@ -104,10 +105,11 @@ async function openGitWorkspace(
   if (recorded) {
     const record = recorded.record;
     // Logs written before workspaces existed ran shared.
-    if (record?.kind !== "worktree") return sharedWorkspace(cwd);
-    return openWorktreeWorkspace(runId, record, recorded.tip ?? record.base, limits);
+    if (record?.kind !== "worktree") return watchOutside(sharedWorkspace(cwd), cwd);
+    return openWorktreeWorkspace(runId, record, recorded.tip ?? record.base, limits, input.sandbox);
   }
-  if (input.isolation === "shared") return sharedWorkspace(cwd);
+  if (input.isolation === "shared")
+    return watchOutside(sharedWorkspace(cwd), cwd, input.abortSignal);
   let repo: Awaited<ReturnType<typeof findRepository>>;
   try {
     repo = await findRepository(cwd, input.abortSignal);
@@ -117,9 +119,13 @@ async function openGitWorkspace(
       return sharedWorkspace(cwd, "git was not found: attempts share the working directory.");
     // A CI checkout is a detached HEAD: no branch to leave the result on, so share the directory.
     if (fallback && error.reason === "detached-head")
-      return sharedWorkspace(
+      return watchOutside(
+        sharedWorkspace(
+          cwd,
+          `${error.message.replace(/:.*$/, "")}: attempts share the directory, without isolation.`,
+        ),
         cwd,
-        `${error.message.replace(/:.*$/, "")}: attempts share the directory, without isolation.`,
+        input.abortSignal,
       );
     throw error;
   }
@@ -136,5 +142,5 @@ async function openGitWorkspace(
     );
   }
   const record = await startWorktreeRun(runId, repo, input.apply, environment, input.abortSignal);
-  return openWorktreeWorkspace(runId, record, record.base, limits);
+  return openWorktreeWorkspace(runId, record, record.base, limits, input.sandbox);
 }

@@ -7,9 +7,11 @@ import type {
   EnvironmentSettings,
   Integration,
   RunWorkspace,
+  Sandbox,
   SlotPreparation,
   WorkspaceRecord,
 } from "@taskledger/core";
+import { captureAttempt } from "./capture-attempt.js";
 import { finishRun } from "./finish-run.js";
 import { git, splitNul } from "./git.js";
 import {
@@ -20,6 +22,7 @@ import {
   snapshotTree,
   treeOf,
 } from "./git-repository.js";
+import { keepInside } from "./outside-changes.js";
 import { markFinished, pruneFinishedRuns, runRefs } from "./run-refs.js";
 import { killLeftoverSetup } from "./setup-command.js";
 import { type EnvironmentSlot, SlotEnvironment } from "./slot-environment.js";
@@ -80,6 +83,7 @@ export async function openWorktreeWorkspace(
   record: WorktreeRecord,
   loggedTip: string,
   limits: SlotLimits | false,
+  sandbox?: Sandbox,
 ): Promise<RunWorkspace> {
   let tip = loggedTip;
   const { root } = record;
@@ -130,6 +134,7 @@ export async function openWorktreeWorkspace(
     record.prefix,
     runId,
     record.environment ?? environmentOfOldLogs,
+    sandbox,
   );
   const preparations: SlotPreparation[] = [];
   // Worktrees are reused across attempts ("slots"): resetting one to another commit rewrites only
@@ -269,30 +274,15 @@ export async function openWorktreeWorkspace(
       const space: AttemptSpace = {
         cwd,
         async capture(message): Promise<AttemptCapture> {
-          // No signal: a cancelled attempt's work is still kept, and this takes a moment.
-          await git(["add", "-A", "--", "."], { cwd: path });
-          // The user's copied environment never travels with the work, even if un-ignored.
-          const never = await environment.neverCommitted();
-          if (never.length > 0) {
-            await git(
-              [
-                "rm",
-                "-r",
-                "-q",
-                "--cached",
-                "--ignore-unmatch",
-                "--pathspec-from-file=-",
-                "--pathspec-file-nul",
-              ],
-              { cwd: path, input: never.map((p) => `:(top,literal)${p}\0`).join("") },
-            );
-          }
-          const tree = (await git(["write-tree"], { cwd: path })).stdout.trim();
-          const commit = (
-            await git(["commit-tree", tree, "-p", start, "-m", message], { cwd: path })
-          ).stdout.trim();
-          await git(["update-ref", refs.attempt(subTaskId, attempt), commit], { cwd: root });
-          return { commit, filesChanged: await changedPaths(root, start, commit) };
+          return captureAttempt({
+            root,
+            path,
+            start,
+            prefix: record.prefix,
+            never: await environment.neverCommitted(),
+            message,
+            ref: refs.attempt(subTaskId, attempt),
+          });
         },
         async dispose() {
           if (disposed) return;
@@ -321,7 +311,8 @@ export async function openWorktreeWorkspace(
           okCodes: [1],
         });
         const fields = result.stdout.split("\0");
-        const tree = fields[0]!.trim();
+        // Captures keep only the run's directory; a commit of an older log may hold more.
+        const { tree } = await keepInside(root, at, fields[0]!.trim(), record.prefix);
         if (result.code === 1) {
           const end = fields.indexOf("", 1);
           const conflicts = [...new Set(fields.slice(1, end === -1 ? undefined : end))];

@@ -1,6 +1,17 @@
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
-import { AbortedError, HeadTailBuffer, type SetupSettings, WorkspaceError } from "@taskledger/core";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  AbortedError,
+  HeadTailBuffer,
+  type Sandbox,
+  type SandboxedLaunch,
+  type SetupSettings,
+  unconfined,
+  WorkspaceError,
+} from "@taskledger/core";
 
 /** The lockfiles whose change makes a setup command run again, when the user names none. */
 export const defaultSetupInputs = [
@@ -37,20 +48,48 @@ export interface SetupResult {
  * on abort or timeout), output bounded. A non-zero exit is a `WorkspaceError` (`setup-failed`)
  * showing the output's tail.
  */
-export function runSetupCommand(
+export async function runSetupCommand(
   setup: SetupSettings,
   cwd: string,
   runId: string,
   abortSignal?: AbortSignal,
+  sandbox?: Sandbox,
 ): Promise<SetupResult> {
-  if (abortSignal?.aborted) return Promise.reject(new AbortedError());
+  if (abortSignal?.aborted) throw new AbortedError();
+  const env = { ...definedOnly(process.env), [setupMarkerVariable]: runId };
+  // Confined, it writes only in the slot and a temp directory of its own, with the project's hosts.
+  const tmp = sandbox ? await mkdtemp(join(tmpdir(), "taskledger-setup-")) : undefined;
+  if (tmp) Object.assign(env, { TMPDIR: tmp, TMP: tmp, TEMP: tmp });
+  const command = { file: "sh", args: ["-c", setup.command], cwd, env };
+  const launch = await (sandbox?.wrap({ ...command, write: tmp ? [tmp] : [] }) ??
+    Promise.resolve(unconfined(command)));
+  try {
+    return await spawnSetup(setup, cwd, launch, abortSignal);
+  } finally {
+    await launch.release();
+    if (tmp) await rm(tmp, { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) kept[key] = value;
+  return kept;
+}
+
+function spawnSetup(
+  setup: SetupSettings,
+  cwd: string,
+  launch: SandboxedLaunch,
+  abortSignal: AbortSignal | undefined,
+): Promise<SetupResult> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn("sh", ["-c", setup.command], {
+    const child = spawn(launch.file, launch.args, {
       cwd,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, [setupMarkerVariable]: runId },
+      env: launch.env,
     });
     const output = new HeadTailBuffer(outputHead, outputTail);
     child.stdout.on("data", (chunk: Buffer) => output.push(chunk));
@@ -93,7 +132,7 @@ export function runSetupCommand(
         return reject(
           new WorkspaceError(
             "setup-failed",
-            `The setup command \`${setup.command}\` ${how} in ${cwd}. Its output ends:\n${tailLines(text)}`,
+            `The setup command \`${setup.command}\` ${how} in ${cwd}.${refusedHosts(launch, text)} Its output ends:\n${tailLines(text)}`,
           ),
         );
       }
@@ -128,4 +167,14 @@ function readdirSafe(path: string): string[] {
   } catch {
     return [];
   }
+}
+
+/** The hosts the sandbox refused the setup, with how to allow them: installs need their registry. */
+function refusedHosts(launch: SandboxedLaunch, output: string): string {
+  const hosts = launch
+    .refusals(output)
+    .filter((refusal) => refusal.kind === "network")
+    .map((refusal) => refusal.target);
+  if (hosts.length === 0) return "";
+  return ` The sandbox refused ${hosts.slice(0, 5).join(", ")}: allow the hosts it needs with --allow-host or "sandbox": { "network": { "allow": [...] } } in taskledger.json.`;
 }

@@ -10,11 +10,13 @@ import {
   readFileSync,
   readlinkSync,
   symlinkSync,
+  watch,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { RunEvent, SlotPreparation } from "@taskledger/core";
+import { processesUnder } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import { gitWorkspaces } from "./git-workspaces.js";
 import {
@@ -208,25 +210,19 @@ describe("the project's environment in every slot", () => {
 
   it("makes a later slot's setup failure that attempt's error, and the sub-task goes on", async () => {
     const repo = project();
-    // Resolves once a and b both wait on it, so both attempts run at once (two slots).
-    let waiting = 0;
-    let open!: () => void;
-    const opened = new Promise<void>((r) => {
-      open = r;
+    // a holds the first slot until b runs again, so b's attempts need the second slot and then a
+    // third: no timing decides which sub-task meets the failing setup.
+    let bRan!: () => void;
+    const bRunning = new Promise<void>((r) => {
+      bRan = r;
     });
-    const gate = () => {
-      if (++waiting === 2) open();
-      return opened;
-    };
-    let bAttempts = 0;
     const executor = scriptedWorkExecutor({
       a: async () => {
-        await Promise.race([gate(), new Promise((r) => setTimeout(r, 2000))]);
+        await bRunning;
         return undefined;
       },
       b: async () => {
-        bAttempts++;
-        gate();
+        bRan();
         return undefined;
       },
     });
@@ -242,11 +238,36 @@ describe("the project's environment in every slot", () => {
     );
     const report = await result;
     expect(report.status).toBe("completed");
-    const failed = events.find(
-      (e) => e.type === "attempt-finished" && /setup command/.test(e.result.error ?? ""),
+    const calls = executor.calls.map((c) => [c.subTaskId, c.attempt]);
+    expect(calls.sort()).toEqual([
+      ["a", 1],
+      ["b", 2],
+    ]);
+    const [aSlot, bSlot] = ["a", "b"].map(
+      (id) => executor.calls.find((c) => c.subTaskId === id)!.cwd,
     );
-    expect(failed).toBeDefined();
-    expect(bAttempts).toBeGreaterThanOrEqual(1);
+    // b's first attempt met the second slot's setup, in a worktree neither later attempt ran in.
+    const finished = events.flatMap((e) =>
+      e.type === "attempt-finished" ? [[e.subTaskId, e.attempt, e.result.outcome]] : [],
+    );
+    expect(finished.sort()).toEqual([
+      ["a", 1, "finished"],
+      ["b", 1, "error"],
+      ["b", 2, "finished"],
+    ]);
+    const failure = events.find(
+      (e) => e.type === "attempt-finished" && e.subTaskId === "b" && e.attempt === 1,
+    );
+    const error = failure?.type === "attempt-finished" ? (failure.result.error ?? "") : "";
+    expect(error).toMatch(
+      /setup command .* failed \(exit 4\) in (\S+)\. Its output ends:\s+no room/s,
+    );
+    const failedIn = /\(exit 4\) in (\S+)\./.exec(error)![1]!;
+    expect(new Set([aSlot, bSlot, failedIn]).size).toBe(3);
+    expect(prepared(events).map((p) => [p.slot, p.reason, p.setup?.exitCode])).toEqual([
+      [1, "new", 0],
+      [3, "new", 0],
+    ]);
   });
 
   it("gives every slot a working copy of a real Python virtual environment: a check imports from it, an install there stays there", async () => {
@@ -305,12 +326,22 @@ describe("the project's environment in every slot", () => {
       cwd: repo,
       workspaces: gitWorkspaces({ setup: `touch ${marker}; sleep 41.3` }),
     });
+    const began = new Promise<void>((resolve) => {
+      const watcher = watch(dirname(marker), () => {
+        if (!existsSync(marker)) return;
+        watcher.close();
+        resolve();
+      });
+    });
     const run = manager.start("x", {
       plan: { subTasks: [task("a")] },
       abortSignal: controller.signal,
       onEvent: (e) => events.push(e),
     });
-    while (!existsSync(marker)) await new Promise((r) => setTimeout(r, 20));
+    await began;
+    // The setup's processes (its shell, then its sleep) carry the run's id in TASKLEDGER_SETUP_RUN:
+    // seen while they run, so the check after the cancel can see them (it throws without /proc).
+    expect((await processesUnder(run.runId)).length).toBeGreaterThan(0);
     controller.abort();
     const report = await run.result;
     expect(report.status).toBe("cancelled");
@@ -320,9 +351,6 @@ describe("the project's environment in every slot", () => {
       "sub-task-cancelled",
       "run-finished",
     ]);
-    const left = execFileSync("sh", ["-c", "pgrep -f 'sleep 41[.]3' || true"], {
-      encoding: "utf8",
-    });
-    expect(left.trim()).toBe("");
+    expect(await processesUnder(run.runId)).toEqual([]);
   });
 });

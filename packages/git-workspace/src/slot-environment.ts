@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { statSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import type { EnvironmentSettings, SlotPreparation } from "@taskledger/core";
+import type { EnvironmentSettings, Sandbox, SlotPreparation } from "@taskledger/core";
 import { copyDirectory, rebaseCopy } from "./copy-directory.js";
 import { findDependencyDirectories } from "./dependency-directories.js";
 import { git, splitNul } from "./git.js";
@@ -22,6 +22,7 @@ export class SlotEnvironment {
     private readonly prefix: string,
     private readonly runId: string,
     readonly settings: EnvironmentSettings,
+    private readonly sandbox?: Sandbox,
   ) {}
 
   /** Looks once per run for what the user's tree has to give (dependencies, included files). */
@@ -119,6 +120,7 @@ export class SlotEnvironment {
           resolve(slot.path, this.prefix),
           this.runId,
           abortSignal,
+          this.sandbox,
         )
       : undefined;
     // What is ignored now is the environment (copies, what the setup made): kept on reset.

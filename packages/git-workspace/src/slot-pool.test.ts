@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { existsSync, readdirSync, readFileSync, watch, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 import {
   emptyUsage,
   type GenerateRequest,
@@ -41,7 +41,7 @@ function project(): string {
 }
 
 /** Runs independent sub-tasks `ids` at concurrency `ids.length`; each attempt records its worktree. */
-async function runOnce(repo: string, ids: string[], hold?: Promise<void>) {
+async function runOnce(repo: string, ids: string[], hold?: Promise<void>, arrived?: () => void) {
   const seen = new Map<string, string>();
   const executor = scriptedWorkExecutor(
     Object.fromEntries(
@@ -51,6 +51,7 @@ async function runOnce(repo: string, ids: string[], hold?: Promise<void>) {
           // What an earlier run's attempt left must not be here.
           seen.set(id, readdirSync(cwd).sort().join(","));
           writeFiles(cwd, { [`${id}.txt`]: `${id}\n`, [`scratch-${id}.log`]: "left behind\n" });
+          arrived?.();
           await hold;
           return undefined;
         },
@@ -109,11 +110,20 @@ describe("worktree slots outlive a run", () => {
     const hold = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const one = runOnce(repo, ["a", "b"], hold);
-    const two = runOnce(repo, ["c", "d"], hold);
-    // Both runs' attempts are in flight before either may finish.
+    // Both runs' attempts are in flight, each in its slot, before either may finish.
+    let inFlight = 0;
+    let allIn!: () => void;
+    const allArrived = new Promise<void>((r) => {
+      allIn = r;
+    });
+    const arrived = () => {
+      if (++inFlight === 4) allIn();
+    };
+    const one = runOnce(repo, ["a", "b"], hold, arrived);
+    const two = runOnce(repo, ["c", "d"], hold, arrived);
+    await allArrived;
     const pool = await poolDirectory(repo);
-    await waitFor(() => readdirSync(pool).filter((f) => f.endsWith(".lock")).length >= 4);
+    expect(readdirSync(pool).filter((f) => f.endsWith(".lock"))).toHaveLength(4);
     release();
     const [a, b] = await Promise.all([one, two]);
     expect(a.report.status).toBe("completed");
@@ -148,14 +158,13 @@ describe("worktree slots outlive a run", () => {
     const planning = `${repo}.planning`;
     let sawSetup = false;
     // The planner thinks until the setup has begun, and the setup until the planner has: only
-    // when both run at once does each see the other (each gives up after 10 s).
+    // when both run at once does each see the other (the setup gives up after 10 s).
     const model: LanguageModel = {
       provider: "test",
       modelId: "planner",
       async generate<T>(request: GenerateRequest<T>): Promise<GenerateResult<T>> {
         writeFileSync(planning, "");
-        for (let i = 0; i < 400 && !existsSync(mark); i++)
-          await new Promise((r) => setTimeout(r, 25));
+        await fileAppears(mark);
         sawSetup = existsSync(mark);
         const ledger = { subTasks: [task("a"), task("b"), task("c")] };
         return {
@@ -166,11 +175,15 @@ describe("worktree slots outlive a run", () => {
         };
       },
     };
-    // The three attempts run at once: each waits (at most 5 s) for the others to start.
+    // The three attempts run at once: each waits for the others to start.
     let started = 0;
+    let allStarted!: () => void;
+    const three = new Promise<void>((r) => {
+      allStarted = r;
+    });
     const together = async () => {
-      started++;
-      for (let i = 0; i < 200 && started < 3; i++) await new Promise((r) => setTimeout(r, 25));
+      if (++started === 3) allStarted();
+      await three;
       return undefined;
     };
     const executor = scriptedWorkExecutor({ a: together, b: together, c: together });
@@ -252,7 +265,17 @@ describe("worktree slots outlive a run", () => {
   });
 });
 
-async function waitFor(done: () => boolean): Promise<void> {
-  for (let i = 0; i < 400 && !done(); i++) await new Promise((r) => setTimeout(r, 25));
-  expect(done()).toBe(true);
+/** Resolves once `path` exists: told by the file system, not found by polling. */
+function fileAppears(path: string): Promise<void> {
+  return new Promise((resolve) => {
+    const watcher = watch(dirname(path), () => {
+      if (!existsSync(path)) return;
+      watcher.close();
+      resolve();
+    });
+    if (existsSync(path)) {
+      watcher.close();
+      resolve();
+    }
+  });
 }

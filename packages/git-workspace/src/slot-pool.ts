@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, realpath, rename, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { isProcessAlive } from "@taskledger/core";
+import { currentProcess, isHolderAlive } from "@taskledger/core";
 import { cacheDirectory } from "./cache-directory.js";
 import { git } from "./git.js";
 import { killLeftoverSetup } from "./setup-command.js";
@@ -48,6 +48,8 @@ export interface ListedSlot extends KeptSlot {
 
 interface Holder {
   pid: number;
+  /** Its process's start time: a pid given again to another process holds nothing. */
+  startTime?: string;
   runId: string;
 }
 
@@ -209,7 +211,7 @@ export class SlotPool {
 
   private holds(holder: Holder, name: string): boolean {
     if (holder.pid === process.pid) return heldHere.has(this.lockPath(name));
-    return isProcessAlive(holder.pid);
+    return isHolderAlive(holder);
   }
 
   /** Takes a slot's lock; false while a live process holds it. A dead holder's lock is taken over. */
@@ -217,7 +219,7 @@ export class SlotPool {
     const path = this.lockPath(name);
     for (let tries = 0; tries < 3; tries++) {
       try {
-        await writeFile(path, JSON.stringify({ pid: process.pid, runId }), { flag: "wx" });
+        await writeFile(path, JSON.stringify({ ...currentProcess(), runId }), { flag: "wx" });
         heldHere.add(path);
         return true;
       } catch (error) {
@@ -285,8 +287,13 @@ async function removeOrphanPools(parent: string): Promise<void> {
 
 async function readHolder(path: string): Promise<Holder | undefined> {
   try {
-    const { pid, runId } = JSON.parse(await readFile(path, "utf8")) as Partial<Holder>;
-    return typeof pid === "number" ? { pid, runId: String(runId ?? "") } : undefined;
+    const { pid, startTime, runId } = JSON.parse(await readFile(path, "utf8")) as Partial<Holder>;
+    if (typeof pid !== "number") return undefined;
+    return {
+      pid,
+      ...(typeof startTime === "string" ? { startTime } : {}),
+      runId: String(runId ?? ""),
+    };
   } catch {
     // Missing, or torn by a crash while written: no live claim.
     return undefined;

@@ -6,6 +6,7 @@ import {
   describeError,
   type Executor,
   emptyUsage,
+  type Sandbox,
   sweepDeadProcessDirs,
 } from "@taskledger/core";
 import { runSetupCommand } from "@taskledger/git-workspace";
@@ -46,6 +47,8 @@ export interface AttemptWorkerOptions {
   unreachableAfterMs?: number;
   /** Told when a job starts and ends, for the worker's log. */
   onJob?: (event: { type: "started" | "finished"; jobId: string; outcome?: string }) => void;
+  /** The OS sandbox each attempt and its setup run inside (the worker's own, not the run's). */
+  sandbox?: Sandbox;
 }
 
 // How long closing waits for Redis to answer before dropping the connections.
@@ -109,7 +112,13 @@ export async function startAttemptWorker(
       if (data.setup && !(await clones.setUp(slot, data, cancelled))) {
         const started = performance.now();
         const setup = { ...data.setup, inputs: [] };
-        const failed = await runSetupCommand(setup, slot.cwd, data.runId, cancelled).then(
+        const failed = await runSetupCommand(
+          setup,
+          slot.cwd,
+          data.runId,
+          cancelled,
+          options.sandbox,
+        ).then(
           () => undefined,
           (error: unknown) => error,
         );
@@ -128,6 +137,7 @@ export async function startAttemptWorker(
         cwd: slot.cwd,
         ...(data.agentModel ? { agentModel: data.agentModel } : {}),
         ...(data.readOnly ? { readOnly: true } : {}),
+        ...(options.sandbox ? { sandbox: options.sandbox } : {}),
         abortSignal: cancelled,
         onEvent: (event) => {
           const progress: AttemptJobProgress = { event };

@@ -111,6 +111,43 @@ describe("RunTrace", () => {
     expect(spans.indexOf(replan!)).toBeLessThan(spans.indexOf(root));
   });
 
+  it("says on the attempt's span what it changed outside the run's directory", () => {
+    const outsideCwd = { paths: ["ROOT_CONFIG.txt"], count: 1 };
+    const spans = traced([
+      { type: "run-started", request: "r", cwd: "/" },
+      { type: "plan-created", ledger, decomposed: true, repaired: false, usage: emptyUsage() },
+      { type: "sub-task-started", subTaskId: "a", attempt: 1, promptTokens: 10 },
+      { type: "attempt-finished", subTaskId: "a", attempt: 1, result: { ...result, outsideCwd } },
+      { type: "sub-task-evaluated", subTaskId: "a", attempt: 1, entry: incomplete },
+      { type: "sub-task-retrying", subTaskId: "a", attempt: 2, feedback: "again" },
+    ]);
+    const attempt = spans.find((s) => s.name === "invoke_agent a")!;
+    expect(attempt.attributes).toMatchObject({
+      "taskledger.outside_cwd.count": 1,
+      "taskledger.outside_cwd.paths": ["ROOT_CONFIG.txt"],
+    });
+  });
+
+  it("says on the attempt's span what the OS sandbox refused it", () => {
+    const refusals = [
+      { kind: "write" as const, target: "/repo/ROOT.txt" },
+      { kind: "network" as const, target: "example.com:80" },
+    ];
+    const spans = traced([
+      { type: "run-started", request: "r", cwd: "/" },
+      { type: "plan-created", ledger, decomposed: true, repaired: false, usage: emptyUsage() },
+      { type: "sub-task-started", subTaskId: "a", attempt: 1, promptTokens: 10 },
+      { type: "attempt-finished", subTaskId: "a", attempt: 1, result: { ...result, refusals } },
+      { type: "sub-task-evaluated", subTaskId: "a", attempt: 1, entry: incomplete },
+      { type: "sub-task-retrying", subTaskId: "a", attempt: 2, feedback: "again" },
+    ]);
+    const attempt = spans.find((s) => s.name === "invoke_agent a")!;
+    expect(attempt.attributes["taskledger.sandbox.refusals"]).toEqual([
+      "write /repo/ROOT.txt",
+      "network example.com:80",
+    ]);
+  });
+
   it("marks a failed run and its budget stop on the run's span", () => {
     const spans = traced([
       { type: "run-started", request: "r", cwd: "/" },

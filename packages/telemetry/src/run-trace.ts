@@ -342,6 +342,17 @@ export class RunTrace {
     if (typeof details.sessionId === "string")
       attributes["gen_ai.conversation.id"] = details.sessionId;
     if (typeof details.executor === "string") attributes["taskledger.executor"] = details.executor;
+    // Changes outside the run's directory were left out of the attempt's work: said on its span.
+    if (result.outsideCwd) {
+      attributes["taskledger.outside_cwd.count"] = result.outsideCwd.count;
+      attributes["taskledger.outside_cwd.paths"] = result.outsideCwd.paths;
+    }
+    // What the OS sandbox refused the attempt: the paths written and hosts contacted.
+    if (result.refusals?.length) {
+      attributes["taskledger.sandbox.refusals"] = result.refusals.map(
+        (r) => `${r.kind} ${r.target}`,
+      );
+    }
     span.setAttributes(attributes);
     if (result.outcome === "error" || result.outcome === "timeout") {
       span.setAttribute("error.type", result.outcome);

@@ -1,7 +1,7 @@
 import { type FSWatcher, watch } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { isProcessAlive } from "@taskledger/core";
+import { isHolderAlive } from "@taskledger/core";
 import { type LogChange, RunLog } from "./run-log.js";
 
 const safeRunId = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
@@ -87,10 +87,11 @@ export class RunCatalog {
   /** True while a live process holds the run's lock (the file store's `<id>.lock`). */
   async isActive(runId: string): Promise<boolean> {
     try {
-      const { pid } = JSON.parse(await readFile(join(this.directory, `${runId}.lock`), "utf8")) as {
-        pid?: unknown;
-      };
-      return typeof pid === "number" && isProcessAlive(pid);
+      const { pid, startTime } = JSON.parse(
+        await readFile(join(this.directory, `${runId}.lock`), "utf8"),
+      ) as { pid?: unknown; startTime?: unknown };
+      if (typeof pid !== "number") return false;
+      return isHolderAlive({ pid, ...(typeof startTime === "string" ? { startTime } : {}) });
     } catch {
       return false;
     }

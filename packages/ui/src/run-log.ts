@@ -255,6 +255,20 @@ function fillResult(a: AttemptView, result: AttemptResult): void {
   a.filesChanged = (result.filesChanged ?? [])
     .slice(0, textLimits.items)
     .map((f) => clip(f, textLimits.short));
+  if (result.outsideCwd) {
+    a.outsideCwd = {
+      paths: result.outsideCwd.paths
+        .slice(0, textLimits.items)
+        .map((f) => clip(f, textLimits.short)),
+      count: result.outsideCwd.count,
+      ...(result.outsideCwd.shared ? { shared: true as const } : {}),
+    };
+  }
+  if (result.refusals?.length) {
+    a.refusals = result.refusals
+      .slice(0, textLimits.items)
+      .map((r) => ({ kind: r.kind, target: clip(r.target, textLimits.short) }));
+  }
   const waited = result.details?.waitedForWorkerMs;
   if (typeof waited === "number" && Number.isFinite(waited)) a.waitedForWorkerMs = waited;
   // Diffs arrive with isolation (another change); shown when the result carries one.

@@ -102,6 +102,10 @@ export interface AttemptView {
   /** Tool calls left out past the bound. */
   toolCallsOmitted: number;
   filesChanged: string[];
+  /** With worktrees: what it changed outside the run's directory, left out (never applied). */
+  outsideCwd?: { paths: string[]; count: number; shared?: true };
+  /** What the OS sandbox refused it: a path written or read, a host contacted. */
+  refusals?: { kind: string; target: string }[];
   /** The attempt's diff, once runs record one (isolation); absent until then. */
   diff?: string;
   /** With worktrees: the attempt's commit; its diff is at `/api/runs/<run>/commits/<commit>/diff`. */

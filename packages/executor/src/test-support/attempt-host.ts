@@ -4,7 +4,8 @@
 // line, until the host is killed (`run-server`: the same on the server executor). `finish`: one attempt to its end and one aborted as soon as it starts,
 // then `{"done":true}`, and the host stays up until it is killed. `idle-server`: one attempt on the
 // server executor to its end, then `{"done":true,…}` with the server's pid, the server left idle
-// and the host up until it is killed.
+// and the host up until it is killed. `no-close`: the same attempt on the server executor, then
+// `{"done":true,…}` and nothing more: the host is left to exit when nothing holds it (no close()).
 import type { ExecuteOptions } from "@taskledger/core";
 import { createOpencodeExecutor, createOpencodeServerExecutor } from "@taskledger/executor";
 
@@ -16,7 +17,7 @@ const settings = {
   timeoutMs: 600_000,
 };
 const executor =
-  mode === "idle-server" || mode === "run-server"
+  mode === "idle-server" || mode === "run-server" || mode === "no-close"
     ? createOpencodeServerExecutor(settings)
     : createOpencodeExecutor(settings);
 const options: ExecuteOptions = {
@@ -34,7 +35,10 @@ const options: ExecuteOptions = {
   onProcess: print,
 };
 if (mode === "run" || mode === "run-server") await executor.run("Wait", options);
-else if (mode === "idle-server") {
+else if (mode === "no-close") {
+  const finished = await executor.run("Say done", { ...options, onProcess: () => {} });
+  print({ done: true, outcome: finished.outcome, serverPid: finished.details?.pid });
+} else if (mode === "idle-server") {
   const finished = await executor.run("Say done", { ...options, onProcess: () => {} });
   print({ done: true, outcome: finished.outcome, serverPid: finished.details?.pid });
   setInterval(() => {}, 60_000);

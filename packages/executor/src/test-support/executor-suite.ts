@@ -32,6 +32,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listDescendants } from "../process-tree.js";
 import { subTask } from "./executor-harness.js";
+import { sandboxCase } from "./sandbox-case.js";
 
 /** One case's view of the shared model server: its own requests, and those it had no step for. */
 export interface SuiteServer {
@@ -411,6 +412,19 @@ export function executorSuite(name: string, agent: SuiteAgent): void {
       expect(result).toMatchObject({ outcome: "finished", finalText: "From the other model." });
       expect(result.details?.model).toBe(agent.otherModel.agentModel);
       expect(server.requests[0]?.model).toBe(agent.otherModel.wire);
+    });
+
+    it("inside the OS sandbox, a script that tries to leave is refused and its own work lands", async () => {
+      const result = await sandboxCase({
+        scripted,
+        make: (server) => make(server),
+        workDir,
+        runOptions,
+        shell: (command) => agent.shell(command),
+        write: (cwd, path, content) => agent.write(cwd, path, content),
+        cleanups,
+      });
+      expect(result.outcome).not.toBe("error");
     });
 
     it("plugs into the core manager, which retries a truncated attempt", async () => {

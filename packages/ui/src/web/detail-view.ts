@@ -126,6 +126,22 @@ function attemptView(a: AttemptView, runId: string): HTMLElement {
     a.filesChanged.length
       ? h("ul", {}, ...a.filesChanged.map((f) => h("li", { class: "code" }, f)))
       : null,
+    a.outsideCwd
+      ? h(
+          "h4",
+          {},
+          a.outsideCwd.shared
+            ? `Outside the run's directory: ${a.outsideCwd.count} path(s) changed while it ran (shared directory, not reverted)`
+            : `Left out: ${a.outsideCwd.count} path(s) outside the run's directory, never applied`,
+        )
+      : null,
+    a.outsideCwd
+      ? h("ul", {}, ...a.outsideCwd.paths.map((f) => h("li", { class: "code" }, f)))
+      : null,
+    a.refusals?.length ? h("h4", {}, `Refused by the sandbox: ${a.refusals.length}`) : null,
+    a.refusals?.length
+      ? h("ul", {}, ...a.refusals.map((r) => h("li", { class: "code" }, `${r.kind} ${r.target}`)))
+      : null,
     diffSlot(a, runId),
   );
 }

@@ -1,0 +1,3 @@
+export { credentialStores } from "./credential-stores.js";
+export { type AllowedHost, parseHost } from "./network-hosts.js";
+export { createSandbox, type SandboxOptions } from "./os-sandbox.js";
