@@ -51,7 +51,7 @@ async function project(): Promise<{ plan: string; work: string; root: string }> 
     successCriteria: ["env.txt exists"],
     dependsOn: [],
     // A check runs what the agent wrote: it gets the agents' list too.
-    checks: [{ type: "command", argv: ["sh", "-c", "env > ../check-env.txt"] }],
+    checks: [{ type: "command", argv: ["sh", "-c", "env > check-env.txt"] }],
   };
   await writeFile(plan, JSON.stringify({ subTasks: [step] }));
   const work = join(root, "work");
@@ -103,7 +103,7 @@ describe.concurrent("an agent's environment and sign-in through the CLI", {
       expect(env).toContain("MY_SECRET=host-my-secret");
       expect(env).not.toContain(hostSecrets.AWS_SECRET_ACCESS_KEY);
       expect(env).not.toContain(hostSecrets.GITHUB_TOKEN);
-      const checked = await readFile(join(work, "..", "check-env.txt"), "utf8");
+      const checked = await readFile(join(work, "check-env.txt"), "utf8");
       expect(checked).toContain("MY_SECRET=host-my-secret");
       expect(checked).toContain(`HOME=${homedir()}`);
       expect(checked).not.toContain(hostSecrets.AWS_SECRET_ACCESS_KEY);

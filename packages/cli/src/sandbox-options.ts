@@ -63,7 +63,8 @@ export function agentHosts(
   options: Pick<
     RunOptions,
     "agent" | "agentModel" | "alternateAgentModels" | "bestOf" | "agentEndpoint" | "baseURL"
-  > & { opencodeConfig: Record<string, unknown> | undefined },
+  > &
+    Pick<RunOptions, "agentBaseUrl"> & { opencodeConfig: Record<string, unknown> | undefined },
   env: Readonly<Record<string, string | undefined>>,
 ): string[] {
   const hosts = new Set<string>();
@@ -90,6 +91,8 @@ export function agentHosts(
       if (typeof url === "string") hosts.add(url);
     }
   }
+  // `--agent-base-url`: where every agent of the run sends its model calls.
+  if (options.agentBaseUrl) hosts.add(options.agentBaseUrl);
   if (options.agentEndpoint) {
     hosts.add(options.agentEndpoint.anthropicBaseURL);
     hosts.add(options.agentEndpoint.openaiBaseURL);
