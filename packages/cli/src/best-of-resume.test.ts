@@ -85,8 +85,9 @@ async function stopAndResume(stop: Stop) {
       }
       const model = modelOf(request);
       if (stopped) agentsAfterStop.push(model);
-      if (!stopped && stop === "kill-candidates" && model === "good") {
-        // `good` works on while the others finish and are judged; then the manager dies.
+      if (!stopped && stop === "kill-candidates" && model === "good" && afterToolResult(request)) {
+        // `good` wrote sum.js (a step with its tokens) and works on while the others finish and
+        // are judged; then the manager dies.
         stopWhen((log) => log.filter((r) => r.type === "sub-task-evaluated").length >= 2);
         return { hang: true };
       }
@@ -181,6 +182,17 @@ describe.runIf(process.platform === "linux")("--best-of across a stop and a resu
       (e) => e.type === "sub-task-started" && e.candidate?.replaces !== undefined,
     );
     expect(rerun).toMatchObject({ agentModel: `${compatibleProviderId}/good` });
+    // The replaced candidate stays in the report, with the tokens its killed session spent.
+    const [round] = r.report.subTasks[0]!.candidates!;
+    const replaced = round!.candidates.find((c) => c.replacedBy !== undefined);
+    expect(replaced).toMatchObject({
+      agentModel: `${compatibleProviderId}/good`,
+      completed: false,
+      lost: expect.stringMatching(/^Interrupted/),
+    });
+    expect(replaced!.replacedBy).toBe(rerun?.type === "sub-task-started" ? rerun.attempt : -1);
+    expect(replaced!.usage.inputTokens).toBeGreaterThan(0);
+    expect(round!.candidates).toHaveLength(4);
     expect(chosen(r.after)).toHaveLength(1);
     const starts = r.after.flatMap((e) => (e.type === "sub-task-started" ? [e.attempt] : []));
     expect(new Set(starts).size).toBe(starts.length);

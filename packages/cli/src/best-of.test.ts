@@ -130,6 +130,8 @@ describe("--best-of: parallel candidates, chosen by evidence (real opencode, rea
         sums[loser.agentModel!.split("/")[1]!]!.trim(),
       );
     }
+    // The judge is asked of the two that passed their checks, not of the one that failed them.
+    expect(server.requests.filter((r) => roleOf(r) === "judge")).toHaveLength(2);
     // One comparative call, shown only the two that passed their checks.
     const choices = server.requests.filter((r) => roleOf(r) === "choose");
     expect(choices).toHaveLength(1);
@@ -190,8 +192,68 @@ describe("--best-of: parallel candidates, chosen by evidence (real opencode, rea
     expect(sub!.candidates).toHaveLength(1);
     expect(sub!.candidates![0]).toMatchObject({ winner: null, by: "none" });
     expect(sub!.attempts).toBe(3);
+    // The retry is announced under the number it runs as, past both candidates'.
+    expect(t.err()).toContain("retrying (attempt 3)");
     expect(readFileSync(join(repo, "sum.js"), "utf8")).toBe(sums.good);
     expect(server.requests.filter((r) => roleOf(r) === "choose")).toHaveLength(0);
+  }, 180_000);
+
+  it("a judge that chooses none merges no candidate: the ladder's retry on the executor's model lands", async () => {
+    const repo = repoWithSum();
+    server = await createModelServer({
+      replies: scriptByRole({
+        plan: { text: JSON.stringify(sumPlan) },
+        judge,
+        // Both candidates pass the weak check; the judge reads their diffs and takes neither.
+        choose: {
+          text: JSON.stringify({
+            winner: null,
+            reasons: "Both hard-code 2 + 3; neither adds.",
+            losers: [],
+          }),
+        },
+        // The candidates (on `weak`) hard-code the sum; the retry on `m` writes the right one.
+        agent: agentReply("good"),
+      }),
+    });
+    const t = captureIo();
+    const code = await runCli(
+      [
+        "run",
+        "Make sum.js add",
+        "--yes",
+        "--json",
+        ...compatibleArgs(server.openaiBaseURL),
+        "--agent-model",
+        `${compatibleProviderId}/m`,
+        "--cwd",
+        repo,
+        "--best-of",
+        "2",
+        "--candidate-model",
+        `${compatibleProviderId}/weak`,
+        "--max-retries",
+        "1",
+      ],
+      t.io,
+    );
+    expect(code, t.err()).toBe(0);
+    const report = JSON.parse(t.out()) as JsonReport;
+    const [sub] = report.subTasks;
+    expect(sub!.candidates).toHaveLength(1);
+    const [round] = sub!.candidates!;
+    expect(round).toMatchObject({ winner: null, by: "judge" });
+    expect(round!.candidates.map((c) => c.completed)).toEqual([true, true]);
+    expect(server.requests.filter((r) => roleOf(r) === "choose")).toHaveLength(1);
+    // Neither candidate's commit is on the run's branch: the retry's work is what was applied.
+    expect(readFileSync(join(repo, "sum.js"), "utf8")).toBe(sums.good);
+    const branch = gitIn(repo, "for-each-ref", "--format=%(refname)", "refs/heads/taskledger/");
+    expect(branch).not.toBe("");
+    const history = gitIn(repo, "rev-list", branch).split("\n");
+    for (const c of round!.candidates) expect(history).not.toContain(c.commit);
+    expect(sub).toMatchObject({ status: "completed", attempts: 3 });
+    expect(t.err()).toContain("retrying (attempt 3)");
+    expect(await worktreesLeft(repo)).toEqual({ outside: [], held: [] });
   }, 180_000);
 
   it("is a usage error with --isolation shared, and with --candidate-model alone", async () => {

@@ -87,7 +87,7 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
     }
     case "sub-task-started":
       return [
-        `${c.cyan("▶")} ${step(event.subTaskId)}${event.attempt > 1 ? c.dim(` · attempt ${event.attempt}`) : ""}${event.candidate ? c.dim(" · candidate") : ""}${event.agentModel ? c.dim(` · ${terminalText(event.agentModel)}`) : ""}`,
+        `${c.cyan("▶")} ${step(event.subTaskId)}${event.attempt > 1 || event.candidate ? c.dim(` · attempt ${event.attempt}`) : ""}${event.candidate ? c.dim(" · candidate") : ""}${event.agentModel ? c.dim(` · ${terminalText(event.agentModel)}`) : ""}`,
       ];
     case "sub-task-retrying":
       return [
@@ -154,7 +154,7 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
     case "candidates-chosen": {
       const lines = [
         event.winner === undefined
-          ? `${c.yellow("⑃")} ${step(event.subTaskId)}: no candidate complete; ${oneLine(terminalText(event.reason), 120)}`
+          ? `${c.yellow("⑃")} ${step(event.subTaskId)}: ${event.by === "none" ? "no candidate complete" : `none chosen (${event.by}), none merged`}; ${oneLine(terminalText(event.reason), 120)}`
           : `${c.green("⑃")} ${step(event.subTaskId)}: attempt ${event.winner} chosen (${event.by}): ${oneLine(terminalText(event.reason), 120)}`,
       ];
       for (const loser of event.candidates.filter((x) => x.attempt !== event.winner))

@@ -58,6 +58,55 @@ describe("progress view", () => {
     expect(liveFrame(state, "⠋", 3000, c)).toBe("⠋ Step 1/2: Write A 3.0s\n0/2 done");
   });
 
+  it("names every candidate's attempt, the first one's too", () => {
+    const state = createProgressState();
+    applyEvent(
+      state,
+      { ...base, seq: 0, type: "plan-created", ledger, decomposed: true, repaired: false, usage },
+      0,
+    );
+    const started = (seq: number, attempt: number): RunEvent => ({
+      ...base,
+      seq,
+      type: "sub-task-started",
+      subTaskId: "a",
+      attempt,
+      promptTokens: 9,
+      candidate: { round: 1 },
+    });
+    const lines = [1, 2].map((n) => eventLines(started(n, n), state, c).join("\n"));
+    expect(lines).toEqual([
+      "▶ Step 1/2 Write A · attempt 1 · candidate",
+      "▶ Step 1/2 Write A · attempt 2 · candidate",
+    ]);
+  });
+
+  it("says a round the judge chose none of merged nothing, and one with none complete so", () => {
+    const state = createProgressState();
+    applyEvent(
+      state,
+      { ...base, seq: 0, type: "plan-created", ledger, decomposed: true, repaired: false, usage },
+      0,
+    );
+    const chosen = (by: "judge" | "none"): RunEvent => ({
+      ...base,
+      seq: 1,
+      type: "candidates-chosen",
+      subTaskId: "a",
+      round: 1,
+      by,
+      reason: "Neither adds.",
+      candidates: [],
+      usage,
+    });
+    expect(eventLines(chosen("judge"), state, c)).toEqual([
+      "⑃ Step 1/2 Write A: none chosen (judge), none merged; Neither adds.",
+    ]);
+    expect(eventLines(chosen("none"), state, c)).toEqual([
+      "⑃ Step 1/2 Write A: no candidate complete; Neither adds.",
+    ]);
+  });
+
   it("shows the plan, running steps with elapsed time and activity, retries and results", () => {
     const state = createProgressState();
     const lines: string[] = [];

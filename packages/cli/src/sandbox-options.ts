@@ -1,6 +1,5 @@
 import { type SandboxMode, sandboxModes } from "@taskledger/core";
 import { parseHost } from "@taskledger/sandbox";
-import type { RunOptions } from "./cli-options.js";
 import { UsageError } from "./usage-error.js";
 
 /** The command line's sandbox flags (a part of the run's raw options). */
@@ -60,11 +59,17 @@ const providerHosts: Record<string, string[]> = {
  * their sign-in hosts when they log in with the user's account).
  */
 export function agentHosts(
-  options: Pick<
-    RunOptions,
-    "agent" | "agentModel" | "alternateAgentModels" | "bestOf" | "agentEndpoint" | "baseURL"
-  > &
-    Pick<RunOptions, "agentBaseUrl"> & { opencodeConfig: Record<string, unknown> | undefined },
+  options: {
+    agent: string;
+    agentModel: string;
+    alternateAgentModels: readonly string[];
+    bestOf?: { models: readonly string[] } | undefined;
+    agentEndpoint?: { anthropicBaseURL: string; openaiBaseURL: string } | undefined;
+    baseURL: string | undefined;
+    /** `--agent-base-url`: where every agent of the run sends its model calls. */
+    agentBaseUrl?: string | undefined;
+    opencodeConfig: Record<string, unknown> | undefined;
+  },
   env: Readonly<Record<string, string | undefined>>,
 ): string[] {
   const hosts = new Set<string>();

@@ -1,5 +1,6 @@
 import { finishAttempt } from "./apply-attempt-event.js";
-import { chooseInRound, startRound } from "./apply-candidate-event.js";
+import { chooseInRound, startCandidate, startRound } from "./apply-candidate-event.js";
+import { addStreamed, attemptUsageOf, countInterrupted } from "./attempt-usage.js";
 import { incompleteReasonOf, type ProgressEntry } from "./progress-entry.js";
 import type { RunEvent } from "./run-events.js";
 import {
@@ -96,21 +97,12 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       const s = subTask(state, event.subTaskId);
       if (!s) break;
       if (event.candidate) {
-        s.status = "running";
-        s.attempts = Math.max(s.attempts, event.attempt);
-        const { replaces } = event.candidate;
-        const member =
-          (replaces === undefined ? undefined : candidateOf(s, replaces)) ??
-          candidateOf(s, event.attempt);
-        if (member) {
-          member.attempt = event.attempt;
-          member.inFlight = { processes: [] };
-          delete member.result;
-          delete member.commit;
-          delete member.entry;
-        }
+        startCandidate(state, s, event);
         break;
       }
+      // An attempt a stopped process left running is over: what its session spent counts.
+      if (s.inFlight && s.inFlight.attempt !== event.attempt)
+        countInterrupted(state, s, s.inFlight.attempt);
       s.status = "running";
       s.attempts = Math.max(s.attempts, event.attempt);
       s.stepAttempts++;
@@ -144,10 +136,18 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
         s.activity = agent.status === "waiting-for-worker" ? "waiting for a worker" : "";
       break;
     }
+    case "attempt-step": {
+      const s = subTask(state, event.subTaskId);
+      if (s) addStreamed(s, event.attempt, event.usage);
+      break;
+    }
     case "attempt-finished": {
       state.usage.agents = addUsage(state.usage.agents, event.result.usage);
       const s = subTask(state, event.subTaskId);
-      if (s) finishAttempt(s, event, attemptUsageOf(s, event.attempt));
+      if (!s) break;
+      // The result's usage is the whole session's: its steps' are not counted again.
+      s.streamed = s.streamed?.filter((x) => x.attempt !== event.attempt);
+      finishAttempt(s, event, attemptUsageOf(s, event.attempt));
       break;
     }
     case "sub-task-evaluated": {
@@ -223,6 +223,12 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
           : event.type === "sub-task-skipped"
             ? "skipped"
             : "cancelled";
+      // Given up on: an attempt a stopped process left running will not run again.
+      if (s && status !== "cancelled") {
+        if (s.inFlight) countInterrupted(state, s, s.inFlight.attempt);
+        for (const m of s.round?.chosen ? [] : (s.round?.members ?? []))
+          if (m.inFlight) countInterrupted(state, s, m.attempt);
+      }
       if (s) settle(s, status, event.reason);
       if (s && event.type === "sub-task-failed" && event.code) s.failure = event.code;
       if (event.type === "sub-task-failed" && event.usage)
@@ -373,11 +379,3 @@ function revisePlan(
 }
 
 /** The usage record of one attempt, made on first use. */
-function attemptUsageOf(s: SubTaskState, attempt: number) {
-  let found = s.attemptUsage.find((a) => a.attempt === attempt);
-  if (!found) {
-    found = { attempt, agent: emptyUsage(), evaluation: emptyUsage() };
-    s.attemptUsage.push(found);
-  }
-  return found;
-}

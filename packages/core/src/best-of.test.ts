@@ -2,64 +2,12 @@ import { createFakeExecutor, createScriptedModel, type FakeAttempt } from "@task
 import { describe, expect, it } from "vitest";
 import { InvalidConfigError } from "./errors.js";
 import { createManager } from "./manager.js";
-import type { RunEvent, RunEventOf } from "./run-events.js";
+import type { ManagerOptions } from "./manager-options.js";
+import type { RunEvent } from "./run-events.js";
 import { MemoryRunStore } from "./run-store.js";
+import { memoryWorkspaces, of } from "./test-support/memory-workspaces.js";
 import { task } from "./test-support/sub-task-fixture.js";
-import type { Integration, RunWorkspace, WorkspaceProvider } from "./workspace.js";
-
-/**
- * The manager's collaborator, in memory: attempts "work" in the run's directory and their work is
- * a named commit, so the scheduler's part of best-of is what these tests see (the git side is in
- * @taskledger/git-workspace's and the CLI's tests).
- */
-function memoryWorkspaces() {
-  const merged: string[] = [];
-  const kept: string[] = [];
-  const provider: WorkspaceProvider = {
-    isolates: true,
-    async open({ runId, cwd }) {
-      let tip = "base";
-      const workspace: RunWorkspace = {
-        record: {
-          kind: "worktree",
-          root: cwd,
-          prefix: "",
-          base: "base",
-          branch: `b/${runId}`,
-          apply: false,
-        },
-        async attempt({ subTaskId, attempt }) {
-          return {
-            cwd,
-            capture: async () => ({ commit: `${subTaskId}@${attempt}`, filesChanged: ["f"] }),
-            dispose: async () => {},
-          };
-        },
-        reword: async (commit) => commit,
-        async integrate({ commit, onMerged }) {
-          merged.push(commit);
-          tip = `merge:${commit}`;
-          const integration: Integration = { merged: true, merge: tip, filesChanged: ["f"] };
-          await onMerged(integration);
-          return integration;
-        },
-        finish: async () => undefined,
-        close: async () => {},
-        diff: async ({ commit }) => ({ text: `+ the work of ${commit}`, linesChanged: 1 }),
-        async keep({ subTaskId, attempt }) {
-          const ref = `refs/taskledger/${runId}/attempts/${subTaskId}/${attempt}`;
-          kept.push(ref);
-          return ref;
-        },
-      };
-      return workspace;
-    },
-  };
-  return { provider, merged, kept };
-}
-
-const of = <K extends RunEvent["type"]>(records: readonly RunEvent[], type: K) =>
-  records.filter((r): r is RunEventOf<K> => r.type === type);
+import type { WorkspaceProvider } from "./workspace.js";
 
 const plan = {
   subTasks: [task("hard", [], { risky: true }), task("easy"), task("after", ["hard"])],
@@ -138,6 +86,48 @@ describe("bestOf in the manager", () => {
     expect(after?.from).toBe("merge:hard@3");
   });
 
+  it("a judge that chooses none merges nothing: the round fails and the ladder retries as attempt 4", async () => {
+    const { provider, merged } = memoryWorkspaces();
+    const none = { object: { winner: null, reasons: "Each one breaks the parser.", losers: [] } };
+    const model = createScriptedModel({ responses: [none] });
+    const executor = createFakeExecutor({ fallback: { type: "success", text: "done" } });
+    const records: RunEvent[] = [];
+    const report = await createManager({
+      cwd: process.cwd(),
+      model,
+      executor,
+      workspaces: provider,
+      bestOf: 3,
+      project: false,
+    }).run("x", {
+      plan: { subTasks: [task("hard", [], { risky: true })] },
+      onEvent: (e) => records.push(e),
+    });
+    const [chosen] = of(records, "candidates-chosen");
+    expect(chosen).toMatchObject({ by: "judge", reason: "Each one breaks the parser." });
+    expect(chosen!.winner).toBeUndefined();
+    // No candidate of the round is merged; the retry after it is announced and run as attempt 4.
+    expect(merged).toEqual(["hard@4"]);
+    expect(of(records, "sub-task-retrying")).toEqual([
+      expect.objectContaining({
+        attempt: 4,
+        feedback: expect.stringContaining("Each one breaks the parser."),
+      }),
+    ]);
+    const starts = of(records, "sub-task-started").map((e) => [e.attempt, e.candidate?.round]);
+    expect(starts).toEqual([
+      [1, 1],
+      [2, 1],
+      [3, 1],
+      [4, undefined],
+    ]);
+    // It starts from the round's start, not from a candidate nobody chose.
+    const [round] = of(records, "candidates-started");
+    expect(of(records, "sub-task-started").at(-1)?.from).toBe(round!.from);
+    expect(report.status).toBe("completed");
+    expect(report.subTasks[0]).toMatchObject({ status: "completed", attempts: 4 });
+  });
+
   it("after a crash at every record of a best-of run, no finished candidate runs again and the choice is made once", async () => {
     const store = new MemoryRunStore();
     const { provider } = memoryWorkspaces();
@@ -196,6 +186,40 @@ describe("bestOf in the manager", () => {
         const replaced = e.candidate?.replaces;
         if (replaced !== undefined) expect(finished.has(`hard@${replaced}`), where).toBe(false);
       }
+    }
+  });
+
+  it("after a crash at every record of a round the judge answers none, no candidate is ever merged", async () => {
+    const none = { object: { winner: null, reasons: "None adds.", losers: [] } };
+    const options = (store: MemoryRunStore, workspaces: WorkspaceProvider): ManagerOptions => ({
+      cwd: process.cwd(),
+      model: createScriptedModel({ responses: [none] }),
+      executor: createFakeExecutor({ fallback: { type: "success", text: "done" } }),
+      store,
+      workspaces,
+      bestOf: 2,
+      project: false,
+      createRunId: () => "run-1",
+      concurrency: 1,
+    });
+    const onePlan = { subTasks: [task("hard", [], { risky: true })] };
+    const store = new MemoryRunStore();
+    await createManager(options(store, memoryWorkspaces().provider)).run("x", { plan: onePlan });
+    const records = await store.read("run-1");
+    for (let cut = 1; cut < records.length; cut++) {
+      const crashed = new MemoryRunStore();
+      for (const r of records.slice(0, cut)) await crashed.append("run-1", r);
+      const { provider, merged } = memoryWorkspaces();
+      const report = await createManager(options(crashed, provider)).resume("run-1").result;
+      const where = `crash after record ${cut} (${records[cut - 1]?.type})`;
+      const all = [...records.slice(0, cut), ...(await crashed.read("run-1")).slice(cut)];
+      const candidates = new Set(
+        of(all, "sub-task-started").flatMap((e) => (e.candidate ? [`hard@${e.attempt}`] : [])),
+      );
+      expect(report.status, where).toBe("completed");
+      expect(merged.length, where).toBeLessThanOrEqual(1);
+      for (const commit of merged) expect(candidates.has(commit), where).toBe(false);
+      expect(of(all, "candidates-chosen"), where).toHaveLength(1);
     }
   });
 

@@ -7,6 +7,7 @@ import {
   type JudgedCandidate,
   ruleChoice,
 } from "./candidate-judge.js";
+import { AbortedError } from "./errors.js";
 import type { ProgressEntry } from "./progress-entry.js";
 import { subTaskSchema } from "./sub-task.js";
 import { task } from "./test-support/sub-task-fixture.js";
@@ -176,7 +177,8 @@ describe("the comparative judge", () => {
         candidates: [candidate(1, 1, 1), candidate(2, 1, 1)],
         abortSignal: cancel.signal,
       }),
-    ).rejects.toThrow();
+    ).rejects.toSatisfy(AbortedError.isInstance);
+    expect(model.calls).toHaveLength(0);
   });
 
   it("keeps its prompt within the budget however large the diffs, each shown in an equal share", async () => {

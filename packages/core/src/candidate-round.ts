@@ -100,10 +100,13 @@ export async function runCandidateRound(
     if (member.inFlight === undefined) return { attempt: member.attempt };
     return { attempt: ++next, replaces: member.attempt };
   });
+  const firstStart = starts.findIndex((start) => start !== undefined);
   await Promise.all(
     round.members.map(async (member, i) => {
       const start = starts[i];
       if (start) {
+        // Siblings first, then candidates: an extra one waits for the sub-tasks dispatched before.
+        if (i > firstStart) await ctx.gate?.othersStarted(s.subTask.id, stop.signal);
         // A spent budget stops candidates from starting, not those already running.
         await stop.checkSpendBudgets();
         if (stop.stopping()) return;
@@ -193,6 +196,19 @@ async function choose(ctx: RunContext, s: SubTaskState, judged: CandidateMember[
       usage: spent ? addUsage(spent.agent, spent.evaluation) : emptyUsage(),
     });
   }
+  // Those a stopped process never saw finish stay in the report, with what their sessions spent.
+  for (const r of round.replaced ?? []) {
+    const spent = s.attemptUsage.find((a) => a.attempt === r.attempt);
+    outcomes.push({
+      attempt: r.attempt,
+      ...(r.agentModel ? { agentModel: r.agentModel } : {}),
+      completed: false,
+      lost: `Interrupted: the manager process stopped while it ran; attempt ${r.by} ran it again.`,
+      replacedBy: r.by,
+      usage: spent ? addUsage(spent.agent, spent.evaluation) : emptyUsage(),
+    });
+  }
+  outcomes.sort((a, b) => a.attempt - b.attempt);
   await recorder.record({
     type: "candidates-chosen",
     subTaskId: s.subTask.id,

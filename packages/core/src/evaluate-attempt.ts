@@ -4,7 +4,7 @@ import type { AttemptResult } from "./executor.js";
 import type { ProgressEntry } from "./progress-entry.js";
 import { awaitProjectBaseline, projectCommandChecks } from "./project-baseline.js";
 import type { RunContext } from "./run-context.js";
-import type { SubTaskState } from "./run-state.js";
+import { candidateOf, type SubTaskState } from "./run-state.js";
 import type { Check } from "./sub-task.js";
 import { emptyUsage } from "./usage.js";
 
@@ -46,6 +46,8 @@ export async function evaluateAttempt(
         attempt,
         result,
         cwd,
+        // A candidate that failed its checks has lost: no judge call for a known verdict.
+        ...(candidateOf(s, attempt) ? { judge: "when-checks-pass" as const } : {}),
         ...(before
           ? {
               previous: {

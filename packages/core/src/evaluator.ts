@@ -17,6 +17,12 @@ export interface EvaluationInput {
    * comparing with it finds an attempt that repeated the previous one, across restarts too.
    */
   previous?: { attempt: number; fingerprint?: string };
+  /**
+   * `when-checks-pass`: ask a judge only when every check passed, whatever the evaluator's own
+   * setting. A round's candidates ask it: one that failed its checks has lost, a judge call would
+   * only pay for a verdict already known.
+   */
+  judge?: "when-checks-pass";
 }
 
 export interface EvaluateOptions {

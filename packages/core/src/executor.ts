@@ -89,6 +89,11 @@ export interface ExecuteOptions {
    * a plan); an executor refuses such tool calls, and the agent is told so.
    */
   readOnly?: boolean;
+  /**
+   * One of a round's parallel candidates: an executor with few seats (the server executor's
+   * servers) serves waiting attempts that are not candidates first.
+   */
+  candidate?: { round: number };
   abortSignal: AbortSignal;
   onEvent?: (event: AgentEvent) => void;
   /** Told of every process the attempt starts; the manager stores them to clean up after a crash. */

@@ -1,3 +1,4 @@
+import type { DispatchGate } from "./dispatch-gate.js";
 import type { ResolvedManagerOptions } from "./manager-options.js";
 import type { ReviewPlan } from "./plan-review.js";
 import type { TraceRef } from "./run-events.js";
@@ -39,6 +40,8 @@ export interface RunContext {
   workspace: RunWorkspace;
   /** Queues sub-tasks that have become ready to run. */
   schedule(ids: Iterable<string>): void;
+  /** Sub-tasks on their way to the executor: a round's extra candidates wait for them. */
+  gate?: DispatchGate;
   /** The project's commands run before any change, started while the planner thinks. */
   baseline?: { done: Promise<void>; stop(): void };
 }

@@ -154,6 +154,11 @@ export type RunEvent = EventBase &
     | { type: "agent-event"; subTaskId: string; attempt: number; event: AgentEvent }
     /** A process an attempt started; stored so a resumed run can stop it if a crash left it running. */
     | ({ type: "attempt-process"; subTaskId: string; attempt: number } & AttemptProcess)
+    /**
+     * One model step of a running attempt ended, with its tokens: stored so a session a crash kills
+     * (it never reports `attempt-finished`) still counts in the report and the budgets.
+     */
+    | { type: "attempt-step"; subTaskId: string; attempt: number; usage: Usage }
     | {
         type: "attempt-finished";
         subTaskId: string;
@@ -264,6 +269,8 @@ export interface CandidateOutcome {
   completed: boolean;
   /** Why it was not chosen (absent for the winner). */
   lost?: string;
+  /** It was running when the manager process stopped; this attempt ran it again. */
+  replacedBy?: number;
   /** Its agent session and its evaluation. */
   usage: Usage;
 }

@@ -2,6 +2,7 @@ import PQueue from "p-queue";
 import { recordPreparations } from "./attempt-workspace.js";
 import { buildReport } from "./build-report.js";
 import { errorInfo } from "./describe-error.js";
+import { DispatchGate } from "./dispatch-gate.js";
 import {
   InvalidConfigError,
   InvalidRequestError,
@@ -100,6 +101,7 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
   // Each completion only looks at its own dependents, so dispatch stays linear in the graph.
   const queue = new PQueue({ concurrency: base.settings.concurrency });
   const queued = new Set<string>();
+  const gate = new DispatchGate();
   // Declared paths of the sub-tasks queued or running; one whose paths overlap them waits.
   const holding = new Map<string, readonly string[]>();
   const waiting: string[] = [];
@@ -113,9 +115,11 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
     }
     if (paths.length > 0) holding.set(id, paths);
     void queue.add(async () => {
+      gate.dispatched(id);
       try {
         await runner.run(id);
       } finally {
+        gate.reached(id);
         holding.delete(id);
         // In the job, so the queue is not idle before what waited on these paths is queued.
         for (const next of waiting.splice(0)) {
@@ -126,6 +130,7 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
   };
   const ctx: RunContext = {
     ...base,
+    gate,
     schedule(ids) {
       for (const id of ids) {
         if (stop.stopping() || queued.has(id) || state.subTasks.get(id)?.status !== "pending")

@@ -39,7 +39,7 @@ export type SubTaskFailure = z.infer<typeof subTaskFailureSchema>;
 export const candidateRoundReportSchema = z.object({
   round: z.number().int(),
   reason: z.enum(["risky", "all", "ladder"]),
-  /** The attempt merged; `null` when none was complete and the ladder went on. */
+  /** The attempt merged; `null` when none was complete or the judge chose none: the ladder went on. */
   winner: z.number().int().nullable(),
   /** Who chose: the comparative judge, the tie rule, the only complete candidate, or none was. */
   by: z.enum(["judge", "rule", "single", "none"]),
@@ -54,6 +54,8 @@ export const candidateRoundReportSchema = z.object({
       completed: z.boolean(),
       /** Why it was not chosen; absent for the winner. */
       lost: z.string().optional(),
+      /** It was running when the manager process stopped; this attempt ran it again. */
+      replacedBy: z.number().int().optional(),
       usage: usageSchema,
     }),
   ),

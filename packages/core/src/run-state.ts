@@ -60,6 +60,8 @@ export interface CandidateRound {
   reason: CandidateRoundReason;
   from?: string;
   members: CandidateMember[];
+  /** Candidates a stopped process never saw finish, each run again as attempt `by`. */
+  replaced?: { attempt: number; agentModel?: string; by: number }[];
   chosen?: CandidateChoice;
 }
 
@@ -116,6 +118,11 @@ export interface SubTaskState {
   rounds: CandidateChoice[];
   /** The ladder's candidates rung is the current step: it gets no retries of its own. */
   onCandidatesRung: boolean;
+  /**
+   * Tokens of running attempts' finished steps (`attempt-step`), until the attempt finishes; one a
+   * stopped process never saw finish is counted when it is run again or given up.
+   */
+  streamed?: { attempt: number; usage: Usage }[];
   /** Attempts that changed files outside the run's directory: left out, by attempt. */
   outsideCwd: AttemptOutsideCwd[];
 }

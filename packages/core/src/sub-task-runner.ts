@@ -1,3 +1,4 @@
+import { mayComplete } from "./apply-candidate-event.js";
 import { checkAttemptResult } from "./attempt-result-check.js";
 import { captureWork, finalCommit, integrate, openSpace } from "./attempt-workspace.js";
 import {
@@ -12,6 +13,7 @@ import { describeError } from "./describe-error.js";
 import { ExecutorError, isAbortError } from "./errors.js";
 import { evaluateAttempt } from "./evaluate-attempt.js";
 import type { AttemptResult } from "./executor.js";
+import { interruptedEntry } from "./interrupted-entry.js";
 import { replanStep } from "./plan-steps.js";
 import type { ProgressEntry } from "./progress-entry.js";
 import { buildSubTaskPrompt } from "./prompts.js";
@@ -90,7 +92,8 @@ export class SubTaskRunner {
         entry = await this.evaluate(s, current);
         await stop.checkSpendBudgets();
       }
-      if (entry.completed) {
+      // One decision for every path: a candidate no round chose is never merged.
+      if (mayComplete(s, current.attempt, entry)) {
         const conflict = await integrate(this.ctx, s, current.attempt, entry);
         if (!conflict) {
           const ready = (state.dependents.get(id) ?? []).filter(
@@ -159,7 +162,8 @@ export class SubTaskRunner {
       await recorder.record({
         type: "sub-task-retrying",
         subTaskId: id,
-        attempt: current.attempt + 1,
+        // The number it will run as: after a round, past every candidate's.
+        attempt: s.attempts + 1,
         feedback: entry.feedback,
       });
       previous = s.previous;
@@ -256,7 +260,7 @@ export class SubTaskRunner {
     const started = performance.now();
     const opened = await openSpace(this.ctx, s, attempt, from, stop.signal);
     let result = opened.ok
-      ? await this.execute(prompt, s, attempt, opened.space.cwd, agentModel)
+      ? await this.execute(prompt, s, attempt, opened.space.cwd, agentModel, candidate?.round)
       : failedResult(opened.error, stop.signal.aborted, started);
     let commit: string | undefined;
     if (opened.ok) ({ result, commit } = await captureWork(s, attempt, opened.space, result));
@@ -277,10 +281,12 @@ export class SubTaskRunner {
     attempt: number,
     cwd: string,
     agentModel: string | undefined,
+    round: number | undefined,
   ): Promise<AttemptResult> {
     const { options, recorder, stop } = this.ctx;
     const subTaskId = s.subTask.id;
     const started = performance.now();
+    this.ctx.gate?.reached(s.subTask.id);
     try {
       const result = await options.executor.run(prompt, {
         subTask: s.subTask,
@@ -288,9 +294,13 @@ export class SubTaskRunner {
         attempt,
         cwd,
         ...(agentModel ? { agentModel } : {}),
+        ...(round === undefined ? {} : { candidate: { round } }),
         abortSignal: stop.signal,
         onEvent: (event) => {
           void recorder.record({ type: "agent-event", subTaskId, attempt, event });
+          // Stored, unlike the event: a session a crash kills still has its tokens counted.
+          if (event.type === "step-finish" && event.usage && totalTokens(event.usage) > 0)
+            void recorder.record({ type: "attempt-step", subTaskId, attempt, usage: event.usage });
         },
         onProcess: (process) => {
           void recorder.record({ type: "attempt-process", subTaskId, attempt, ...process });
@@ -383,31 +393,5 @@ function failedResult(error: unknown, aborted: boolean, started: number): Attemp
     ...(cancelled ? {} : { infrastructureError: true }),
     ...(ExecutorError.isInstance(error) && !error.isRetryable ? { retryable: false } : {}),
     durationMs: performance.now() - started,
-  };
-}
-
-/** What the next attempt is told about one that a stopped manager process never saw finish. */
-function interruptedEntry(
-  attempt: number,
-  before: SubTaskState["previous"],
-  isolated: boolean,
-): { attempt: number; entry: ProgressEntry } {
-  const note =
-    `Attempt ${attempt} was interrupted before it finished: the manager process stopped. ` +
-    (isolated
-      ? "Its unfinished changes were not kept: check what is already done and finish the rest."
-      : "Files it changed may already be in the working directory: check what is already done and " +
-        "finish the rest instead of starting over.");
-  return {
-    attempt,
-    entry: {
-      completed: false,
-      summary: note,
-      outputData: "",
-      feedback: before?.entry.feedback ? `${note} Before that: ${before.entry.feedback}` : note,
-      evidence: [],
-      usage: emptyUsage(),
-      incomplete: "interrupted",
-    },
   };
 }

@@ -159,6 +159,19 @@ describe("createEvaluator", () => {
     expect(entry.feedback).toContain("ECONNRESET");
   });
 
+  it("skips the judge when a check failed and the attempt asks so (a round's candidate)", async () => {
+    const model = createScriptedModel();
+    const entry = await createEvaluator({ model }).evaluate(
+      {
+        ...evaluation({ result: attemptResult({ outcome: "truncated" }) }),
+        judge: "when-checks-pass",
+      },
+      signal(),
+    );
+    expect(entry).toMatchObject({ completed: false, incomplete: "not-finished" });
+    expect(model.calls).toHaveLength(0);
+  });
+
   it("runs no commands and no judge for a cancelled attempt", async () => {
     const model = createScriptedModel();
     const marker = join(cwd, "ran");

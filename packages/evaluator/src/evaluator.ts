@@ -100,7 +100,8 @@ export class LedgerEvaluator implements Evaluator {
     const judgeWanted =
       model !== undefined &&
       result.outcome !== "cancelled" &&
-      (this.options.judge !== "when-checks-pass" || failed.length === 0);
+      ((this.options.judge !== "when-checks-pass" && input.judge !== "when-checks-pass") ||
+        failed.length === 0);
     if (model && judgeWanted) {
       judged = await judgeAttempt(model, {
         request: input.request,

@@ -50,7 +50,7 @@ describe("decideOutcome", () => {
     }
   });
 
-  it("truncated on length, and on a 2-token stop after tool use", () => {
+  it("truncated on length, and on a 2-token stop that says nothing after tool use", () => {
     const length = transcriptOf({ type: "step-finish", reason: "length", usage: usage(100) });
     expect(decideOutcome(exit0, length).outcome).toBe("truncated");
     const tiny = transcriptOf(
@@ -61,6 +61,16 @@ describe("decideOutcome", () => {
       { type: "step-finish", reason: "stop", usage: usage(2) },
     );
     expect(decideOutcome(exit0, tiny).outcome).toBe("truncated");
+    // A short final answer after tool use is a finished turn: the evaluator judges the work.
+    const done = transcriptOf(
+      { type: "step-start" },
+      write,
+      { type: "step-finish", reason: "tool-calls", usage: usage(30) },
+      { type: "step-start" },
+      { type: "text", text: "Done." },
+      { type: "step-finish", reason: "stop", usage: usage(2) },
+    );
+    expect(decideOutcome(exit0, done)).toEqual({ outcome: "finished" });
     // A short stop with no tool use before it is a plain short answer.
     const short = transcriptOf({ type: "step-finish", reason: "stop", usage: usage(2) });
     expect(decideOutcome(exit0, short).outcome).toBe("finished");

@@ -24,7 +24,7 @@ export interface ProcessEnd {
   stderr?: string;
 }
 
-/** A stop with at most this many output tokens after tool use is the seed's truncation. */
+/** A stop with no text and at most this many output tokens after tool use is the seed's truncation. */
 export const tinyStopOutputTokens = 2;
 
 /**
@@ -104,10 +104,12 @@ export function decideOutcome(
     const output = transcript.lastStepUsage?.outputTokens ?? 0;
     const afterTools =
       transcript.toolCallsBeforeLastStep > 0 && transcript.toolCallsInLastStep === 0;
+    // Only a stop that says nothing at all after tools is the seed's cut-off; a short answer
+    // ("Done.") is a finished turn, and whether the work is done is the evaluator's to decide.
     if (
       afterTools &&
       output <= tinyStopOutputTokens &&
-      transcript.finalTextOfLastStep.trim().length < 20
+      transcript.finalTextOfLastStep.trim() === ""
     ) {
       return {
         outcome: "truncated",

@@ -179,6 +179,7 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
         options.abortSignal,
         options.cwd,
         confined ? options.sandbox : undefined,
+        options.candidate !== undefined,
       );
     } catch (error) {
       if (options.abortSignal.aborted) return result(cancelled, {});

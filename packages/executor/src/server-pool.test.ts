@@ -80,6 +80,30 @@ describe("ServerPool", () => {
     expect(await waiting).toBe(a);
   });
 
+  it("siblings first, then candidates: a waiting attempt that is not a candidate is served first", async () => {
+    const { pool } = fakePool(1);
+    const a = (await pool.acquire(signal())) as OpencodeServer;
+    const candidate = pool.acquire(signal(), undefined, undefined, true);
+    const sibling = pool.acquire(signal());
+    pool.release(a, true);
+    const first = await Promise.race([
+      candidate.then((server) => ({ who: "candidate", server })),
+      sibling.then((server) => ({ who: "sibling", server })),
+    ]);
+    expect(first.who).toBe("sibling");
+    pool.release(first.server as OpencodeServer, true);
+    expect(await candidate).toBe(a);
+    pool.release(a, true);
+    // A candidate arriving while another attempt waits queues behind it, server free or not.
+    const held = (await pool.acquire(signal())) as OpencodeServer;
+    const waiting = pool.acquire(signal());
+    pool.release(held, true);
+    const late = pool.acquire(signal(), undefined, undefined, true);
+    expect(await waiting).toBe(held);
+    pool.release(held, true);
+    expect(await late).toBe(held);
+  });
+
   it("an unhealthy, dead or worn-out server is stopped, not reused, and its slot goes to a new one", async () => {
     const { pool, started, stopped } = fakePool(1, 2);
     const a = (await pool.acquire(signal())) as OpencodeServer;

@@ -20,7 +20,10 @@ export class ServerPool {
   private readonly pinned = new WeakMap<OpencodeServer, string>();
   private readonly all = new Set<OpencodeServer>();
   private starting = 0;
-  private readonly waiters: (() => void)[] = [];
+  // Waiting attempts in order; a candidate's (`yields`) lets every other go first.
+  private readonly waiters: { wake: () => void; yields: boolean }[] = [];
+  // Attempts that are not candidates, woken and about to look for a server again.
+  private woken = 0;
   private closed = false;
   // Each idle server's stop timer: a pool nobody uses lets its servers (and their memory) go.
   private readonly idleTimers = new Map<OpencodeServer, NodeJS.Timeout>();
@@ -47,11 +50,16 @@ export class ServerPool {
     signal: AbortSignal,
     directory?: string,
     sandbox?: Sandbox,
+    yields = false,
   ): Promise<OpencodeServer | ServerStartFailure> {
-    if (sandbox && directory) return this.acquirePinned(signal, { directory, sandbox });
+    if (sandbox && directory) return this.acquirePinned(signal, { directory, sandbox }, yields);
     for (;;) {
       if (this.closed) throw new ExecutorError("the opencode server executor is closed");
       signal.throwIfAborted();
+      if (this.defers(yields)) {
+        await this.wait(signal, yields);
+        continue;
+      }
       const seen = this.idle.findIndex(
         (idle) => directory && this.served.get(idle)?.has(directory),
       );
@@ -68,7 +76,7 @@ export class ServerPool {
         if ("url" in started) this.serves(started, directory);
         return started;
       }
-      await this.wait(signal);
+      await this.wait(signal, yields);
     }
   }
 
@@ -79,12 +87,18 @@ export class ServerPool {
   private async acquirePinned(
     signal: AbortSignal,
     pin: ServerPin,
+    yields: boolean,
   ): Promise<OpencodeServer | ServerStartFailure> {
     for (;;) {
       if (this.closed) throw new ExecutorError("the opencode server executor is closed");
       signal.throwIfAborted();
+      if (this.defers(yields)) {
+        await this.wait(signal, yields);
+        continue;
+      }
       const at = this.idle.findIndex((idle) => this.pinned.get(idle) === pin.directory);
       const server = at === -1 ? undefined : this.idle.splice(at, 1)[0];
+      if (server !== undefined) this.busy(server);
       if (server !== undefined) {
         if (server.ended === undefined) return server;
         this.drop(server);
@@ -98,25 +112,46 @@ export class ServerPool {
         if ("url" in started) this.pinned.set(started, pin.directory);
         return started;
       }
-      await this.wait(signal);
+      await this.wait(signal, yields);
     }
   }
 
+  /** Siblings first, then candidates: one that yields takes nothing while another waits. */
+  private defers(yields: boolean): boolean {
+    return yields && (this.woken > 0 || this.waiters.some((w) => !w.yields));
+  }
+
   /** Until a server comes back or a start fails; rejects with the signal's reason on abort. */
-  private wait(signal: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const wake = () => {
-        signal.removeEventListener("abort", onAbort);
-        resolve();
+  private async wait(signal: AbortSignal, yields: boolean): Promise<void> {
+    let woken = false;
+    await new Promise<void>((resolve, reject) => {
+      const waiter = {
+        wake: () => {
+          signal.removeEventListener("abort", onAbort);
+          // Until it looks again, a woken attempt that is not a candidate still goes first.
+          if (!yields) {
+            woken = true;
+            this.woken++;
+          }
+          resolve();
+        },
+        yields,
       };
       const onAbort = () => {
-        const at = this.waiters.indexOf(wake);
+        const at = this.waiters.indexOf(waiter);
         if (at >= 0) this.waiters.splice(at, 1);
         reject(signal.reason);
       };
-      this.waiters.push(wake);
+      this.waiters.push(waiter);
       signal.addEventListener("abort", onAbort, { once: true });
     });
+    if (woken) this.woken--;
+  }
+
+  /** Wakes the first waiting attempt that is not a candidate, else the first candidate. */
+  private wakeNext(): void {
+    const first = this.waiters.findIndex((w) => !w.yields);
+    this.waiters.splice(first === -1 ? 0 : first, 1)[0]?.wake();
   }
 
   /**
@@ -148,14 +183,14 @@ export class ServerPool {
     } else {
       this.drop(server);
     }
-    this.waiters.shift()?.();
+    this.wakeNext();
   }
 
   /** Stops every server; later `acquire` calls throw. */
   async close(): Promise<void> {
     this.closed = true;
     for (const server of [...this.idleTimers.keys()]) this.busy(server);
-    for (const wake of this.waiters.splice(0)) wake();
+    for (const waiter of this.waiters.splice(0)) waiter.wake();
     this.idle.length = 0;
     await Promise.all([...this.all].map((server) => this.stopServer(server)));
     this.all.clear();
@@ -192,7 +227,7 @@ export class ServerPool {
     } finally {
       this.starting--;
       // A failed start frees its slot for the next waiter.
-      this.waiters.shift()?.();
+      this.wakeNext();
     }
   }
 

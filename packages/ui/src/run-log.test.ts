@@ -1,8 +1,14 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { emptyUsage, type RunEvent } from "@taskledger/core";
-import { describe, expect, it } from "vitest";
+import {
+  type AttemptResult,
+  emptyUsage,
+  type ProgressEntry,
+  type RunEvent,
+  runLogVersion,
+} from "@taskledger/core";
+import { afterEach, describe, expect, it } from "vitest";
 import { RunLog } from "./run-log.js";
 
 const base = { runId: "r1", time: "2026-11-25T19:00:00.000Z" };
@@ -76,6 +82,93 @@ describe("RunLog", () => {
     ]);
     expect(log.state.subTasks.get("a")!.outsideCwd).toEqual([
       { attempt: 1, paths: ["ROOT_CONFIG.txt"], count: 3 },
+    ]);
+  });
+});
+
+let dir: string | undefined;
+afterEach(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+const result: AttemptResult = {
+  outcome: "finished",
+  finalText: "did it",
+  toolCalls: [],
+  stepFinishReasons: ["stop"],
+  filesChanged: [],
+  usage: emptyUsage(),
+  durationMs: 1,
+};
+const incomplete = (feedback: string): ProgressEntry => ({
+  completed: false,
+  incomplete: "judged-incomplete",
+  summary: "not yet",
+  outputData: "",
+  feedback,
+  evidence: [],
+  usage: emptyUsage(),
+});
+
+/** A log as the manager writes it, one record a line. */
+async function logOf(records: Record<string, unknown>[]): Promise<RunLog> {
+  dir = await mkdtemp(join(tmpdir(), "taskledger-run-log-"));
+  const path = join(dir, "r.jsonl");
+  const time = new Date().toISOString();
+  const lines = records.map((r, seq) =>
+    JSON.stringify({ v: runLogVersion, runId: "r", seq, time, ...r }),
+  );
+  await writeFile(path, `${lines.join("\n")}\n`);
+  const log = new RunLog(path, "r");
+  await log.readMore();
+  return log;
+}
+
+const ledger = {
+  subTasks: [
+    { id: "a", title: "A", description: "d", successCriteria: ["c"], dependsOn: [], checks: [] },
+  ],
+};
+const attempt = (n: number, extra: Record<string, unknown> = {}) => [
+  { type: "sub-task-started", subTaskId: "a", attempt: n, promptTokens: 1, ...extra },
+  { type: "attempt-finished", subTaskId: "a", attempt: n, result },
+  { type: "sub-task-evaluated", subTaskId: "a", attempt: n, entry: incomplete(`fix ${n}`) },
+];
+
+describe("a run's log as the page reads it", () => {
+  it("shows 'Retried with' under the attempt that was retried, never under a round's candidate", async () => {
+    const log = await logOf([
+      { type: "run-started", request: "x", settings: {} },
+      { type: "plan-created", ledger, decomposed: false, repaired: false, usage: emptyUsage() },
+      {
+        type: "candidates-started",
+        subTaskId: "a",
+        round: 1,
+        reason: "risky",
+        candidates: [{ attempt: 1 }, { attempt: 2 }],
+      },
+      ...attempt(1, { candidate: { round: 1 } }),
+      ...attempt(2, { candidate: { round: 1 } }),
+      {
+        type: "candidates-chosen",
+        subTaskId: "a",
+        round: 1,
+        by: "none",
+        reason: "None complete.",
+        candidates: [],
+        usage: emptyUsage(),
+      },
+      { type: "sub-task-retrying", subTaskId: "a", attempt: 3, feedback: "after the round" },
+      ...attempt(3),
+      { type: "sub-task-retrying", subTaskId: "a", attempt: 4, feedback: "after attempt 3" },
+    ]);
+    expect(log.error).toBeUndefined();
+    const shown = (log.attempts.get("a") ?? []).map((a) => [a.attempt, a.retryFeedback]);
+    expect(shown).toEqual([
+      [1, undefined],
+      [2, undefined],
+      [3, "after attempt 3"],
     ]);
   });
 });

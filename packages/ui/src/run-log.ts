@@ -202,7 +202,12 @@ export class RunLog {
         this.completedAt.set(id, record.time);
         break;
       case "sub-task-retrying": {
-        const a = find();
+        // The attempt retried is the one the fold now builds on; a round's candidate never is:
+        // the retry after a round starts from the round's start.
+        const s = this.state.subTasks.get(id);
+        const retried = s?.previous?.attempt;
+        const candidate = s?.round?.members.some((m) => m.attempt === retried) === true;
+        const a = candidate ? undefined : list.findLast((x) => x.attempt === retried);
         if (a) a.retryFeedback = clip(record.feedback);
         break;
       }

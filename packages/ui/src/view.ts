@@ -150,7 +150,7 @@ export interface SubTaskDetailView {
 export interface CandidateRoundView {
   round: number;
   reason: string;
-  /** The attempt merged; null when none was complete. */
+  /** The attempt merged; null when none was complete or the judge chose none. */
   winner: number | null;
   by: string;
   why: string;

@@ -42,7 +42,11 @@ function candidatesView(r: CandidateRoundView): HTMLElement {
     h(
       "p",
       {},
-      r.winner === null ? "None was complete." : `Attempt ${r.winner} chosen (${r.by}).`,
+      r.winner === null
+        ? r.by === "none"
+          ? "None was complete."
+          : `None was chosen (${r.by}): nothing of this round was merged.`
+        : `Attempt ${r.winner} chosen (${r.by}).`,
       r.why ? ` ${r.why}` : "",
     ),
     h(

@@ -1,0 +1,76 @@
+// The manager's collaborator for core's best-of tests, in memory. Not part of the package.
+import type { AttemptResult } from "../executor.js";
+import type { RunEvent, RunEventOf } from "../run-events.js";
+import { emptyUsage } from "../usage.js";
+import type { Integration, RunWorkspace, WorkspaceProvider } from "../workspace.js";
+
+/**
+ * The manager's collaborator, in memory: attempts "work" in the run's directory and their work is
+ * a named commit, so the scheduler's part of best-of is what these tests see (the git side is in
+ * @taskledger/git-workspace's and the CLI's tests).
+ */
+export function memoryWorkspaces(
+  beforeAttempt?: (subTaskId: string) => Promise<void>,
+  unreadable?: (commit: string) => boolean,
+) {
+  const merged: string[] = [];
+  const kept: string[] = [];
+  const provider: WorkspaceProvider = {
+    isolates: true,
+    async open({ runId, cwd }) {
+      let tip = "base";
+      const workspace: RunWorkspace = {
+        record: {
+          kind: "worktree",
+          root: cwd,
+          prefix: "",
+          base: "base",
+          branch: `b/${runId}`,
+          apply: false,
+        },
+        async attempt({ subTaskId, attempt }) {
+          await beforeAttempt?.(subTaskId);
+          return {
+            cwd,
+            capture: async () => ({ commit: `${subTaskId}@${attempt}`, filesChanged: ["f"] }),
+            dispose: async () => {},
+          };
+        },
+        reword: async (commit) => commit,
+        async integrate({ commit, onMerged }) {
+          merged.push(commit);
+          tip = `merge:${commit}`;
+          const integration: Integration = { merged: true, merge: tip, filesChanged: ["f"] };
+          await onMerged(integration);
+          return integration;
+        },
+        finish: async () => undefined,
+        close: async () => {},
+        async diff({ commit }) {
+          if (unreadable?.(commit)) throw new Error(`bad object ${commit}`);
+          return { text: `+ the work of ${commit}`, linesChanged: 1 };
+        },
+        async keep({ subTaskId, attempt }) {
+          const ref = `refs/taskledger/${runId}/attempts/${subTaskId}/${attempt}`;
+          kept.push(ref);
+          return ref;
+        },
+      };
+      return workspace;
+    },
+  };
+  return { provider, merged, kept };
+}
+
+export const finishedResult = (): AttemptResult => ({
+  outcome: "finished",
+  finalText: "done",
+  toolCalls: [],
+  stepFinishReasons: ["stop"],
+  filesChanged: [],
+  usage: emptyUsage(),
+  durationMs: 1,
+});
+
+export const of = <K extends RunEvent["type"]>(records: readonly RunEvent[], type: K) =>
+  records.filter((r): r is RunEventOf<K> => r.type === type);
