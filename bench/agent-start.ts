@@ -1,8 +1,6 @@
 // Per agent: dispatch → first model request (alone and 4 at once) and attempts per minute at
 // concurrency 4, each attempt answered "ok" at once by the scripted model server.
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
 import type { Executor } from "@taskledger/core";
 import {
   createClaudeCodeExecutor,
@@ -10,7 +8,12 @@ import {
   createOpencodeExecutor,
   createOpencodeServerExecutor,
 } from "@taskledger/executor";
-import { createModelServer, type ModelServer, scriptedOpencodeProvider } from "@taskledger/testing";
+import {
+  createModelServer,
+  type ModelServer,
+  scriptedOpencodeProvider,
+  tempDirectory,
+} from "@taskledger/testing";
 import { subTask } from "./start-sub-task.ts";
 
 export interface AgentStartRow {
@@ -68,9 +71,7 @@ export async function benchAgentStart(rounds = 2): Promise<AgentStartRow[]> {
       return { text: "ok" };
     },
   });
-  const dirs = await Promise.all(
-    Array.from({ length: 4 }, () => mkdtemp(join(tmpdir(), "bench-agent-"))),
-  );
+  const dirs = Array.from({ length: 4 }, () => tempDirectory("bench-agent-"));
   let sequence = 0;
   const attempt = async (executor: Executor, cwd: string) => {
     const tag = `[attempt-${++sequence}]`;

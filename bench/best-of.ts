@@ -5,7 +5,6 @@
 // are the same wherever it is started (the makespans move with the machine).
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   createManager,
@@ -20,9 +19,10 @@ import {
   type Usage,
 } from "@taskledger/core";
 import { gitWorkspaces } from "@taskledger/git-workspace";
-import { createGitRepo } from "@taskledger/testing";
+import { createGitRepo, tempDirectory } from "@taskledger/testing";
 
-const benchDir = mkdtempSync(join(tmpdir(), "taskledger-bench-best-of-"));
+// Removed when the process ends, however it ends (an error, Ctrl-C).
+const benchDir = tempDirectory("taskledger-bench-best-of-");
 process.env.TASKLEDGER_CACHE_DIR ??= join(benchDir, "cache");
 
 /** What one simulated agent session costs: a mid-sized attempt of the demo's order. */

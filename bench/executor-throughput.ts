@@ -3,12 +3,10 @@
 // (after `npm run build`). Each attempt answers "ok" at once, so the figures are the executors'
 // own cost (the last rows: a model that takes 2 s, to size the pool). The server executor's first
 // round (its servers starting) is reported apart.
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
 import type { Executor } from "@taskledger/core";
 import { createOpencodeExecutor, createOpencodeServerExecutor } from "@taskledger/executor";
-import { createModelServer, scriptedOpencodeProvider } from "@taskledger/testing";
+import { createModelServer, scriptedOpencodeProvider, tempDirectory } from "@taskledger/testing";
 import { subTask } from "./start-sub-task.ts";
 
 export interface ThroughputRow {
@@ -54,7 +52,7 @@ async function measure(
       : createOpencodeServerExecutor({ ...settings, poolSize: options.poolSize ?? parallel });
   const made: string[] = [];
   const dir = async () => {
-    const path = await mkdtemp(join(tmpdir(), "bench-throughput-"));
+    const path = tempDirectory("bench-throughput-");
     made.push(path);
     return path;
   };

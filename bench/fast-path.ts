@@ -2,15 +2,19 @@
 // worktrees of a repository of 10,000 tracked files with a 20,000-file ignored `node_modules`,
 // a planner that thinks for 2 s (the slots and servers are made meanwhile). A first run on the
 // repository, then a second one (its slots kept from the first), at concurrency 1 and 4.
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createManager, type RunEvent } from "@taskledger/core";
 import { createEvaluator } from "@taskledger/evaluator";
 import { createOpencodeServerExecutor } from "@taskledger/executor";
 import { gitWorkspaces } from "@taskledger/git-workspace";
 import { createModel } from "@taskledger/llm";
-import { createGitRepo, createModelServer, scriptedOpencodeProvider } from "@taskledger/testing";
+import {
+  createGitRepo,
+  createModelServer,
+  scriptedOpencodeProvider,
+  tempDirectory,
+} from "@taskledger/testing";
 
 export interface FastPathRow {
   run: "first" | "second";
@@ -21,7 +25,8 @@ export interface FastPathRow {
   attempts: number;
 }
 
-const benchDir = mkdtempSync(join(tmpdir(), "taskledger-bench-fast-"));
+// Removed when the process ends, however it ends (an error, Ctrl-C).
+const benchDir = tempDirectory("taskledger-bench-fast-");
 // Kept slots go to the bench's own cache, never the user's.
 process.env.TASKLEDGER_CACHE_DIR ??= join(benchDir, "cache");
 
@@ -124,6 +129,9 @@ export async function benchFastPath(
     }
   } finally {
     await server.close();
+    // Its 10,000-file repositories, their node_modules and kept slots go at once (837 MB).
+    for (const entry of readdirSync(benchDir))
+      rmSync(join(benchDir, entry), { recursive: true, force: true });
   }
   return rows;
 }

@@ -3,7 +3,6 @@
 import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { appendFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   createManager,
@@ -14,9 +13,10 @@ import {
   type SubTaskInput,
 } from "@taskledger/core";
 import { gitWorkspaces, projectDigest } from "@taskledger/git-workspace";
-import { createGitRepo } from "@taskledger/testing";
+import { createGitRepo, tempDirectory } from "@taskledger/testing";
 
-const benchDir = mkdtempSync(join(tmpdir(), "taskledger-bench-files-"));
+// Removed when the process ends, however it ends (an error, Ctrl-C).
+const benchDir = tempDirectory("taskledger-bench-files-");
 process.env.TASKLEDGER_CACHE_DIR ??= join(benchDir, "cache");
 
 /** An attempt that takes `delayMs`, then appends a line to the one file its sub-task edits. */

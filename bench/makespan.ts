@@ -5,14 +5,14 @@
 import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createManager, type Executor, emptyUsage, type SubTaskInput } from "@taskledger/core";
 import { gitWorkspaces } from "@taskledger/git-workspace";
-import { createFakeExecutor, createGitRepo } from "@taskledger/testing";
+import { createFakeExecutor, createGitRepo, tempDirectory } from "@taskledger/testing";
 
 // The runs work in directories of their own, never in this repository; kept slots too.
-const benchDir = mkdtempSync(join(tmpdir(), "taskledger-bench-"));
+// Removed when the process ends, however it ends (an error, Ctrl-C).
+const benchDir = tempDirectory("taskledger-bench-");
 process.env.TASKLEDGER_CACHE_DIR ??= join(benchDir, "cache");
 
 /** A repository of `files` small files in directories of 100. */

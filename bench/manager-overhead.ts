@@ -1,18 +1,14 @@
-// What the manager itself costs in tokens (planning and judging) as a share of a whole run, on the
-// demo (real opencode sessions) and on scripted plans of growing size.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { createManager, type SubTaskInput, totalTokens } from "@taskledger/core";
 import { createEvaluator } from "@taskledger/evaluator";
 import { createModel } from "@taskledger/llm";
-import { createFakeExecutor, createModelServer } from "@taskledger/testing";
+import { createFakeExecutor, createModelServer, tempDirectory } from "@taskledger/testing";
 import type { JsonReport } from "taskledger";
 import { runCli } from "taskledger/cli";
 
 // The runs work in an empty directory of their own, never in this repository.
-const benchDir = mkdtempSync(join(tmpdir(), "taskledger-bench-"));
+// Removed when the process ends, however it ends (an error, Ctrl-C).
+const benchDir = tempDirectory("taskledger-bench-");
 
 export interface ManagerOverheadRow {
   scenario: string;

@@ -4,9 +4,8 @@
 // the queue would scale with real machines, not what opencode does here.
 import { execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   type AttemptResult,
@@ -23,6 +22,7 @@ import {
   createModelServer,
   startRedisServer,
   subTaskOf,
+  tempDirectory,
 } from "@taskledger/testing";
 
 const bin = join(import.meta.dirname, "../packages/cli/dist/bin.js");
@@ -46,7 +46,7 @@ export interface QueueOverheadRow {
 const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, stdio: "ignore" });
 
 function repository() {
-  const root = mkdtempSync(join(tmpdir(), "taskledger-bench-queue-"));
+  const root = tempDirectory("taskledger-bench-queue-");
   const repo = join(root, "repo");
   const remote = join(root, "remote.git");
   git(root, "init", "-q", "-b", "main", repo);

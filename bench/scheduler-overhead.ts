@@ -1,13 +1,9 @@
-// The manager's own cost per sub-task: an instant executor and evaluator, so everything measured
-// is planning-free dispatch, prompt building, events and bookkeeping.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createManager, type SubTaskInput } from "@taskledger/core";
-import { createFakeExecutor } from "@taskledger/testing";
+import { createFakeExecutor, tempDirectory } from "@taskledger/testing";
 
 // The runs work in an empty directory of their own, never in this repository.
-const benchDir = mkdtempSync(join(tmpdir(), "taskledger-bench-"));
+// Removed when the process ends, however it ends (an error, Ctrl-C).
+const benchDir = tempDirectory("taskledger-bench-");
 
 export interface OverheadRow {
   subTasks: number;

@@ -1,12 +1,15 @@
 // The fixed cost every sub-task pays: one `opencode run` that answers "ok" at once, under the
 // executor's hermetic setup (alone and 2 or 4 at a time), and under opencode's own default setup.
 import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
 import type { SubTask } from "@taskledger/core";
 import { createOpencodeExecutor, resolveOpencodeBinary } from "@taskledger/executor";
-import { createModelServer, type ModelServer, scriptedOpencodeProvider } from "@taskledger/testing";
+import {
+  createModelServer,
+  type ModelServer,
+  scriptedOpencodeProvider,
+  tempDirectory,
+} from "@taskledger/testing";
 
 export interface SessionStartRow {
   setup: string;
@@ -36,9 +39,7 @@ async function hermetic(
     model: "scripted/m",
     config: { provider: provider(server) },
   });
-  const dirs = await Promise.all(
-    Array.from({ length: parallel }, () => mkdtemp(join(tmpdir(), "bench-start-"))),
-  );
+  const dirs = Array.from({ length: parallel }, () => tempDirectory("bench-start-"));
   let total = 0;
   const started = performance.now();
   for (let r = 0; r < rounds; r++) {
@@ -76,8 +77,8 @@ async function hermetic(
  * catalogue) is included, as for anyone who has not run it before on that account.
  */
 async function defaults(server: ModelServer): Promise<SessionStartRow> {
-  const home = await mkdtemp(join(tmpdir(), "bench-home-"));
-  const cwd = await mkdtemp(join(tmpdir(), "bench-start-"));
+  const home = tempDirectory("bench-home-");
+  const cwd = tempDirectory("bench-start-");
   const binary = resolveOpencodeBinary();
   const started = performance.now();
   const exitCode = await new Promise<number | null>((resolve) => {

@@ -1,9 +1,3 @@
-// What tracing costs the manager per attempt: the same runs untraced, through `@taskledger/telemetry`
-// with no provider registered, and with an SDK provider recording every span. Run alone with
-// `node bench/tracing-overhead.ts` (after `npm run build`) or as part of `npm run bench`.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { context } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
@@ -23,9 +17,11 @@ import {
 } from "@taskledger/core";
 import { createEvaluator } from "@taskledger/evaluator";
 import { createTelemetry, type Telemetry } from "@taskledger/telemetry";
+import { tempDirectory } from "@taskledger/testing";
 
 // The runs work in an empty directory of their own, never in this repository.
-const benchDir = mkdtempSync(join(tmpdir(), "taskledger-bench-"));
+// Removed when the process ends, however it ends (an error, Ctrl-C).
+const benchDir = tempDirectory("taskledger-bench-");
 
 // A typical attempt: 10 model steps with a tool call each (the demo's attempts take 2–6).
 const stepsPerAttempt = 10;

@@ -2,10 +2,10 @@
 // branch and the worktree's removal, on repositories of 1k and 10k files; and per run, the base
 // snapshot and the final apply. Real git, an "agent" that edits one file.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gitWorkspaces } from "@taskledger/git-workspace";
+import { tempDirectory } from "@taskledger/testing";
 
 export interface WorkspaceCostRow {
   files: number;
@@ -24,7 +24,7 @@ export interface WorkspaceCostRow {
 }
 
 export function makeRepo(files: number): string {
-  const dir = mkdtempSync(join(tmpdir(), "taskledger-bench-repo-"));
+  const dir = tempDirectory("taskledger-bench-repo-");
   for (let i = 0; i < files; i++) {
     const sub = join(dir, `src/d${i % 100}`);
     if (i < 100) mkdirSync(sub, { recursive: true });

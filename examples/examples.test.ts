@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -296,8 +296,12 @@ describe("examples/http-server.ts", () => {
     return {
       url,
       post,
+      /** The runs' directories left under the work root. */
+      left: () => readdir(workRoot),
       close: async () => {
         await close();
+        // The server removed every run's directory: the root is empty.
+        expect(await readdir(workRoot)).toEqual([]);
         await rm(workRoot, { recursive: true, force: true });
       },
     };
@@ -325,7 +329,7 @@ describe("examples/http-server.ts", () => {
 
   it("cancels a run over HTTP and answers bad input: 400 for no string request, 413 for a 2 MB body", async () => {
     const { manager, executor } = managerWith(createFakeExecutor({ fallback: { type: "hang" } }));
-    const { url, post, close } = await listen(manager);
+    const { url, post, left, close } = await listen(manager);
     const { runId } = (await (await post("/runs", { request })).json()) as { runId: string };
     const stream = fetch(`${url}/runs/${runId}/events`).then(readSse);
     while (executor.active === 0) await new Promise((resolve) => setTimeout(resolve, 5));
@@ -338,8 +342,9 @@ describe("examples/http-server.ts", () => {
     expect((await post("/runs", "null")).status).toBe(400);
     expect((await post("/runs", { request: "x".repeat(2 * 1024 * 1024) })).status).toBe(413);
     expect((await fetch(`${url}/runs/nope`)).status).toBe(404);
-    // Only the first request started a run.
+    // Only the first request started a run, and only its directory is there.
     expect(new Set(executor.calls.map((c) => c.cwd)).size).toBe(1);
+    expect(await left()).toHaveLength(1);
     await close();
   });
 

@@ -6,14 +6,17 @@
 //   GET  /runs/:id                           → 200 the report, or 202 {"status": "running"}
 //
 // Each run works in a directory of its own under `workRoot`, so two requests never edit the same
-// files. `close()` cancels every run, ends every event stream and stops the server.
-import { mkdtemp } from "node:fs/promises";
+// files; it is removed when the run is dropped from memory (past the 100 kept) or the server
+// closes, and at once for a request that starts no run. `close()` cancels every run, ends every
+// event stream, removes the runs' directories and stops the server.
+import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { join } from "node:path";
 import type { Manager, RunEvent, RunReport, TaskRun } from "@taskledger/core";
 import { InvalidRequestError } from "@taskledger/core";
 
 interface RunEntry {
+  cwd: string;
   controller: AbortController;
   events: RunEvent[];
   listeners: Set<(event: RunEvent) => void>;
@@ -102,10 +105,12 @@ export function createTaskLedgerServer(
     try {
       run = manager.start(request, { cwd, abortSignal: controller.signal });
     } catch (error) {
+      await rm(cwd, { recursive: true, force: true });
       if (InvalidRequestError.isInstance(error)) return json(res, 400, { error: error.message });
       throw error;
     }
     const entry: RunEntry = {
+      cwd,
       controller,
       events: [],
       listeners: new Set(),
@@ -119,7 +124,12 @@ export function createTaskLedgerServer(
       ),
     };
     runs.set(run.runId, entry);
-    while (runs.size > maxRunsKept) runs.delete(runs.keys().next().value as string);
+    while (runs.size > maxRunsKept) {
+      const [oldest, dropped] = runs.entries().next().value as [string, RunEntry];
+      runs.delete(oldest);
+      dropped.controller.abort();
+      void dropped.done.then(() => rm(dropped.cwd, { recursive: true, force: true }));
+    }
     run.on("*", (event) => {
       entry.events.push(event);
       for (const listener of entry.listeners) listener(event);
@@ -152,6 +162,9 @@ export function createTaskLedgerServer(
       // their streams, then whatever connection is left is closed.
       for (const entry of runs.values()) entry.controller.abort();
       await Promise.all([...runs.values()].map((entry) => entry.done));
+      await Promise.all(
+        [...runs.values()].map((entry) => rm(entry.cwd, { recursive: true, force: true })),
+      );
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await stopped;

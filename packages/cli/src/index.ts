@@ -24,7 +24,14 @@ export {
   type OpencodeExecutorOptions,
   type OpencodeServerExecutorOptions,
 } from "@taskledger/executor";
-export { commitDiff, type GitWorkspaceOptions, gitWorkspaces } from "@taskledger/git-workspace";
+export {
+  type CleanOptions,
+  type CleanResult,
+  cleanRepository,
+  commitDiff,
+  type GitWorkspaceOptions,
+  gitWorkspaces,
+} from "@taskledger/git-workspace";
 export {
   type CreateModelOptions,
   createModel,

@@ -224,7 +224,7 @@ describe.runIf(process.platform === "linux")("taskledger mcp over stdio (the SDK
       outcome: string;
       report: { status: string; reason: string };
     }>("wait_for_run", { runId });
-    expect(waited.report.status).toBe("cancelled");
+    expect(waited.report.status).toBe("rejected");
     expect(waited.report.reason).toContain("declined in the client");
     expect(existsSync(join(work, "declined.txt"))).toBe(false);
   });

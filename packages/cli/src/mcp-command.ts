@@ -1,6 +1,6 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { recoverRun } from "@taskledger/core";
+import { FileRunStore, recoverRun } from "@taskledger/core";
 import { type RunHost, serveStdio } from "@taskledger/mcp";
 import type { Command } from "commander";
 import { type CliIo, exitCodes } from "./cli-io.js";
@@ -19,6 +19,7 @@ import { terminalText } from "./terminal-text.js";
 interface RawMcpOptions extends RawRunOptions {
   maxRuns?: string;
   maxWait?: string;
+  releaseIdle?: string;
 }
 
 /** Where runs are logged when `--store` is not given: the user's state directory. */
@@ -49,44 +50,73 @@ export function addMcpCommand(
     .option("--no-apply", "with worktrees, leave each result on its branch instead of in the tree")
     .option("--max-runs <n>", "runs at once", "2")
     .option("--max-wait <seconds>", "longest wait_for_run call", "600")
+    .option(
+      "--release-idle <seconds>",
+      "stop the idle opencode servers this long after the last run ended",
+      "600",
+    )
     .action(async (raw: RawMcpOptions) => {
       const options = await parseRunOptions(
         { ...raw, store: raw.store ?? defaultStore(io.env) },
         io.cwd,
       );
       const log = (line: string) => io.stderr.write(`taskledger mcp: ${terminalText(line)}\n`);
-      const runtime = createRuntime(options, io.env, undefined, (w) => log(w.message), log);
+      const runtimes = new SharedRuntime(() =>
+        createRuntime(options, io.env, undefined, (w) => log(w.message), log),
+      );
       try {
-        await runtime.ready(io.signal);
+        await runtimes.current().ready(io.signal);
         await serveStdio({
-          host: runHost(options, runtime, io, log),
+          host: runHost(options, runtimes, io, log),
           startDirectory: options.cwd,
           env: io.env,
           log,
           maxRuns: integer("--max-runs", raw.maxRuns, 2, 1, 16),
           maxWaitSeconds: integer("--max-wait", raw.maxWait, 600, 1, 3600),
+          idleReleaseSeconds: integer("--release-idle", raw.releaseIdle, 600, 1, 86_400),
           stdin: io.stdin,
           stdout: io.stdout,
           signal: io.signal,
         });
       } finally {
-        await runtime.close();
+        await runtimes.release();
       }
       done(exitCodes.completed);
     });
 }
 
+type Runtime = ReturnType<typeof createRuntime>;
+
+/** The server's runtime, made when a plan or run needs it and closed (its servers stopped) when idle. */
+class SharedRuntime {
+  #current: Runtime | undefined;
+
+  constructor(private readonly make: () => Runtime) {}
+
+  current(): Runtime {
+    this.#current ??= this.make();
+    return this.#current;
+  }
+
+  async release(): Promise<void> {
+    const runtime = this.#current;
+    // Taken away first: a run that starts while it closes gets a new one.
+    this.#current = undefined;
+    await runtime?.close();
+  }
+}
+
 function runHost(
   options: RunOptions,
-  runtime: ReturnType<typeof createRuntime>,
+  runtimes: SharedRuntime,
   io: CliIo,
   log: (line: string) => void,
 ): RunHost {
-  if (!runtime.store || !options.store) throw new UsageError("taskledger mcp needs a store");
+  if (!options.store) throw new UsageError("taskledger mcp needs a store");
   return {
-    plan: (request, { abortSignal }) => runtime.manager.plan(request, { abortSignal }),
+    plan: (request, { abortSignal }) => runtimes.current().manager.plan(request, { abortSignal }),
     start: (request, runOptions) =>
-      runtime.start(request, {
+      runtimes.current().start(request, {
         ...runOptions,
         // Logged with the run, so it resumes with the store alone.
         settings: { host: { ...hostSettingsOf(options) } },
@@ -105,8 +135,9 @@ function runHost(
       void run.result.finally(() => own.close()).catch(() => {});
       return run;
     },
-    store: runtime.store,
+    store: new FileRunStore(options.store),
     storeDirectory: options.store,
     maxSubTasks: options.maxSubTasks,
+    release: () => runtimes.release(),
   };
 }

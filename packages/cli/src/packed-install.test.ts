@@ -1,9 +1,9 @@
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, readdirSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join, posix, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -14,6 +14,7 @@ const packages = readdirSync(join(root, "packages")).filter((name) =>
   existsSync(join(root, "packages", name, "package.json")),
 );
 let project: string;
+let tarballs: string[];
 
 // Packs every package as npm would publish it and installs the tarballs into an empty project:
 // what a user gets, not what the workspace links.
@@ -30,7 +31,7 @@ beforeAll(async () => {
   await run("npm", ["pack", "--silent", "--pack-destination", packed, ...workspaces], {
     cwd: root,
   });
-  const tarballs = (await readdir(packed)).map((file) => join(packed, file));
+  tarballs = (await readdir(packed)).map((file) => join(packed, file));
   await writeFile(
     join(project, "package.json"),
     JSON.stringify({ name: "host", private: true, type: "commonjs" }),
@@ -65,6 +66,18 @@ describe("the packed packages", () => {
         (f) => f.endsWith(".test.ts") || f.endsWith(".test.js") || f.includes("test-support/"),
       );
       expect(stray, packed.name).toEqual([]);
+      // A README's relative link must land in the tarball (the registry shows no other file).
+      const dir = packages.find(
+        (p) =>
+          JSON.parse(readFileSync(join(root, "packages", p, "package.json"), "utf8")).name ===
+          packed.name,
+      )!;
+      const readme = readFileSync(join(root, "packages", dir, "README.md"), "utf8");
+      const outside = [...readme.matchAll(/\]\(([^)#\s]+)[^)]*\)/g)]
+        .map((m) => m[1]!)
+        .filter((target) => !/^[a-z]+:/.test(target))
+        .filter((target) => !files.includes(posix.normalize(target).replace(/^\.\//, "")));
+      expect(outside, `${packed.name}'s README`).toEqual([]);
     }
   });
 
@@ -94,7 +107,7 @@ describe("the packed packages", () => {
       const seen = [];
       registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); seen.push(r.url); return r; } });
       const lib = await import("taskledger");
-      if (typeof lib.createManager !== "function" || typeof lib.createModel !== "function") throw new Error("missing export");
+      for (const name of ["createManager", "createModel", "cleanRepository", "gitWorkspaces"]) if (typeof lib[name] !== "function") throw new Error("missing export " + name);
       const heavy = /node_modules[/](bullmq|ioredis|commander|@taskledger[/](ui|testing|queue)|@anthropic-ai|openai|@google[/]genai|@opencode-ai|@pydantic|@opentelemetry[/](exporter|sdk))[/]/;
       console.log(JSON.stringify([...new Set(seen.filter((url) => heavy.test(url)).map((url) => url.slice(url.lastIndexOf("node_modules/") + 13)))]));
     `;
@@ -211,4 +224,82 @@ describe("the packed packages", () => {
     }).catch((e) => e);
     expect(result.stdout ?? "").toBe("");
   });
+
+  it("type-check in a strict host (lib es2023, node's types only): every entry point, the JSDoc example of `checks`, and telemetry without its optional peer", async () => {
+    const example = await checksExample(join(project, "node_modules", "@taskledger", "core"));
+    expect(await strictTypeErrors(project, example)).toEqual([]);
+    // @opentelemetry/api comes with the command line and the Anthropic SDK: telemetry alone here.
+    const host = join(project, "without-peers");
+    await mkdir(host);
+    await writeFile(
+      join(host, "package.json"),
+      JSON.stringify({ name: "without-peers", private: true, type: "module" }),
+    );
+    const own = tarballs.filter((file) => /taskledger-(core|telemetry)-\d/.test(file));
+    expect(own).toHaveLength(2);
+    await run(
+      "npm",
+      ["install", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund", ...own],
+      { cwd: host, maxBuffer: 16 * 1024 * 1024 },
+    );
+    expect(existsSync(join(host, "node_modules", "@opentelemetry", "api"))).toBe(false);
+    expect(await strictTypeErrors(host, "")).toEqual([]);
+  }, 240_000);
 });
+
+/** The entry points with types of every package installed in `host`, as a host imports them. */
+async function entryPoints(host: string): Promise<string[]> {
+  const names = packages.map(
+    (name) => JSON.parse(readFileSync(join(root, "packages", name, "package.json"), "utf8")).name,
+  );
+  const found: string[] = [];
+  for (const name of names) {
+    const manifest = join(host, "node_modules", name, "package.json");
+    if (!existsSync(manifest)) continue;
+    const exports = JSON.parse(await readFile(manifest, "utf8")).exports as Record<string, unknown>;
+    for (const [subpath, target] of Object.entries(exports)) {
+      if (typeof target === "object" && target && "types" in target)
+        found.push(subpath === "." ? name : `${name}/${subpath.slice(2)}`);
+    }
+  }
+  return found;
+}
+
+/** `ManagerOptions.checks`' example in core's shipped types, as code a host would write. */
+async function checksExample(core: string): Promise<string> {
+  const types = await readFile(join(core, "dist", "manager-options.d.ts"), "utf8");
+  const example = /\(`(\{ type: [^`]+\})`\)\.?\s*\*\/\s*checks\?:/.exec(types)?.[1];
+  expect(example, "the JSDoc of ManagerOptions.checks gives an example").toBeDefined();
+  return `import type { ManagerOptions } from "@taskledger/core";\nexport const options: Pick<ManagerOptions, "checks"> = { checks: [${example}] };\n`;
+}
+
+/** tsc's errors for a strict ESM host that imports every entry point installed in `host`. */
+async function strictTypeErrors(host: string, extra: string): Promise<string[]> {
+  const imports = (await entryPoints(host)).map(
+    (specifier, i) => `import * as entry${i} from "${specifier}";\nexport { entry${i} };`,
+  );
+  await writeFile(join(host, "strict.mts"), `${imports.join("\n")}\n${extra}`);
+  await writeFile(
+    join(host, "tsconfig.strict.json"),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        lib: ["es2023"],
+        types: ["node"],
+        // Node's types from the workspace: a host has its own.
+        typeRoots: [join(root, "node_modules", "@types")],
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        skipLibCheck: false,
+        noEmit: true,
+      },
+      files: ["strict.mts"],
+    }),
+  );
+  const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
+  const result = await run(process.execPath, [tsc, "-p", "tsconfig.strict.json"], {
+    cwd: host,
+    maxBuffer: 16 * 1024 * 1024,
+  }).catch((e: { stdout?: string }) => e);
+  return (result.stdout ?? "").split("\n").filter((line: string) => line.includes("error TS"));
+}

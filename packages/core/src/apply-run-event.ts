@@ -129,7 +129,8 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
     case "agent-event": {
       const s = subTask(state, event.subTaskId);
       const agent = event.event;
-      if (s && agent.type === "tool-use") s.activity = oneLine(`${agent.tool} ${agent.input}`, 60);
+      if (s && (agent.type === "tool-use" || agent.type === "tool-started"))
+        s.activity = oneLine(`${agent.tool} ${agent.input}`, 60);
       else if (s && agent.type === "text" && agent.text.trim())
         s.activity = oneLine(agent.text, 60);
       else if (s && agent.type === "executor-status")

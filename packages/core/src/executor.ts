@@ -56,6 +56,8 @@ export type AgentEvent =
   | { type: "step-start" }
   | { type: "text"; text: string }
   | { type: "tool-use"; tool: string; status: string; input: string; output: string }
+  /** A tool call began (told by executors that see it start; its `tool-use` comes when it ends). */
+  | { type: "tool-started"; tool: string; input: string }
   | { type: "step-finish"; reason: string; usage?: Usage }
   | { type: "error"; message: string; statusCode?: number }
   /** Told by an executor that sends attempts elsewhere: the attempt waits for a worker, or runs. */

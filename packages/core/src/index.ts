@@ -177,6 +177,7 @@ export {
 export { parseStructuredOutput } from "./structured-output.js";
 export {
   type Check,
+  type CheckInput,
   checkSchema,
   type SubTask,
   type SubTaskInput,

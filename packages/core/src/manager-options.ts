@@ -20,7 +20,7 @@ import {
 } from "./run-settings.js";
 import { MemoryRunStore, type RunStore } from "./run-store.js";
 import type { Sandbox } from "./sandbox.js";
-import type { Check } from "./sub-task.js";
+import type { CheckInput } from "./sub-task.js";
 import { defaultMaxSubTasks } from "./task-ledger.js";
 import { type Isolation, sharedWorkspaces, type WorkspaceProvider } from "./workspace.js";
 
@@ -53,8 +53,8 @@ export interface ManagerOptions {
    * a sub-task (or made no progress), before a replan. Passed to the executor as `agentModel`.
    */
   alternateAgentModels?: string[];
-  /** Checks every sub-task must pass besides its own (`{ type: "command", command: "npm test" }`). */
-  checks?: Check[];
+  /** Checks every sub-task must pass besides its own (`{ type: "command", argv: ["npm", "test"] }`). */
+  checks?: CheckInput[];
   /**
    * Tells the planner about the project before it plans: `projectDigests()` from
    * `@taskledger/git-workspace` (taskledger's createManager uses it). Its commands become the

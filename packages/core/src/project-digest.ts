@@ -9,7 +9,10 @@ export interface ProjectCommand {
 
 /** What the planner is told of the project before it plans: made without a model, bounded. */
 export interface ProjectDigest {
-  /** The text the planner and the replanner get, within its budget. */
+  /**
+   * The text the planner and the replanner get, within its budget: the files, languages, the
+   * manifests with their scripts and the dependencies they name, the notes for agents, the README.
+   */
   text: string;
   /** The project's test, typecheck and lint commands found in its manifests. */
   commands: ProjectCommand[];

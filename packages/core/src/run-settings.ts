@@ -1,6 +1,6 @@
 import { InvalidConfigError } from "./errors.js";
 import { checkObject, describeGiven, refuseUnknownKeys } from "./host-input-check.js";
-import { type Check, checkSchema } from "./sub-task.js";
+import { type Check, type CheckInput, checkSchema } from "./sub-task.js";
 
 /** What a run needs beyond its model, executor, evaluator and store; logged in its first record. */
 export interface RunSettings {
@@ -64,7 +64,11 @@ export interface RunBudget {
 }
 
 /** Settings a host may give one run (or a resume), over the manager's or the logged ones. */
-export type RunSettingsInput = Partial<Omit<RunSettings, "decompose" | "replan" | "bestOf">> & {
+export type RunSettingsInput = Partial<
+  Omit<RunSettings, "decompose" | "replan" | "bestOf" | "checks">
+> & {
+  // Parsed here: what the schema defaults may be left out.
+  checks?: CheckInput[];
   replan?: Partial<RunSettings["replan"]>;
   bestOf?: BestOfInput;
 };

@@ -34,6 +34,8 @@ export const checkSchema = z.discriminatedUnion("type", [
   fileMatchesCheckSchema,
 ]);
 export type Check = z.infer<typeof checkSchema>;
+/** A check as a host writes it: what `Check` defaults (a command's `timeoutMs`) may be left out. */
+export type CheckInput = z.input<typeof checkSchema>;
 
 export const subTaskSchema = z.object({
   id: subTaskIdSchema,

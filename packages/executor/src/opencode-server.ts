@@ -12,6 +12,7 @@ import type { AttemptDirs } from "./hermetic-config.js";
 import { spawnGroup } from "./process-group.js";
 import {
   attemptMarker,
+  listDescendants,
   processesWithEnv,
   signalAttempt,
   signalGroup,
@@ -71,6 +72,8 @@ export class OpencodeServer {
     private readonly makeClient: typeof createOpencodeClient,
     /** Its OS sandbox, when confined: what it refused, and the bridge the host reaches it by. */
     readonly confinement: SandboxedLaunch | undefined,
+    /** `pid:startTime` of the processes that are the server itself, seen when it began listening. */
+    private readonly own: ReadonlySet<string> = new Set(),
   ) {
     this.marker = `TMPDIR=${dirs.tmp}`;
   }
@@ -163,6 +166,9 @@ export class OpencodeServer {
       };
     }
     const tempAtStart = new Set(await readdir(input.dirs.tmp).catch(() => []));
+    // What runs under it once it listens is the server itself (confined: the sandbox's launcher,
+    // its bridges and opencode), never an attempt's tools to be killed when the attempt ends.
+    const own = new Set(listDescendants(pid).map((p) => `${p.pid}:${p.startTime}`));
     // The SDK is loaded with the first server, not when the package is imported (import cost).
     const { createOpencodeClient } = await import("@opencode-ai/sdk/v2/client");
     // Confined, it listens in its own network namespace: the host reaches it through the bridge.
@@ -183,6 +189,7 @@ export class OpencodeServer {
       input.watchdog,
       createOpencodeClient,
       confinement,
+      own,
     );
     void exited.then((end) => {
       server.ended = end;
@@ -241,9 +248,14 @@ export class OpencodeServer {
     signalAttempt(this.pid, this.tracked, "SIGKILL", this.marker);
   }
 
+  /** True for a process that is the server itself (not one of an attempt's tools). */
+  isOwn(process: TrackedProcess): boolean {
+    return process.pid === this.pid || this.own.has(`${process.pid}:${process.startTime}`);
+  }
+
   /** SIGKILLs what its tools left running anywhere (found by its TMPDIR); returns them. */
   killOrphans(): TrackedProcess[] {
-    const orphans = processesWithEnv(this.marker);
+    const orphans = processesWithEnv(this.marker).filter((p) => !this.isOwn(p));
     for (const process of orphans) signalTracked(process, "SIGKILL");
     return orphans;
   }

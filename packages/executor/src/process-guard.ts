@@ -14,6 +14,8 @@ export interface ProcessGuardOptions {
   leaderEnded?: () => boolean;
   /** The environment entry every process of the attempt carries: finds those no scan has seen. */
   marker?: string | undefined;
+  /** Processes never the attempt's (a server's own, under it from before), left alone. */
+  spare?: (process: TrackedProcess) => boolean;
 }
 
 /**
@@ -60,6 +62,7 @@ export class ProcessGuard {
     if (this.options.leaderEnded?.()) return;
     for (const process of listDescendants(this.pid)) {
       if (this.tracked.get(process.pid)?.startTime === process.startTime) continue;
+      if (this.options.spare?.(process)) continue;
       this.tracked.set(process.pid, process);
       this.onTracked(process);
     }
@@ -73,7 +76,8 @@ export class ProcessGuard {
       // The leader (a server serving more attempts) carries the marker too, and stays.
       if (marker !== undefined) {
         for (const process of processesWithEnv(marker)) {
-          if (process.pid !== this.pid) signalTracked(process, signal);
+          if (process.pid !== this.pid && !this.options.spare?.(process))
+            signalTracked(process, signal);
         }
       }
     }

@@ -40,6 +40,21 @@ describe("readServerEvent: the server's events as `opencode run --format json` r
     expect(readServerEvent(event, own, sessions)).toEqual({ kind: "ignore" });
   });
 
+  it("a tool call that starts running is told by its call id, with its input", () => {
+    const running = part({
+      type: "tool",
+      callID: "call_1",
+      tool: "bash",
+      state: { status: "running", input: { command: "npm test" } },
+    });
+    expect(readServerEvent(running, own, sessions)).toEqual({
+      kind: "tool-started",
+      callId: "call_1",
+      tool: "bash",
+      input: { command: "npm test" },
+    });
+  });
+
   it("the session's error, its going idle, a sub-agent's session and a permission asked", () => {
     const error = { name: "APIError", data: { message: "boom", statusCode: 500 } };
     expect(

@@ -6,6 +6,8 @@ export type ServerEventMeaning =
   | { kind: "permission"; requestId: string; permission: string }
   /** A sub-agent session started under the attempt's. */
   | { kind: "child-session"; sessionId: string }
+  /** A tool call of the attempt's session began (`opencode run` prints only its end). */
+  | { kind: "tool-started"; callId: string; tool: string; input: unknown }
   /** The session went idle: the attempt's turn is over. */
   | { kind: "idle" }
   | { kind: "ignore" };
@@ -35,6 +37,10 @@ export function readServerEvent(
       const state = isObject(part.state) ? part.state : {};
       if (part.type === "tool" && (state.status === "completed" || state.status === "error")) {
         return line("tool_use");
+      }
+      if (part.type === "tool" && state.status === "running" && typeof part.callID === "string") {
+        const tool = typeof part.tool === "string" ? part.tool : "unknown";
+        return { kind: "tool-started", callId: part.callID, tool, input: state.input };
       }
       if (part.type === "step-start") return line("step_start");
       if (part.type === "step-finish") return line("step_finish");

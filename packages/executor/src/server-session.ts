@@ -59,7 +59,12 @@ export async function runServerSession(input: SessionInput): Promise<ProcessEnd>
       server.track(process);
       input.record(process);
     },
-    { leaderStays: true, leaderEnded: () => server.ended !== undefined, marker: server.marker },
+    {
+      leaderStays: true,
+      leaderEnded: () => server.ended !== undefined,
+      marker: server.marker,
+      spare: (process) => server.isOwn(process),
+    },
   );
   let sessionId: string | undefined;
   let finish = () => {};
@@ -125,6 +130,21 @@ export async function runServerSession(input: SessionInput): Promise<ProcessEnd>
       stop("unknown-finish-loop");
     }
   };
+  // A running call is updated many times; the host hears of its start once.
+  const startedCalls = new Set<string>();
+  const announceTool = (call: { callId: string; tool: string; input: unknown }) => {
+    if (startedCalls.has(call.callId) || startedCalls.size >= 10_000) return;
+    startedCalls.add(call.callId);
+    const input = clip(
+      typeof call.input === "string" ? call.input : JSON.stringify(call.input ?? ""),
+      1000,
+    );
+    try {
+      options.onEvent?.({ type: "tool-started", tool: call.tool, input });
+    } catch {
+      // A host listener's fault must not end the attempt.
+    }
+  };
   const requestFailed = (what: string, error: unknown) => {
     const rejection = configRejectionOf(error);
     if (rejection !== undefined) end.configRejection = rejection;
@@ -186,7 +206,8 @@ export async function runServerSession(input: SessionInput): Promise<ProcessEnd>
           if (meaning.kind === "run-event") {
             const parsed = eventFromJson(meaning.value, settings.parseLimits);
             if (parsed !== undefined) emit(priceStep(parsed, input.model, input.pricing));
-          } else if (meaning.kind === "child-session") sessions.add(meaning.sessionId);
+          } else if (meaning.kind === "tool-started") announceTool(meaning);
+          else if (meaning.kind === "child-session") sessions.add(meaning.sessionId);
           else if (meaning.kind === "permission") {
             void client.permission
               .reply(

@@ -12,6 +12,8 @@ const webApp = {
   "package.json": JSON.stringify({
     name: "web-app",
     scripts: { test: "vitest run", typecheck: "tsc --noEmit", lint: "biome check ." },
+    dependencies: { express: "^5.1.0", zod: "^4.0.0" },
+    devDependencies: { vitest: "^5.0.0" },
     workspaces: ["packages/*"],
   }),
   "package-lock.json": "{}",
@@ -31,6 +33,9 @@ describe("the project digest", () => {
     expect(digest.text).toContain("src/slugify.ts");
     expect(digest.text).toContain("packages/api/src/server.ts");
     expect(digest.text).toContain("test: vitest run");
+    // The planner knows what the project already uses.
+    expect(digest.text).toContain("- package.json (web-app) workspaces");
+    expect(digest.text).toContain("  dependencies: express, zod\n");
     expect(digest.text).toContain("Never edit generated/ by hand.");
     expect(digest.text).toContain("A small web app.");
     expect(digest.text).toMatch(/TypeScript 3/);

@@ -11,6 +11,7 @@ import {
 } from "@taskledger/core";
 import { cacheDirectory } from "./cache-directory.js";
 import { git, splitNul } from "./git.js";
+import { dependencyLine } from "./manifest-dependencies.js";
 import { parseJson, projectCommands, scriptsOf } from "./project-commands.js";
 
 export interface ProjectDigestOptions {
@@ -42,7 +43,7 @@ const maxFileBytes = 64 * 1024;
 const maxWalkedFiles = 50_000;
 const skippedDirs = new Set([".git", "node_modules", ".venv", "venv", "dist", "build", "target"]);
 // Part of the cache key: a digest made by an older taskledger is made again.
-const digestFormat = 1;
+const digestFormat = 2;
 
 const languages: Record<string, string> = {
   ".ts": "TypeScript",
@@ -258,7 +259,7 @@ async function buildDigest(
   }
   sections.push({
     title: "Manifests",
-    body: manifests.map((path) => manifestSummary(path, texts.get(path) ?? "")).join("\n"),
+    body: manifests.map((path) => withDependencies(path, texts.get(path) ?? "")).join("\n"),
     share: 0.22,
   });
   if (readme) {
@@ -309,6 +310,12 @@ function languageLine(files: readonly string[]): string {
     .slice(0, 6)
     .map(([name, count]) => `${name} ${count}`)
     .join(", ");
+}
+
+/** A manifest's summary with the dependencies it names under its first line. */
+function withDependencies(path: string, text: string): string {
+  const [first, ...rest] = manifestSummary(path, text).split("\n");
+  return [first, dependencyLine(path, text), ...rest].filter((l) => l !== undefined).join("\n");
 }
 
 function manifestSummary(path: string, text: string): string {

@@ -1,5 +1,6 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { AbortedError, clipMiddle, oneLine, type ReviewPlan } from "@taskledger/core";
+import { redact } from "./redact.js";
 import { limits } from "./tool-schemas.js";
 
 /** The client can show a form to its user (MCP elicitation). */
@@ -10,14 +11,18 @@ export function canElicit(server: Server): boolean {
 /**
  * Asks the client's user about a plan through an MCP elicitation form: accepted with "run" →
  * approve; accepted without it, or declined → reject. Dismissed, timed out or failed → throws,
- * leaving the question to `answer_plan_review`.
+ * leaving the question to `answer_plan_review`. The form shows no value of `secrets`.
  */
-export function elicitReview(server: Server, timeoutMs: number): ReviewPlan {
+export function elicitReview(
+  server: Server,
+  timeoutMs: number,
+  secrets: readonly string[],
+): ReviewPlan {
   return async (review) => {
     const result = await server.elicitInput(
       {
         mode: "form",
-        message: describeReview(review),
+        message: redact(describeReview(review), secrets),
         requestedSchema: {
           type: "object",
           properties: {

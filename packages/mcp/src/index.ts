@@ -1,5 +1,6 @@
 export {
   createTaskledgerMcpServer,
+  type McpTransport,
   type StdioOptions,
   serveStdio,
   type TaskledgerMcpOptions,

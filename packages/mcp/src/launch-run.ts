@@ -17,10 +17,15 @@ export async function launch(
   const controller = new AbortController();
   const reviews = new ReviewBroker(ctx.host.maxSubTasks);
   const registered: { current?: LiveRun } = {};
+  const idle = ctx.idle.hold();
   const run = await begin({
     abortSignal: controller.signal,
     ...(review ? { reviewPlan: reviewerFor(ctx, reviews, registered) } : {}),
+  }).catch((error: unknown) => {
+    idle();
+    throw error;
   });
+  void run.result.then(idle, idle);
   const live = ctx.runs.add({ runId: run.runId, run, directory, before, controller, reviews });
   registered.current = live;
   live.run.result.then(
@@ -37,7 +42,7 @@ export async function launch(
 function reviewerFor(ctx: ToolContext, reviews: ReviewBroker, live: { current?: LiveRun }) {
   const server = ctx.mcp.server;
   if (!canElicit(server)) return reviews.reviewPlan;
-  const form = elicitReview(server, ctx.reviewTimeoutMs);
+  const form = elicitReview(server, ctx.reviewTimeoutMs, ctx.secrets);
   const raced = firstAnswer(reviews.reviewPlan, async (review) => {
     try {
       return await form(review);

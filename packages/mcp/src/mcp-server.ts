@@ -1,7 +1,9 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { RunCatalog } from "@taskledger/ui";
 import { ClientRoots } from "./client-roots.js";
+import { IdleRelease } from "./idle-release.js";
 import { LiveRuns } from "./live-runs.js";
 import { secretsOf } from "./redact.js";
 import type { RunHost } from "./run-host.js";
@@ -22,6 +24,11 @@ export interface TaskledgerMcpOptions {
   defaultWaitSeconds?: number;
   /** How long an elicitation form may stay open (default 30 min). */
   reviewTimeoutSeconds?: number;
+  /**
+   * How long the host keeps its agent servers (the opencode pool, ~1 GB) after the last run or
+   * plan ended, before `host.release()` stops them (default 600 s).
+   */
+  idleReleaseSeconds?: number;
   version?: string;
 }
 
@@ -30,8 +37,22 @@ const maxInputElements = 20_000;
 // A message longer than this on stdin is refused, not buffered.
 const maxMessageBytes = 8 * 1024 * 1024;
 
+/**
+ * An MCP server transport: the SDK's `Transport` (stdio, Streamable HTTP, …), typed by its shape
+ * so these types compile without the SDK's DOM-only ones (`HeadersInit`).
+ */
+export interface McpTransport {
+  start(): Promise<void>;
+  close(): Promise<void>;
+  send(message: never, options?: never): Promise<void>;
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: ((...args: never[]) => void) | undefined;
+}
+
 export interface TaskledgerMcpServer {
-  mcp: McpServer;
+  /** Serves the tools on `transport` (the server is not connected until then). */
+  connect(transport: McpTransport): Promise<void>;
   runs: LiveRuns;
   /** Stops every run (each stays resumable from the store) and closes the connection. */
   close(): Promise<void>;
@@ -49,6 +70,8 @@ export function createTaskledgerMcpServer(options: TaskledgerMcpOptions): Taskle
     },
   );
   const runs = new LiveRuns(options.maxRuns ?? 2);
+  const release = options.host.release?.bind(options.host) ?? (async () => {});
+  const idle = new IdleRelease((options.idleReleaseSeconds ?? 600) * 1000, release, options.log);
   registerTools({
     host: options.host,
     runs,
@@ -60,11 +83,13 @@ export function createTaskledgerMcpServer(options: TaskledgerMcpOptions): Taskle
     defaultWaitMs: (options.defaultWaitSeconds ?? 45) * 1000,
     maxWaitMs: (options.maxWaitSeconds ?? 600) * 1000,
     reviewTimeoutMs: (options.reviewTimeoutSeconds ?? 1800) * 1000,
+    idle,
   });
   return {
-    mcp,
+    connect: (transport) => mcp.connect(transport as unknown as Transport),
     runs,
     async close() {
+      idle.close();
       await runs.stopAll();
       await mcp.close();
     },
@@ -96,7 +121,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     if (options.signal.aborted) resolve("interrupted");
     options.signal.addEventListener("abort", () => resolve("interrupted"), { once: true });
   });
-  await server.mcp.connect(transport);
+  await server.connect(transport);
   options.log(`serving on stdio; runs are logged in ${options.host.storeDirectory}`);
   const why = await gone;
   const running = server.runs.running();

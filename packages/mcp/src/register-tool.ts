@@ -5,8 +5,8 @@ import { redact } from "./redact.js";
 import type { ToolContext } from "./tool-context.js";
 import { limits } from "./tool-schemas.js";
 
-/** Sends one progress notification of the call: a growing value, its bound, a line. */
-export type Progress = (value: number, total: number, message: string) => Promise<void>;
+/** Sends one progress notification of the call: a growing value, its bound when known, a line. */
+export type Progress = (value: number, total: number | undefined, message: string) => Promise<void>;
 
 /**
  * A `registerTool` for taskledger's tools: the handler returns the structured result (sent as
@@ -44,7 +44,7 @@ export function toolRegistrar(ctx: ToolContext) {
                     params: {
                       progressToken: token,
                       progress: value,
-                      total,
+                      ...(total === undefined ? {} : { total }),
                       message: redact(message, ctx.secrets),
                     },
                   })

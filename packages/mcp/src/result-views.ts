@@ -36,7 +36,9 @@ export function statusResult(
   error?: string,
 ): RunStatusResult {
   // A resumed run carries the report its last session ended with until it ends again.
-  const status = statusOf(live ? { ...state, report: undefined } : state, live);
+  const shown = statusOf(live ? { ...state, report: undefined } : state, live);
+  const rejected = shown === "cancelled" ? state.planRejected : undefined;
+  const status = rejected === undefined ? shown : "rejected";
   const current = [...state.subTasks.values()].filter((s) => s.status !== "replaced");
   const pending = status === "awaiting-review" ? review : undefined;
   return {
@@ -70,6 +72,7 @@ export function statusResult(
             pending.reason === undefined ? undefined : oneLine(pending.reason, limits.summary),
         }
       : undefined,
+    reason: rejected === undefined ? undefined : oneLine(rejected, limits.summary),
     error: error ?? (state.failure ? oneLine(state.failure.message, limits.summary) : undefined),
     next: nextStep(status, state.runId, pending !== undefined),
   };
@@ -84,6 +87,8 @@ function nextStep(status: RunStatusResult["status"], runId: string, askable: boo
       return askable
         ? "Show the plan to the user, then call answer_plan_review with the reviewId."
         : `The plan waits for a review in another process; resume_run "${runId}" here to review it.`;
+    case "rejected":
+      return `Its plan was rejected in review; nothing ran. Call start_run with a changed request to try again.`;
     case "stopped":
     case "cancelled":
       return `Stopped; its log is kept. Call resume_run with runId "${runId}" to continue it.`;
@@ -92,11 +97,17 @@ function nextStep(status: RunStatusResult["status"], runId: string, askable: boo
   }
 }
 
-export function reportResult(report: RunReport, directory: string | undefined): RunReportResult {
+/** `planRejected`: why the run's plan was rejected in review, when it was. */
+export function reportResult(
+  report: RunReport,
+  directory: string | undefined,
+  planRejected: string | undefined,
+): RunReportResult {
   const workspace = report.workspace;
   return {
     runId: report.runId,
-    status: report.status,
+    status:
+      report.status === "cancelled" && planRejected !== undefined ? "rejected" : report.status,
     reason: report.reason === null ? undefined : oneLine(report.reason, limits.summary),
     request: oneLine(report.request, limits.request),
     directory,

@@ -18,4 +18,9 @@ export interface RunHost {
   storeDirectory: string;
   /** Largest plan an edit may hold. */
   maxSubTasks: number;
+  /**
+   * Stops what the host keeps warm between runs (the opencode servers); the next plan or run
+   * starts it again. Called after `idleReleaseSeconds` without a run.
+   */
+  release?(): Promise<void>;
 }

@@ -34,7 +34,8 @@ export async function statusOf(ctx: ToolContext, runId: string, stored?: RunStat
 /** The report of a run that ended (a stopped one's too), or undefined. */
 export async function finishedReport(ctx: ToolContext, runId: string) {
   const live = ctx.runs.get(runId);
-  if (live?.ended?.report) return reportResult(live.ended.report, live.directory);
+  if (live?.ended?.report)
+    return reportResult(live.ended.report, live.directory, live.run.snapshot()?.planRejected);
   const state = await storedState(ctx, runId);
-  return state?.report ? reportResult(state.report, state.cwd) : undefined;
+  return state?.report ? reportResult(state.report, state.cwd, state.planRejected) : undefined;
 }

@@ -26,7 +26,8 @@ export function registerTools(ctx: ToolContext): void {
     },
     async ({ request, directory }, { signal }) => {
       await ctx.roots.resolve(directory);
-      const plan = await ctx.host.plan(request, { abortSignal: signal });
+      const idle = ctx.idle.hold();
+      const plan = await ctx.host.plan(request, { abortSignal: signal }).finally(idle);
       return {
         facts: plan.ledger.facts ?? [],
         subTasks: plannedOf(plan.ledger.subTasks),
@@ -98,8 +99,9 @@ export function registerTools(ctx: ToolContext): void {
         timeoutMs,
         abortSignal: signal,
         progress: progress
-          ? (waited, bound) => progress(waited, bound, progressLine(liveStatus(live)))
+          ? (done, total) => progress(done, total, progressLine(liveStatus(live)))
           : undefined,
+        position: () => liveStatus(live),
       });
       const status = await statusOf(ctx, runId);
       return {
@@ -123,6 +125,15 @@ export function registerTools(ctx: ToolContext): void {
       const live = ctx.runs.get(runId);
       if (!live || live.ended)
         throw new InvalidRequestError(`Run ${runId} is not waiting for a review in this server.`);
+      const pending = live.reviews.pending;
+      if (!pending)
+        throw new InvalidRequestError(
+          `Run ${runId} has no plan review waiting (it is ${liveStatus(live).status}); a review is answered once.`,
+        );
+      if (pending.id !== reviewId)
+        throw new InvalidRequestError(
+          `Run ${runId} waits on review "${pending.id}", not "${reviewId}"; get_run_status shows it.`,
+        );
       if (action === "edit" && !subTasks)
         throw new InvalidRequestError("An edit needs subTasks: the whole plan to run.");
       const answered = live.reviews.answer({
@@ -289,5 +300,5 @@ function progressLine(status: ReturnType<typeof statusResult>): string {
   const running = status.running.map((r) => `${r.id} (attempt ${r.attempt})`).join(", ");
   const cost =
     status.usage.costUsd === undefined ? "" : `, $${status.usage.costUsd.toFixed(4)} so far`;
-  return `${status.status}: ${status.done}/${status.total} sub-tasks done${running ? `; running ${running}` : ""}${cost}`;
+  return `run ${status.runId} ${status.status}: ${status.done}/${status.total} sub-tasks done${running ? `; running ${running}` : ""}${cost}`;
 }

@@ -1,6 +1,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { RunCatalog } from "@taskledger/ui";
 import type { ClientRoots } from "./client-roots.js";
+import type { IdleRelease } from "./idle-release.js";
 import type { LiveRuns } from "./live-runs.js";
 import type { RunHost } from "./run-host.js";
 
@@ -18,4 +19,6 @@ export interface ToolContext {
   maxWaitMs: number;
   /** How long an elicitation form may stay open before the answer tool alone is left. */
   reviewTimeoutMs: number;
+  /** Held while a run or a plan goes on; the host's idle agent servers are stopped after. */
+  idle: IdleRelease;
 }

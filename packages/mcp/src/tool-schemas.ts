@@ -44,6 +44,8 @@ export const runStatusValues = [
   "partial",
   "failed",
   "cancelled",
+  // Its plan was rejected in review: nothing ran, and there is nothing to resume.
+  "rejected",
 ] as const;
 
 const usage = z.object({
@@ -87,6 +89,7 @@ export const runStatusSchema = z.object({
   ),
   usage,
   review: review.optional().describe("The plan review waiting for an answer, if any."),
+  reason: z.string().optional().describe("Why the plan was rejected, when it was."),
   error: z.string().optional(),
   next: z.string().describe("What to do next."),
 });
@@ -94,7 +97,7 @@ export type RunStatusResult = z.infer<typeof runStatusSchema>;
 
 export const runReportSchema = z.object({
   runId: z.string(),
-  status: z.enum(["completed", "partial", "failed", "cancelled"]),
+  status: z.enum(["completed", "partial", "failed", "cancelled", "rejected"]),
   reason: z.string().optional(),
   request: z.string(),
   directory: z.string().optional(),

@@ -7,8 +7,13 @@ export interface WaitOptions {
   timeoutMs: number;
   /** The caller cancelled its call. */
   abortSignal: AbortSignal;
-  /** Sends one progress notification: seconds waited (strictly growing) of the bound, and a line. */
-  progress: ((waitedSeconds: number, boundSeconds: number) => Promise<void>) | undefined;
+  /**
+   * Sends one progress notification: sub-tasks done (strictly growing, so a notice without a
+   * newly done sub-task adds a thousandth) of all, none before there is a plan.
+   */
+  progress: ((done: number, total: number | undefined) => Promise<void>) | undefined;
+  /** Sub-tasks done and in the plan now. */
+  position: () => { done: number; total: number };
   /** A notice at least this often while nothing changes (a heartbeat for clients' timeouts). */
   heartbeatMs?: number;
 }
@@ -23,21 +28,20 @@ const minGapMs = 500;
 export async function waitForRun(live: LiveRun, options: WaitOptions): Promise<WaitOutcome> {
   if (live.ended) return "finished";
   if (needsAnswer(live)) return "awaiting-review";
-  const started = Date.now();
-  const bound = options.timeoutMs / 1000;
   let lastSent = 0;
-  let lastValue = 0;
+  let lastValue = -1;
   let sending = false;
   const send = () => {
     if (!options.progress || sending) return;
     const now = Date.now();
     if (now - lastSent < minGapMs) return;
-    // Progress must grow with every notification.
-    const value = Math.max(lastValue + 0.001, Math.round((now - started) / 100) / 10);
+    // Progress must grow with every notification (MCP), and say how far the run is.
+    const { done, total } = options.position();
+    const value = Math.max(Math.round((lastValue + 0.001) * 1000) / 1000, done);
     lastValue = value;
     lastSent = now;
     sending = true;
-    options.progress(Math.min(value, bound), bound).finally(() => {
+    options.progress(value, total > 0 ? Math.max(total, value) : undefined).finally(() => {
       sending = false;
     });
   };

@@ -3,5 +3,6 @@ export {
   type ResumeTraceOptions,
   type Telemetry,
   type TelemetryOptions,
+  type TracerProviderLike,
   traceRefsOf,
 } from "./telemetry.js";

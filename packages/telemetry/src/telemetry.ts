@@ -13,9 +13,17 @@ import { type OtelApi, otelApi } from "./otel-api.js";
 import { RunTrace } from "./run-trace.js";
 import { tracedModel } from "./traced-model.js";
 
+/**
+ * An OpenTelemetry `TracerProvider` (any version of `@opentelemetry/api` 1.x), typed by its shape
+ * so this package's types compile without the optional peer installed.
+ */
+export interface TracerProviderLike {
+  getTracer(name: string, version?: string): object;
+}
+
 export interface TelemetryOptions {
   /** Default: the provider registered with `@opentelemetry/api` (none: nothing is recorded). */
-  tracerProvider?: TracerProvider;
+  tracerProvider?: TracerProviderLike;
   /**
    * Record prompts, answers, tool input and output and the judge's summary on spans. Default
    * false: they can hold code and data the host may not want in its traces.
@@ -52,7 +60,9 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
   // Read at each run and call, not kept: a provider registered later (by another copy of the API)
   // counts, and while none is, nothing is made at all.
   const getTracer = (): Tracer | undefined =>
-    registeredProvider(api, options.tracerProvider)?.getTracer(scopeName);
+    registeredProvider(api, options.tracerProvider as TracerProvider | undefined)?.getTracer(
+      scopeName,
+    );
   const byRoot = new WeakMap<object, RunTrace>();
   const byRunId = new Map<string, RunTrace>();
 
@@ -161,5 +171,3 @@ const untraced: Telemetry = {
   resume: (manager, runId, { history: _history, ...options } = {}) =>
     manager.resume(runId, options),
 };
-
-export type { OtelApi };

@@ -52,3 +52,4 @@ export {
   type ScriptedModelOptions,
   type ScriptedResponse,
 } from "./scripted-model.js";
+export { removeOnExit, tempDirectory } from "./temp-directory.js";
