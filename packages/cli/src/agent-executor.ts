@@ -20,6 +20,10 @@ export interface AgentExecutorInput {
   pricing?: Pricing;
   env: NodeJS.ProcessEnv;
   agentEndpoint?: RunOptions["agentEndpoint"];
+  /** Host variables every agent gets besides its own list. */
+  passEnv?: readonly string[];
+  /** Where the agent sends its model calls. */
+  agentBaseUrl?: string | undefined;
 }
 
 /**
@@ -28,7 +32,11 @@ export interface AgentExecutorInput {
  * an API key is in the environment.
  */
 export function createAgentExecutor(input: AgentExecutorInput): Executor {
-  const pricing = input.pricing ? { pricing: input.pricing } : {};
+  const pricing = {
+    ...(input.pricing ? { pricing: input.pricing } : {}),
+    ...(input.passEnv?.length ? { passEnv: input.passEnv } : {}),
+    ...(input.agentBaseUrl ? { baseUrl: input.agentBaseUrl } : {}),
+  };
   const make = (agent: AgentName, model: string): Executor => {
     const endpoint = input.agentEndpoint;
     if (agent === "claude-code") {
@@ -39,7 +47,8 @@ export function createAgentExecutor(input: AgentExecutorInput): Executor {
         };
         return createClaudeCodeExecutor({ model, env, ...pricing });
       }
-      const auth = input.env.ANTHROPIC_API_KEY ? "api-key" : "login";
+      const auth =
+        input.env.ANTHROPIC_API_KEY || input.env.ANTHROPIC_AUTH_TOKEN ? "api-key" : "login";
       return createClaudeCodeExecutor({ model, auth, ...pricing });
     }
     if (agent === "codex") {

@@ -1,8 +1,10 @@
 import { readFile } from "node:fs/promises";
+import type { RunState } from "@taskledger/core";
 import { defaultModels } from "@taskledger/llm";
 import { describe, expect, it } from "vitest";
 import { otlpFromEnv, parseRunOptions, UsageError } from "./cli-options.js";
 import { hostSettingsOf, loggedOptions, readHostSettings } from "./host-settings.js";
+import { resumeOptions } from "./resume-command.js";
 
 describe("parseRunOptions: default models", () => {
   it.each(Object.entries(defaultModels))(
@@ -90,6 +92,37 @@ describe("--agent", () => {
     const logged = readHostSettings(JSON.parse(JSON.stringify(hostSettingsOf(options))));
     expect(logged).toMatchObject({ agent: "claude-code", agentModel: "opus" });
     expect(loggedOptions).toContainEqual(["agent", "--agent"]);
+  });
+});
+
+describe("--pass-env and --agent-base-url", () => {
+  it("are logged with the run (names, never values) and a resume runs with them", async () => {
+    const options = await parseRunOptions(
+      { passEnv: ["DATABASE_URL"], agentBaseUrl: "http://127.0.0.1:9/v1" },
+      "/",
+    );
+    const host = JSON.parse(JSON.stringify(hostSettingsOf(options)));
+    expect(host).toMatchObject({
+      passEnv: ["DATABASE_URL"],
+      agentBaseUrl: "http://127.0.0.1:9/v1",
+    });
+    const recovered = {
+      cwd: "/",
+      settings: {
+        host,
+        concurrency: 3,
+        maxRetries: 2,
+        maxSubTasks: 20,
+        alternateAgentModels: [],
+        replan: { enabled: true },
+        budget: {},
+      },
+    } as unknown as RunState;
+    const { options: resumed } = await resumeOptions(recovered, {}, new Set(), "/");
+    expect(resumed).toMatchObject({
+      passEnv: ["DATABASE_URL"],
+      agentBaseUrl: "http://127.0.0.1:9/v1",
+    });
   });
 });
 

@@ -10,6 +10,7 @@ import {
 import { type AgentName, agentNames, parseAgentModel } from "@taskledger/executor";
 import type { SetupOptions, SlotLimits } from "@taskledger/git-workspace";
 import { defaultModels, type Provider } from "@taskledger/llm";
+import { type AgentEnvDefaults, type AgentEnvFlags, agentEnvOf } from "./agent-env-options.js";
 import { type BestOfDefaults, type BestOfFlags, bestOfOf } from "./best-of-options.js";
 import { type EnvironmentDefaults, environmentOf } from "./environment-options.js";
 import {
@@ -30,7 +31,7 @@ export const providers: readonly Provider[] = [
 
 export { UsageError } from "./usage-error.js";
 
-export interface RawRunOptions extends BestOfFlags, SandboxFlags {
+export interface RawRunOptions extends BestOfFlags, AgentEnvFlags, SandboxFlags {
   provider?: string;
   model?: string;
   baseUrl?: string;
@@ -74,7 +75,7 @@ export interface RawRunOptions extends BestOfFlags, SandboxFlags {
 }
 
 /** What the project config file gives a run, under the options given on the command line. */
-export interface ProjectDefaults extends EnvironmentDefaults {
+export interface ProjectDefaults extends EnvironmentDefaults, AgentEnvDefaults {
   path: string;
   checks?: Check[];
   projectChecks?: boolean;
@@ -90,7 +91,7 @@ export interface ProjectDefaults extends EnvironmentDefaults {
 export type ExecutorKind = "cli" | "server";
 export const executorKinds: readonly ExecutorKind[] = ["cli", "server"];
 
-export interface RunOptions {
+export interface RunOptions extends AgentEnvDefaults {
   provider: Provider;
   model: string;
   baseURL: string | undefined;
@@ -240,6 +241,7 @@ export async function parseRunOptions(
     environment: environmentOf(raw, project),
     checks: project?.checks,
     configPath: project?.path,
+    ...agentEnvOf(raw, project),
     sandbox: sandboxOf(raw, project?.sandbox),
   };
 }

@@ -128,7 +128,16 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         "with the sandbox: a host the agents may reach besides their model endpoint (repeatable; host, host:port, *.domain or a URL)",
         (value: string, list: string[] = []) => [...list, value],
       )
-      .option("--json", "print the final report as JSON on stdout; progress goes to stderr");
+      .option("--json", "print the final report as JSON on stdout; progress goes to stderr")
+      .option(
+        "--pass-env <name>",
+        "a host environment variable the agents get besides their own list (repeatable)",
+        (value: string, list: string[] = []) => [...list, value],
+      )
+      .option(
+        "--agent-base-url <url>",
+        "where the agent sends its model calls (Claude Code's ANTHROPIC_BASE_URL, a Codex model provider, opencode's provider baseURL)",
+      );
 
   // The request as words, `-` for stdin, or a file: argv caps one argument at 128 KB.
   const withRequest = (command: Command, what: string) =>

@@ -25,6 +25,9 @@ export interface HostSettings {
   config?: string;
   /** `--no-keep-slots`: a resumed run makes its worktrees anew too. */
   keepSlots?: false;
+  /** `--pass-env` and `passEnv`: names only, never a value. */
+  passEnv?: string[];
+  agentBaseUrl?: string;
   /** The sandbox the run chose, so a resumed run is confined the same way. */
   sandbox?: SandboxChoice;
 }
@@ -47,6 +50,8 @@ export function hostSettingsOf(options: RunOptions): HostSettings {
     ...(options.prices ? { prices: options.prices } : {}),
     ...(options.configPath ? { config: options.configPath } : {}),
     ...(options.environment.slots === false ? { keepSlots: false as const } : {}),
+    ...(options.passEnv?.length ? { passEnv: options.passEnv } : {}),
+    ...(options.agentBaseUrl ? { agentBaseUrl: options.agentBaseUrl } : {}),
     sandbox: options.sandbox,
   };
 }
@@ -87,6 +92,10 @@ export function readHostSettings(
       ? { prices: host.prices as PriceTable }
       : {}),
     ...(host.keepSlots === false ? { keepSlots: false as const } : {}),
+    ...(Array.isArray(host.passEnv) && host.passEnv.every((name) => typeof name === "string")
+      ? { passEnv: host.passEnv as string[] }
+      : {}),
+    ...(typeof host.agentBaseUrl === "string" ? { agentBaseUrl: host.agentBaseUrl } : {}),
     ...sandboxOfLog(host.sandbox),
   };
 }
@@ -125,6 +134,8 @@ export const loggedOptions = [
   ["executor", "--executor"],
   ["maxCost", "--max-cost"],
   ["prices", "--prices"],
+  ["passEnv", "--pass-env"],
+  ["agentBaseUrl", "--agent-base-url"],
   ["sandbox", "--sandbox"],
   ["allowHost", "--allow-host"],
 ] as const satisfies readonly (readonly [keyof RawRunOptions, string])[];

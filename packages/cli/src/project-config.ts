@@ -99,6 +99,19 @@ export const projectConfigSchema = z
       .enum(["auto", "worktree", "shared"])
       .optional()
       .describe("Where attempts work: auto, worktree or shared."),
+    passEnv: z
+      .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name"))
+      .max(100)
+      .optional()
+      .describe(
+        "Host environment variables every agent gets besides its own list (PATH, locale, terminal, its provider's key): DATABASE_URL, …",
+      ),
+    agentBaseUrl: z
+      .url({ protocol: /^https?$/ })
+      .optional()
+      .describe(
+        "Where the agent sends its model calls: Claude Code's ANTHROPIC_BASE_URL, a Codex model provider's base_url, the baseURL of opencode's provider.",
+      ),
     sandbox: z
       .union([
         z.enum(["auto", "required", "off"]),

@@ -104,6 +104,8 @@ export async function resumeOptions(
     sandbox: host.sandbox?.mode ?? "off",
     ...(host.sandbox?.allowHosts.length ? { allowHost: host.sandbox.allowHosts } : {}),
     ...(recovered.cwd ? { cwd: recovered.cwd } : {}),
+    ...(host.passEnv ? { passEnv: host.passEnv } : {}),
+    ...(host.agentBaseUrl ? { agentBaseUrl: host.agentBaseUrl } : {}),
     ...(recovered.settings
       ? {
           concurrency: String(recovered.settings.concurrency),

@@ -1,3 +1,4 @@
+import { homedir, tmpdir } from "node:os";
 import {
   type RunOptions as CoreRunOptions,
   type Executor,
@@ -10,7 +11,7 @@ import {
   type TaskRun,
 } from "@taskledger/core";
 import { createEvaluator } from "@taskledger/evaluator";
-import type { OpencodeConfig } from "@taskledger/executor";
+import { agentEnvironment, type OpencodeConfig } from "@taskledger/executor";
 import { cacheDirectory, gitWorkspaces } from "@taskledger/git-workspace";
 import { createModel, createPricing, type ModelWarning } from "@taskledger/llm";
 import { createQueueExecutor } from "@taskledger/queue";
@@ -88,12 +89,22 @@ export function createRuntime(
       pricing,
       env,
       ...(options.agentEndpoint ? { agentEndpoint: options.agentEndpoint } : {}),
+      ...(options.passEnv ? { passEnv: options.passEnv } : {}),
+      ...(options.agentBaseUrl ? { agentBaseUrl: options.agentBaseUrl } : {}),
     });
   const store = options.store ? new FileRunStore(options.store) : undefined;
+  // Checks run what the agents wrote: the agents' list of the host's environment, the user's HOME.
+  const commandEnv = agentEnvironment({
+    provider: [],
+    ...(options.passEnv ? { passEnv: options.passEnv } : {}),
+    home: homedir(),
+    tmp: tmpdir(),
+  });
+  const evaluator = createEvaluator({ model, commandEnv });
   const sandbox = runSandbox(options, env, warn);
   const manager = createManager({
     model,
-    ...(telemetry ? { evaluator: telemetry.evaluator(createEvaluator({ model })) } : {}),
+    evaluator: telemetry ? telemetry.evaluator(evaluator) : evaluator,
     executor,
     concurrency: options.concurrency,
     maxRetries: options.maxRetries,

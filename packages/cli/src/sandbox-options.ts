@@ -66,6 +66,8 @@ export function agentHosts(
     bestOf?: { models: readonly string[] } | undefined;
     agentEndpoint?: { anthropicBaseURL: string; openaiBaseURL: string } | undefined;
     baseURL: string | undefined;
+    /** `--agent-base-url`: where every agent of the run sends its model calls. */
+    agentBaseUrl?: string | undefined;
     opencodeConfig: Record<string, unknown> | undefined;
   },
   env: Readonly<Record<string, string | undefined>>,
@@ -94,6 +96,8 @@ export function agentHosts(
       if (typeof url === "string") hosts.add(url);
     }
   }
+  // `--agent-base-url`: where every agent of the run sends its model calls.
+  if (options.agentBaseUrl) hosts.add(options.agentBaseUrl);
   if (options.agentEndpoint) {
     hosts.add(options.agentEndpoint.anthropicBaseURL);
     hosts.add(options.agentEndpoint.openaiBaseURL);

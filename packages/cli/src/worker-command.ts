@@ -18,6 +18,8 @@ interface RawWorkerOptions {
   opencodeConfig?: string;
   lockDuration?: string;
   workDir?: string;
+  passEnv?: string[];
+  agentBaseUrl?: string;
   sandbox?: string;
   allowHost?: string[];
 }
@@ -56,6 +58,12 @@ export function addWorkerCommand(program: Command, io: CliIo, exit: (code: numbe
       "with the sandbox: a host the agents may reach besides their model endpoint (repeatable)",
       (value: string, list: string[] = []) => [...list, value],
     )
+    .option(
+      "--pass-env <name>",
+      "a host environment variable the agents get besides their own list (repeatable)",
+      (value: string, list: string[] = []) => [...list, value],
+    )
+    .option("--agent-base-url <url>", "where the agent sends its model calls")
     .action(async (raw: RawWorkerOptions) => {
       exit(await workerCommand(raw, io));
     });
@@ -83,6 +91,8 @@ async function workerCommand(raw: RawWorkerOptions, io: CliIo): Promise<number> 
       ...(raw.baseUrl ? { baseUrl: raw.baseUrl } : {}),
       ...(raw.opencodeConfig ? { opencodeConfig: raw.opencodeConfig } : {}),
       concurrency: raw.concurrency,
+      ...(raw.passEnv ? { passEnv: raw.passEnv } : {}),
+      ...(raw.agentBaseUrl ? { agentBaseUrl: raw.agentBaseUrl } : {}),
       ...(raw.sandbox ? { sandbox: raw.sandbox } : {}),
       ...(raw.allowHost ? { allowHost: raw.allowHost } : {}),
     },
@@ -101,6 +111,8 @@ async function workerCommand(raw: RawWorkerOptions, io: CliIo): Promise<number> 
     executor: "cli",
     concurrency: options.concurrency,
     env: process.env,
+    ...(options.passEnv ? { passEnv: options.passEnv } : {}),
+    ...(options.agentBaseUrl ? { agentBaseUrl: options.agentBaseUrl } : {}),
   });
   const sandbox = runSandbox({ ...options, executor: "cli" }, io.env, (line) =>
     io.stderr.write(`warning: ${line}\n`),

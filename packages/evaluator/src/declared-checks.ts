@@ -9,6 +9,8 @@ export interface DeclaredCheckOptions {
   commandTimeoutMs?: number;
   /** Output bytes kept per stream of a command check. Default 8 KiB. */
   maxOutputBytes?: number;
+  /** A command check's environment; default the host's. */
+  env?: Readonly<Record<string, string>>;
 }
 
 /** The checker that runs one of a sub-task's declared `checks`. */
@@ -19,6 +21,7 @@ export function checkerForCheck(check: Check, options: DeclaredCheckOptions = {}
         argv: check.argv,
         timeoutMs: check.timeoutMs ?? options.commandTimeoutMs ?? defaultCommandTimeoutMs,
         ...(options.maxOutputBytes ? { maxOutputBytes: options.maxOutputBytes } : {}),
+        ...(options.env ? { env: options.env } : {}),
       });
     case "file-exists":
       return fileExistsChecker(check.path);

@@ -43,6 +43,8 @@ export interface EvaluatorOptions {
   commandTimeoutMs?: number;
   /** Output bytes kept per stream of a command check. Default 8 KiB. */
   maxOutputBytes?: number;
+  /** The environment of declared command checks; default the host's (`process.env`). */
+  commandEnv?: Readonly<Record<string, string>>;
   /** `always` (default) lets the judge write feedback even when a check already failed. */
   judge?: "always" | "when-checks-pass";
   /** Most tokens the judge may answer with. Default 2,000. */
@@ -179,6 +181,7 @@ export class LedgerEvaluator implements Evaluator {
     return {
       ...(this.options.commandTimeoutMs ? { commandTimeoutMs: this.options.commandTimeoutMs } : {}),
       ...(this.options.maxOutputBytes ? { maxOutputBytes: this.options.maxOutputBytes } : {}),
+      ...(this.options.commandEnv ? { env: this.options.commandEnv } : {}),
     };
   }
 

@@ -35,6 +35,21 @@ describe("decideOutcome", () => {
     expect(decideOutcome(exit0, t)).toEqual({ outcome: "finished" });
   });
 
+  it("a 401 or 403 from the provider is a refusal no retry fixes; a 500 or 429 is retryable", () => {
+    for (const statusCode of [401, 403]) {
+      const t = transcriptOf({ type: "error", message: "invalid x-api-key", statusCode });
+      expect(decideOutcome({ exitCode: 1, signal: null }, t, "claude-code")).toEqual({
+        outcome: "error",
+        error: `claude-code's model provider refused its credentials (status ${statusCode}): invalid x-api-key; check the agent's key, login and endpoint`,
+        retryable: false,
+      });
+    }
+    for (const statusCode of [429, 500]) {
+      const t = transcriptOf({ type: "error", message: "busy", statusCode });
+      expect(decideOutcome({ exitCode: 1, signal: null }, t).retryable).toBeUndefined();
+    }
+  });
+
   it("truncated on length, and on a 2-token stop that says nothing after tool use", () => {
     const length = transcriptOf({ type: "step-finish", reason: "length", usage: usage(100) });
     expect(decideOutcome(exit0, length).outcome).toBe("truncated");

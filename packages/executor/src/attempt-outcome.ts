@@ -7,7 +7,13 @@ export interface ProcessEnd {
   exitCode: number | null;
   signal: string | null;
   /** Why the executor ended it itself, if it did. */
-  stoppedBy?: "abort" | "timeout" | "step-limit" | "unknown-finish-loop" | "exit";
+  stoppedBy?:
+    | "abort"
+    | "timeout"
+    | "step-limit"
+    | "unknown-finish-loop"
+    | "exit"
+    | "provider-refused";
   /** Could not start (spawn error). */
   spawnError?: string;
   /** The agent refused its config (opencode's server says so when a session is made). */
@@ -53,6 +59,14 @@ export function decideOutcome(
     };
   }
   const lastError = transcript.errors.at(-1);
+  // A key or login the provider refuses fails every attempt alike: no retry or replan can fix it.
+  if (lastError && isProviderRefusal(lastError)) {
+    return {
+      outcome: "error",
+      error: `${agent}'s model provider refused its credentials (status ${lastError.statusCode}): ${lastError.message}; check the agent's key, login and endpoint`,
+      retryable: false,
+    };
+  }
   if (lastError) {
     const status = lastError.statusCode === undefined ? "" : ` (status ${lastError.statusCode})`;
     return { outcome: "error", error: `${lastError.message}${status}` };
@@ -105,4 +119,9 @@ export function decideOutcome(
     return { outcome: "finished" };
   }
   return { outcome: "truncated", error: `the last step ended with "${reason}", not "stop"` };
+}
+
+/** An agent's provider said its key or login is not accepted (401) or not allowed (403). */
+export function isProviderRefusal(error: { statusCode?: number | undefined }): boolean {
+  return error.statusCode === 401 || error.statusCode === 403;
 }

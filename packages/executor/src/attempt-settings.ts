@@ -1,4 +1,5 @@
 import { describeGiven, InvalidConfigError } from "@taskledger/core";
+import { checkPassEnv } from "./agent-environment.js";
 import { defaultEventParseLimits, type EventParseLimits } from "./opencode-events.js";
 import { defaultTranscriptLimits, type TranscriptLimits } from "./transcript.js";
 
@@ -32,7 +33,7 @@ export function attemptSettings(options: AttemptLimitOptions) {
 
 /**
  * Throws `InvalidConfigError` for a model not in the agent's form (opencode's `provider/model`, or a
- * plain model name) or a non-positive limit.
+ * plain model name), a non-positive limit, a `passEnv` that names no variable or a bad `baseUrl`.
  */
 export function checkExecutorOptions(
   options: AttemptLimitOptions & { model: string } & Record<string, unknown>,
@@ -48,6 +49,17 @@ export function checkExecutorOptions(
     ) {
       throw new InvalidConfigError(`${key} must be a positive number, got ${describeGiven(value)}`);
     }
+  }
+  checkPassEnv(options.passEnv);
+  checkBaseUrl(options.baseUrl);
+}
+
+/** The agent's endpoint: an http(s) URL. */
+function checkBaseUrl(value: unknown): void {
+  if (value === undefined) return;
+  const url = typeof value === "string" && URL.canParse(value) ? new URL(value) : undefined;
+  if (url?.protocol !== "http:" && url?.protocol !== "https:") {
+    throw new InvalidConfigError(`baseUrl must be an http(s) URL, got ${JSON.stringify(value)}`);
   }
 }
 

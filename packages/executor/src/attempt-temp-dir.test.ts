@@ -88,16 +88,20 @@ describe("each attempt's temp directory", { timeout: 150_000 }, () => {
     cleanups.push(async () => {
       live.kill("SIGKILL");
     });
-    const stale = `taskledger-opencode-${await deadPid()}-x`;
-    const inUse = `taskledger-opencode-${live.pid}-x`;
-    for (const name of [stale, inUse]) {
+    const dead = await deadPid();
+    // Every agent's directories: Claude Code's and Codex's are named after them.
+    const stale = ["opencode", "claude-code", "codex"].map(
+      (agent) => `taskledger-${agent}-${dead}-x`,
+    );
+    const inUse = ["opencode", "claude-code", "codex"].map((a) => `taskledger-${a}-${live.pid}-x`);
+    for (const name of [...stale, ...inUse]) {
       await mkdir(join(privateTmp, name, "tmp"), { recursive: true });
     }
     const server = await scriptedServer([{ text: "Hello." }]);
     const result = await executorFor(server).run("Hi", runOptions(await workDir()));
     expect(result.outcome).toBe("finished");
     const entries = await tmpEntries();
-    expect(entries).not.toContain(stale);
-    expect(entries).toContain(inUse);
+    for (const name of stale) expect(entries).not.toContain(name);
+    for (const name of inUse) expect(entries).toContain(name);
   });
 });

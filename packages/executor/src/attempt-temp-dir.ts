@@ -3,8 +3,19 @@ import { join } from "node:path";
 import { isProcessAlive, sweepDeadProcessDirs } from "@taskledger/core";
 import { processesWithEnvWhere, signalTracked } from "./process-tree.js";
 
-/** Every attempt directory's name starts with this, then the owning process's pid and a dash. */
+/** An opencode attempt directory's name starts with this, then the owning process's pid and a dash. */
 export const attemptDirPrefix = "taskledger-opencode-";
+
+/** The agents whose attempt directories (`taskledger-<agent>-<pid>-…`) the sweep looks for. */
+const agentDirNames = ["opencode", "claude-code", "codex"] as const;
+
+/** An agent an attempt directory is named after. */
+export type AttemptDirAgent = (typeof agentDirNames)[number];
+
+/** The start of the name of an attempt directory of `agent`. */
+export function attemptDirPrefixOf(agent: string): string {
+  return `taskledger-${agent}-`;
+}
 
 /** How long removing one directory may take before it is left for the next sweep. */
 const removeTimeoutMs = 10_000;
@@ -12,11 +23,15 @@ const removeTimeoutMs = 10_000;
 /**
  * Creates an attempt's own directory under `parent`, named after this process so that a later
  * process can tell a leftover from one in use. A directory kept for diagnosis is named without
- * the pid, so no sweep removes it.
+ * the pid, so no sweep removes it. Named after its agent (`taskledger-codex-<pid>-…`).
  */
-export function createAttemptRoot(parent: string, keep: boolean): Promise<string> {
+export function createAttemptRoot(
+  parent: string,
+  keep: boolean,
+  agent: AttemptDirAgent = "opencode",
+): Promise<string> {
   const owner = keep ? "kept" : String(process.pid);
-  return mkdtemp(join(parent, `${attemptDirPrefix}${owner}-`));
+  return mkdtemp(join(parent, `${attemptDirPrefixOf(agent)}${owner}-`));
 }
 
 /** Removes a directory and all in it; bounded, and never throws (a leftover is swept later). */
@@ -35,9 +50,13 @@ export async function removeDir(path: string): Promise<void> {
  * Removes the attempt directories under `parent` whose owning process is gone (a crash, a
  * `kill -9`): any other process's directory, while it runs, is left alone.
  */
-export function sweepStaleAttemptDirs(parent: string): Promise<void> {
+export async function sweepStaleAttemptDirs(parent: string): Promise<void> {
   killOrphans(parent);
-  return sweepDeadProcessDirs(parent, attemptDirPrefix, removeDir);
+  await Promise.all(
+    agentDirNames.map((agent) =>
+      sweepDeadProcessDirs(parent, attemptDirPrefixOf(agent), removeDir),
+    ),
+  );
 }
 
 /**
@@ -45,7 +64,10 @@ export function sweepStaleAttemptDirs(parent: string): Promise<void> {
  * servers and their tools left by a host killed with its watchdog (nothing else could stop them).
  */
 function killOrphans(parent: string): void {
-  const owned = new RegExp(`^TMPDIR=${escapeRegExp(join(parent, attemptDirPrefix))}(\\d+)-`);
+  const prefixes = agentDirNames.map((agent) =>
+    escapeRegExp(join(parent, attemptDirPrefixOf(agent))),
+  );
+  const owned = new RegExp(`^TMPDIR=(?:${prefixes.join("|")})(\\d+)-`);
   const orphans = processesWithEnvWhere((entry) => owned.test(entry)).filter(
     ({ entry }) => !isProcessAlive(Number(owned.exec(entry)![1])),
   );

@@ -53,10 +53,22 @@ export class ClaudeCodeTranslator implements AgentLineTranslator {
       case "result":
         return this.result(value);
       case "system":
-        return [{ type: "unknown", rawType: `system/${clip(stringify(value.subtype), 60)}` }];
+        return this.system(value);
       default:
         return [{ type: "unknown", rawType: clip(stringify(value.type), 60) || "untyped" }];
     }
+  }
+
+  /** A retry of a refused key or login is an error already: the executor ends the attempt on it. */
+  private system(value: Json): OpencodeEvent[] {
+    const status = value.error_status;
+    if (value.subtype === "api_retry" && (status === 401 || status === 403)) {
+      const said = clip(stringify(value.error), 400) || "refused";
+      return [
+        { type: "error", message: `the model API answered ${status}: ${said}`, statusCode: status },
+      ];
+    }
+    return [{ type: "unknown", rawType: `system/${clip(stringify(value.subtype), 60)}` }];
   }
 
   end(): OpencodeEvent[] {

@@ -1,13 +1,14 @@
 import { join } from "node:path";
 import { expect } from "vitest";
 import { createClaudeCodeExecutor } from "./claude-code-executor.js";
-import { executorSuite } from "./test-support/executor-suite.js";
+import { agentBoundarySuite } from "./test-support/agent-boundary-suite.js";
+import { executorSuite, type SuiteAgent } from "./test-support/executor-suite.js";
 
 const sse = (name: string, payload: unknown) =>
   `event: ${name}\ndata: ${JSON.stringify(payload)}\n\n`;
 
 // The real `claude` binary from npm, `--bare`, against the scripted server's Anthropic face.
-executorSuite("the Claude Code executor on the real claude binary", {
+const agent: SuiteAgent = {
   make: (server, options) =>
     createClaudeCodeExecutor({
       model: "test-model",
@@ -16,8 +17,11 @@ executorSuite("the Claude Code executor on the real claude binary", {
       ...(options.binaryPath === undefined ? {} : { binaryPath: options.binaryPath }),
       // Claude Code's commander refuses an unknown permission mode before it starts.
       ...(options.badConfig ? { permissionMode: "ask-everyone" as "plan" } : {}),
-      // `sleep` is no command Claude Code runs unasked; the abort case's tool sleeps.
-      allowedTools: ["Bash(sleep:*)"],
+      // `sleep` and `env` are no commands Claude Code runs unasked; the abort case's tool sleeps,
+      // the environment case's prints `env`.
+      allowedTools: ["Bash(sleep:*)", "Bash(env:*)"],
+      ...(options.passEnv ? { passEnv: options.passEnv } : {}),
+      ...(options.keepAttemptDirs ? { keepAttemptDirs: true } : {}),
       env: {
         ANTHROPIC_BASE_URL: server.anthropicBaseURL,
         ANTHROPIC_API_KEY: "test-key",
@@ -74,4 +78,11 @@ executorSuite("the Claude Code executor on the real claude binary", {
     },
     hangTimeoutMs: 5000,
   },
+};
+executorSuite("the Claude Code executor on the real claude binary", agent);
+agentBoundarySuite("the Claude Code executor on the real claude binary", agent, {
+  // Claude Code names the refusal in its retry notice; the attempt ends on the first.
+  refusalMessage: /authentication_failed/,
+  dirPrefix: "taskledger-claude-code-",
+  refusedRequests: 2,
 });

@@ -22,9 +22,19 @@ import {
 /** The Claude Code release this package is tested against (its `@anthropic-ai/claude-code` dev dependency). */
 export const claudeCodeVersion = "2.1.328";
 
+/** The variables Claude Code signs in and finds its endpoint with, passed from the host when set. */
+export const claudeCodeProviderEnv: readonly string[] = [
+  "ANTHROPIC_API_KEY",
+  "ANTHROPIC_AUTH_TOKEN",
+  "ANTHROPIC_BASE_URL",
+  "CLAUDE_CODE_OAUTH_TOKEN",
+];
+
 export interface ClaudeCodeExecutorOptions extends CliAgentOptions, AgentEnvironmentOptions {
   /** A model name or alias as `claude --model` takes it (`sonnet`, `claude-sonnet-4-5`, …). */
   model: string;
+  /** The agent's endpoint (an Anthropic Messages API server): its `ANTHROPIC_BASE_URL`. */
+  baseUrl?: string;
   /**
    * `api-key` (default): `ANTHROPIC_API_KEY` from the environment, and `--bare` (no hooks, plugins,
    * OAuth or keychain). `login`: the user's own Claude login: `CLAUDE_CODE_OAUTH_TOKEN` from the
@@ -60,6 +70,7 @@ export const claudeCodeOptionKeys: Record<keyof ClaudeCodeExecutorOptions, true>
   mcpServers: true,
   settings: true,
   projectConfig: true,
+  baseUrl: true,
 };
 
 /** Runs each attempt as a fresh `claude -p --output-format stream-json` session. */
@@ -106,15 +117,23 @@ export class ClaudeCodeExecutor extends CliAgentExecutor<ClaudeCodeExecutorOptio
       mkdir(tmp, { recursive: true }),
     ]);
     if (login) await linkCredentials(join(home, ".claude", ".credentials.json"));
-    const env = agentEnvironment(this.options, { drop: /^(CLAUDE|CLAUDECODE)/, home, tmp });
-    Object.assign(env, {
-      DISABLE_AUTOUPDATER: "1",
-      DISABLE_TELEMETRY: "1",
-      DISABLE_ERROR_REPORTING: "1",
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-      // It refuses to skip its prompts as root outside a sandbox; this one is inside one.
-      ...(options.confined ? { IS_SANDBOX: "1" } : {}),
-      ...this.options.env,
+    const env = agentEnvironment({
+      ...this.options,
+      env: {
+        DISABLE_AUTOUPDATER: "1",
+        DISABLE_TELEMETRY: "1",
+        DISABLE_ERROR_REPORTING: "1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        // It refuses to skip its prompts as root outside a sandbox; this one is inside one.
+        ...(options.confined ? { IS_SANDBOX: "1" } : {}),
+        ...(this.options.baseUrl === undefined ? {} : { ANTHROPIC_BASE_URL: this.options.baseUrl }),
+        ...this.options.env,
+      },
+      provider: claudeCodeProviderEnv,
+      // The user's own Claude config (`CLAUDE_CONFIG_DIR`, …) but for the ways to sign in.
+      drop: /^(CLAUDE(?!_CODE_OAUTH_TOKEN$)|XDG_)/,
+      home,
+      tmp,
     });
     const project = this.options.projectConfig ?? true;
     const args = [

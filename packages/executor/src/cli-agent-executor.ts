@@ -11,7 +11,7 @@ import {
   type SandboxedLaunch,
   stripControl,
 } from "@taskledger/core";
-import type { ProcessEnd } from "./attempt-outcome.js";
+import { isProviderRefusal, type ProcessEnd } from "./attempt-outcome.js";
 import { attemptResult } from "./attempt-result.js";
 import {
   type AttemptLimitOptions,
@@ -20,7 +20,12 @@ import {
   checkExecutorOptions,
   checkModel,
 } from "./attempt-settings.js";
-import { createAttemptRoot, removeDir, sweepStaleAttemptDirs } from "./attempt-temp-dir.js";
+import {
+  type AttemptDirAgent,
+  createAttemptRoot,
+  removeDir,
+  sweepStaleAttemptDirs,
+} from "./attempt-temp-dir.js";
 import { AttemptWatchdog } from "./attempt-watchdog.js";
 import type { EventParseLimits, OpencodeEvent } from "./opencode-events.js";
 import { priceStep } from "./price-step.js";
@@ -39,7 +44,7 @@ export interface CliAgentOptions extends AttemptLimitOptions {
   model: string;
   /** The agent's executable; default: the one its npm package installed. */
   binaryPath?: string;
-  /** Where attempt directories (`taskledger-opencode-<pid>-*`) are made; default the OS temp dir. */
+  /** Where attempt directories (`taskledger-<agent>-<pid>-*`) are made; default the OS temp dir. */
   workRoot?: string;
   /** Keep each attempt's directory for diagnosis; default false. */
   keepAttemptDirs?: boolean;
@@ -91,7 +96,7 @@ export interface AgentLaunch {
  */
 export abstract class CliAgentExecutor<Options extends CliAgentOptions> implements Executor {
   /** Names the agent in results and errors (`opencode`, `claude-code`, `codex`). */
-  protected abstract readonly agentName: string;
+  protected abstract readonly agentName: AttemptDirAgent;
   protected binary: string | undefined;
   /** The sweep of leftovers from dead processes, done once, before the first attempt. */
   private swept: Promise<void> | undefined;
@@ -184,7 +189,7 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
     this.swept ??= sweepStaleAttemptDirs(parent);
     await this.swept;
     const keep = this.options.keepAttemptDirs ?? false;
-    const root = await createAttemptRoot(parent, keep);
+    const root = await createAttemptRoot(parent, keep, this.agentName);
     let confinement: SandboxedLaunch | undefined;
     try {
       const confined = (await options.sandbox?.status())?.confined === true;
@@ -340,6 +345,8 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
           if (transcript.stepCount > settings.maxSteps) stop("step-limit");
           else if (transcript.unknownFinishStreak >= settings.maxUnknownFinishes)
             stop("unknown-finish-loop");
+          // The agent would retry a refused key for minutes (Claude Code: 10 times, backing off).
+          else if (event.type === "error" && isProviderRefusal(event)) stop("provider-refused");
         }
       }
     } catch {

@@ -1,13 +1,14 @@
 import { join } from "node:path";
 import { expect } from "vitest";
 import { createCodexExecutor } from "./codex-executor.js";
-import { executorSuite } from "./test-support/executor-suite.js";
+import { agentBoundarySuite } from "./test-support/agent-boundary-suite.js";
+import { executorSuite, type SuiteAgent } from "./test-support/executor-suite.js";
 
 const sse = (name: string, payload: object) =>
   `event: ${name}\ndata: ${JSON.stringify({ type: name, ...payload })}\n\n`;
 
 // The real `codex` binary from npm, in its workspace-write sandbox, against the Responses face.
-executorSuite("the Codex executor on the real codex binary", {
+const agent: SuiteAgent = {
   make: (server, options) =>
     createCodexExecutor({
       model: "test-model",
@@ -21,6 +22,8 @@ executorSuite("the Codex executor on the real codex binary", {
         streamMaxRetries: 0,
       },
       ...(options.badConfig ? { config: { no_such_setting: true } } : {}),
+      ...(options.passEnv ? { passEnv: options.passEnv } : {}),
+      ...(options.keepAttemptDirs ? { keepAttemptDirs: true } : {}),
       env: { SCRIPTED_KEY: "test-key", ...options.env },
     }),
   otherModel: { agentModel: "other-model", wire: "other-model" },
@@ -60,14 +63,33 @@ executorSuite("the Codex executor on the real codex binary", {
       // Codex asks nobody (`approval_policy = never`): its sandbox refuses the write instead, and
       // the model is told so.
       expect(result.outcome).toBe("finished");
-      expect(JSON.stringify(requests.at(-1)?.body)).toContain("Read-only file system");
-      // Codex 0.169's `exec --json` may leave a refused command out of its stream (it did in every
-      // run here on 2026-11-24); one it does report is an error.
-      for (const call of result.toolCalls) {
-        expect(call).toMatchObject({ tool: "bash", status: "error" });
-        expect(call.output).toContain("Read-only file system");
-      }
+      // What the model was told, the one account Codex always gives: one command, refused.
+      const body = requests.at(-1)?.body as { input?: { type?: string; output?: unknown }[] };
+      const outputs = (body?.input ?? []).filter((item) => item.type === "function_call_output");
+      expect(outputs).toHaveLength(1);
+      expect(JSON.stringify(outputs[0]?.output)).toContain("Read-only file system");
+      // Codex 0.169's `exec --json` reports the refused command in some runs only (2 of 3 here on
+      // 2026-11-25): at most that one call, an error when it is there.
+      expect(result.toolCalls.length).toBeLessThanOrEqual(1);
+      expect(result.toolCalls).toEqual(
+        result.toolCalls.length === 0
+          ? []
+          : [
+              expect.objectContaining({
+                tool: "bash",
+                status: "error",
+                output: expect.stringContaining("Read-only file system"),
+              }),
+            ],
+      );
     },
     hangTimeoutMs: 5000,
   },
+};
+executorSuite("the Codex executor on the real codex binary", agent);
+agentBoundarySuite("the Codex executor on the real codex binary", agent, {
+  refusalMessage: /Incorrect API key provided: sk-bad/,
+  // Codex retries a 401 itself, within a second or two.
+  dirPrefix: "taskledger-codex-",
+  refusedRequests: 6,
 });

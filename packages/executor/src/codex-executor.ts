@@ -1,6 +1,6 @@
 import { mkdir, symlink } from "node:fs/promises";
 import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import { refuseUnknownKeys } from "@taskledger/core";
 import { resolveAgentBinary } from "./agent-binary.js";
 import {
@@ -36,9 +36,17 @@ export interface CodexProvider {
   streamMaxRetries?: number;
 }
 
+/** The variables Codex signs in with, passed from the host when set (`OPENAI_API_KEY` becomes `CODEX_API_KEY`). */
+export const codexProviderEnv: readonly string[] = ["CODEX_API_KEY", "OPENAI_API_KEY"];
+
 export interface CodexExecutorOptions extends CliAgentOptions, AgentEnvironmentOptions {
   /** A model name as `codex exec -m` takes it (`gpt-5-codex`, …). */
   model: string;
+  /**
+   * The agent's endpoint (a Responses API server), as a `model_providers` entry keyed by
+   * `CODEX_API_KEY`; `provider` says more (its own id, key variable, wire API).
+   */
+  baseUrl?: string;
   /**
    * `api-key` (default): `OPENAI_API_KEY`/`CODEX_API_KEY` from the environment (or the provider's
    * `envKey`). `login`: the user's `codex login`: `auth.json` of `~/.codex` (or `CODEX_HOME`),
@@ -61,6 +69,7 @@ export const codexOptionKeys: Record<keyof CodexExecutorOptions, true> = {
   provider: true,
   sandbox: true,
   config: true,
+  baseUrl: true,
 };
 
 /** Runs each attempt as a fresh `codex exec --json` session. */
@@ -74,6 +83,14 @@ export class CodexExecutor extends CliAgentExecutor<CodexExecutorOptions> {
 
   protected override pricedModel(model: string): string {
     return `${this.options.provider?.id ?? "openai"}/${model}`;
+  }
+
+  /** `provider`, or the endpoint `baseUrl` names: keyed by CODEX_API_KEY, or by the user's login. */
+  private provider(): (CodexProvider & { login?: boolean }) | undefined {
+    const { provider, baseUrl } = this.options;
+    if (provider || baseUrl === undefined) return provider;
+    const login = this.options.auth === "login";
+    return { id: "taskledger", baseUrl, envKey: "CODEX_API_KEY", ...(login ? { login } : {}) };
   }
 
   protected resolveBinary(binaryPath: string | undefined): string {
@@ -106,12 +123,22 @@ export class CodexExecutor extends CliAgentExecutor<CodexExecutorOptions> {
       const userHome = process.env.CODEX_HOME ?? join(homedir(), ".codex");
       await symlink(join(userHome, "auth.json"), join(codexHome, "auth.json")).catch(() => {});
     }
-    const env = agentEnvironment(this.options, { drop: /^CODEX_/, home, tmp });
-    env.CODEX_HOME = codexHome;
+    const provider = this.provider();
+    const env = agentEnvironment({
+      ...this.options,
+      env: { CODEX_HOME: codexHome, ...this.options.env },
+      provider: [...codexProviderEnv, ...(provider ? [provider.envKey] : [])],
+      drop: /^(CODEX_(?!API_KEY$)|XDG_)/,
+      home,
+      tmp,
+    });
+    // Codex 0.169 sends a key from CODEX_API_KEY only; OPENAI_API_KEY is the one users have.
+    if (this.options.auth !== "login" && !env.CODEX_API_KEY && env.OPENAI_API_KEY) {
+      env.CODEX_API_KEY = env.OPENAI_API_KEY;
+    }
     // Codex's own helpers (rg) sit beside its binary in the npm package.
     const helpers = join(dirname(dirname(this.binary ?? "")), "codex-path");
-    env.PATH = `${helpers}:${env.PATH ?? ""}`;
-    Object.assign(env, this.options.env);
+    env.PATH = `${helpers}${delimiter}${env.PATH ?? ""}`;
     const overrides: Record<string, string | number | boolean> = {
       approval_policy: '"never"',
       // The attempt's directory and its private TMPDIR are writable; the shared /tmp is not.
@@ -122,7 +149,10 @@ export class CodexExecutor extends CliAgentExecutor<CodexExecutorOptions> {
       // Measured: without these two, each run calls ab.chatgpt.com (metrics) and GitHub (plugins).
       "analytics.enabled": false,
       "features.plugins": false,
-      ...providerOverrides(this.options.provider),
+      // Codex writes its commands' shell environment under CODEX_HOME (`shell_snapshots/*.sh`):
+      // no key of the attempt's may land on disk.
+      "features.shell_snapshot": false,
+      ...providerOverrides(provider),
       ...this.options.config,
     };
     const args = [
@@ -161,13 +191,16 @@ export class CodexExecutor extends CliAgentExecutor<CodexExecutorOptions> {
   }
 }
 
-function providerOverrides(provider: CodexProvider | undefined): Record<string, string> {
+function providerOverrides(
+  provider: (CodexProvider & { login?: boolean }) | undefined,
+): Record<string, string> {
   if (!provider) return {};
   const id = provider.id ?? "taskledger";
   const fields = [
     `name=${JSON.stringify(id)}`,
     `base_url=${JSON.stringify(provider.baseUrl)}`,
-    `env_key=${JSON.stringify(provider.envKey)}`,
+    // A login signs in as Codex does with OpenAI (auth.json), not with a key variable.
+    provider.login ? "requires_openai_auth=true" : `env_key=${JSON.stringify(provider.envKey)}`,
     `wire_api=${JSON.stringify(provider.wireApi ?? "responses")}`,
   ];
   if (provider.requestMaxRetries !== undefined) {

@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   buildRunConfig,
-  buildRunEnv,
   createAttemptDirs,
   defaultPermission,
+  hermeticEnvironment,
 } from "./hermetic-config.js";
 
 describe("hermetic config", () => {
@@ -43,39 +43,49 @@ describe("hermetic config", () => {
     expect(Object.values(permission)).not.toContain("ask");
   });
 
-  it("keeps the host's environment but nothing that points opencode elsewhere", async () => {
+  it("gives opencode its list of the host's environment, nothing that points it elsewhere", async () => {
     const root = await mkdtemp(join(tmpdir(), "hermetic-"));
+    const host = {
+      OPENCODE_CONFIG: "/home/me/oc.json",
+      XDG_CONFIG_HOME: "/home/me/.config",
+      ANTHROPIC_API_KEY: "k",
+      OPENAI_API_KEY: "not-this-run's",
+      MY_SECRET: "s",
+    };
+    const saved = Object.fromEntries(Object.keys(host).map((key) => [key, process.env[key]]));
+    Object.assign(process.env, host);
     try {
       const dirs = await createAttemptDirs(root, "1.18.33");
-      const env = buildRunEnv({
-        dirs,
-        config: { autoupdate: false },
-        inheritGlobalConfig: false,
-        projectConfig: false,
-        base: {
-          PATH: "/bin",
-          OPENCODE_CONFIG: "/home/me/oc.json",
-          XDG_CONFIG_HOME: "/home/me/.config",
-          TMPDIR: "/tmp",
-          ANTHROPIC_API_KEY: "k",
+      const env = hermeticEnvironment(
+        {
+          model: "anthropic/claude",
+          config: { autoupdate: false },
+          projectConfig: false,
+          // process.env's type: an unset entry is left out, never written as "undefined".
+          env: { EXTRA: "1", UNSET: undefined },
         },
-        // process.env's type: an unset entry is left out, never written as "undefined".
-        extra: { EXTRA: "1", UNSET: undefined },
-      });
+        { agent: "build", timeoutMs: 60_000, maxSteps: 5 },
+        "anthropic/claude",
+        dirs,
+      );
       expect("UNSET" in env).toBe(false);
       expect(env).toMatchObject({
-        PATH: "/bin",
+        PATH: process.env.PATH,
         ANTHROPIC_API_KEY: "k",
         EXTRA: "1",
+        HOME: dirs.home,
         XDG_CONFIG_HOME: dirs.config,
         XDG_DATA_HOME: dirs.data,
         TMPDIR: dirs.tmp,
         TMP: dirs.tmp,
         TEMP: dirs.tmp,
-        OPENCODE_CONFIG_CONTENT: '{"autoupdate":false}',
         OPENCODE_DISABLE_MODELS_FETCH: "1",
         OPENCODE_DISABLE_PROJECT_CONFIG: "1",
       });
+      expect(JSON.parse(env.OPENCODE_CONFIG_CONTENT ?? "")).toMatchObject({ autoupdate: false });
+      // Another provider's key and an unrelated secret stay on the host.
+      expect(env.OPENAI_API_KEY).toBeUndefined();
+      expect(env.MY_SECRET).toBeUndefined();
       expect(env.OPENCODE_CONFIG).toBeUndefined();
       // The seeded config directory: opencode finds its plugin package "installed".
       const configDir = join(dirs.config, "opencode");
@@ -87,7 +97,26 @@ describe("hermetic config", () => {
       const lock = JSON.parse(await readFile(join(configDir, "package-lock.json"), "utf8"));
       expect(lock.packages[""].dependencies).toEqual({ "@opencode-ai/plugin": "1.18.33" });
     } finally {
+      for (const [key, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
       await rm(root, { recursive: true, force: true });
     }
+  });
+
+  it("points the executor's provider at the agent's endpoint over the host's config", () => {
+    const config = buildRunConfig({
+      model: "acme/m1",
+      agent: "build",
+      hostConfig: { provider: { acme: { options: { baseURL: "http://127.0.0.1:1/v1" } } } },
+      permission: undefined,
+      timeoutMs: 60_000,
+      maxSteps: 7,
+      baseUrl: { provider: "acme", url: "http://127.0.0.1:2/v1" },
+    });
+    expect(config).toMatchObject({
+      provider: { acme: { options: { baseURL: "http://127.0.0.1:2/v1" } } },
+    });
   });
 });

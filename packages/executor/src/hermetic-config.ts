@@ -1,5 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { agentEnvironment } from "./agent-environment.js";
+import { opencodeKeyVariables } from "./opencode-provider-keys.js";
 
 /** An opencode config object (opencode.json), as loose JSON. */
 export type OpencodeConfig = Record<string, unknown>;
@@ -48,6 +50,8 @@ export interface RunConfigInput {
   permission: Record<string, unknown> | undefined;
   timeoutMs: number;
   maxSteps: number;
+  /** The agent's endpoint: the `baseURL` of this provider's options. */
+  baseUrl?: { provider: string; url: string } | undefined;
 }
 
 /**
@@ -85,6 +89,9 @@ export function buildRunConfig(input: RunConfigInput): OpencodeConfig {
       },
     },
     ...(input.permission ? { permission: input.permission } : {}),
+    ...(input.baseUrl
+      ? { provider: { [input.baseUrl.provider]: { options: { baseURL: input.baseUrl.url } } } }
+      : {}),
   };
   return deepMerge(deepMerge(defaults, input.hostConfig ?? {}), forced);
 }
@@ -106,6 +113,8 @@ export interface AttemptDirs {
   data: string;
   state: string;
   cache: string;
+  /** opencode's HOME: nothing of the user's home is read through it. */
+  home: string;
   /** opencode's TMPDIR: it unpacks a native library there on every start and never deletes it. */
   tmp: string;
 }
@@ -125,6 +134,7 @@ export async function createAttemptDirs(
     data: join(root, "data"),
     state: join(root, "state"),
     cache: join(root, "cache"),
+    home: join(root, "home"),
     tmp: join(root, "tmp"),
   };
   const opencodeConfigDir = join(dirs.config, "opencode");
@@ -133,6 +143,7 @@ export async function createAttemptDirs(
     mkdir(dirs.data, { recursive: true }),
     mkdir(dirs.state, { recursive: true }),
     mkdir(dirs.cache, { recursive: true }),
+    mkdir(dirs.home, { recursive: true }),
     mkdir(dirs.tmp, { recursive: true }),
   ]);
   const dependencies = { "@opencode-ai/plugin": opencodeVersion };
@@ -146,23 +157,16 @@ export async function createAttemptDirs(
   return dirs;
 }
 
-/** Environment for an attempt: the host's, minus anything that would point opencode elsewhere. */
+/** Environment for an attempt: `base` (the agent's list of the host's), and opencode's own. */
 export function buildRunEnv(input: {
   dirs: AttemptDirs;
   config: OpencodeConfig;
   inheritGlobalConfig: boolean;
   projectConfig: boolean;
-  base: NodeJS.ProcessEnv;
+  base: Record<string, string>;
   extra: Record<string, string | undefined> | undefined;
 }): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(input.base)) {
-    if (value === undefined) continue;
-    if (!input.inheritGlobalConfig && (key.startsWith("OPENCODE_") || key.startsWith("XDG_"))) {
-      continue;
-    }
-    env[key] = value;
-  }
+  const env: Record<string, string> = { ...input.base };
   Object.assign(env, {
     XDG_DATA_HOME: input.dirs.data,
     XDG_STATE_HOME: input.dirs.state,
@@ -204,14 +208,23 @@ export interface HermeticOptions {
   projectConfig?: boolean;
   inheritEnv?: boolean;
   env?: Record<string, string | undefined>;
+  passEnv?: readonly string[];
+  /** The agent's endpoint: the `baseURL` of the executor's model's provider. */
+  baseUrl?: string;
+  /** The executor's own model. */
+  model: string;
 }
 
-/** An attempt's config and environment, the same for the CLI and the server executor. */
+/**
+ * An attempt's config and environment, the same for the CLI and the server executor. `models`: every
+ * model the process may run, whose providers' key variables it gets (default: `model`).
+ */
 export function hermeticEnvironment(
   options: HermeticOptions,
   settings: { agent: string; timeoutMs: number; maxSteps: number },
   model: string,
   dirs: AttemptDirs,
+  models: readonly string[] = [model],
 ): Record<string, string> {
   const config = buildRunConfig({
     model,
@@ -220,13 +233,32 @@ export function hermeticEnvironment(
     permission: options.permission,
     timeoutMs: settings.timeoutMs,
     maxSteps: settings.maxSteps,
+    baseUrl:
+      options.baseUrl === undefined
+        ? undefined
+        : { provider: options.model.split("/")[0] ?? "", url: options.baseUrl },
+  });
+  const global = options.inheritGlobalConfig ?? false;
+  // The user's global opencode config is found through their own HOME and OPENCODE_* variables.
+  const own = global
+    ? Object.keys(process.env).filter(
+        (key) => key.startsWith("OPENCODE_") || key === "XDG_CONFIG_HOME",
+      )
+    : [];
+  const base = agentEnvironment({
+    provider: [...opencodeKeyVariables([...models, options.model], options.config), ...own],
+    ...(options.passEnv ? { passEnv: options.passEnv } : {}),
+    ...(options.inheritEnv === undefined ? {} : { inheritEnv: options.inheritEnv }),
+    ...(global ? {} : { drop: /^(OPENCODE_|XDG_)/ }),
+    home: global ? process.env.HOME : dirs.home,
+    tmp: dirs.tmp,
   });
   return buildRunEnv({
     dirs,
     config,
-    inheritGlobalConfig: options.inheritGlobalConfig ?? false,
+    inheritGlobalConfig: global,
     projectConfig: options.projectConfig ?? true,
-    base: options.inheritEnv === false ? { PATH: process.env.PATH } : process.env,
+    base,
     extra: options.env,
   });
 }

@@ -1,4 +1,11 @@
 export {
+  type AgentEnvironmentInput,
+  type AgentEnvironmentOptions,
+  agentEnvironment,
+  baseEnvironmentNames,
+  environmentNamePattern,
+} from "./agent-environment.js";
+export {
   type AgentName,
   AgentSwitchExecutor,
   agentNames,
@@ -8,6 +15,7 @@ export { decideOutcome, type ProcessEnd, tinyStopOutputTokens } from "./attempt-
 export {
   ClaudeCodeExecutor,
   type ClaudeCodeExecutorOptions,
+  claudeCodeProviderEnv,
   claudeCodeVersion,
   createClaudeCodeExecutor,
 } from "./claude-code-executor.js";
@@ -16,6 +24,7 @@ export {
   CodexExecutor,
   type CodexExecutorOptions,
   type CodexProvider,
+  codexProviderEnv,
   codexVersion,
   createCodexExecutor,
 } from "./codex-executor.js";
@@ -37,6 +46,7 @@ export {
   type OpencodeExecutorOptions,
   opencodeVersion,
 } from "./opencode-executor.js";
+export { opencodeKeyVariables } from "./opencode-provider-keys.js";
 export {
   createOpencodeServerExecutor,
   OpencodeServerExecutor,

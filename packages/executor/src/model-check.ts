@@ -123,6 +123,8 @@ export function modelCheckFor(
   options: HermeticOptions & AttemptLimitOptions & { model: string; workRoot?: string },
   watchdog: AttemptWatchdog,
   binary: () => string,
+  /** Every model the run may use: `opencode models` lists only those whose provider's key it has. */
+  models: () => readonly string[] = () => [options.model],
 ): ModelCheck {
   const settings = attemptSettings(options);
   return new ModelCheck(
@@ -132,7 +134,7 @@ export function modelCheckFor(
           binary: binary(),
           parent: options.workRoot ?? tmpdir(),
           opencodeVersion,
-          env: (dirs) => hermeticEnvironment(options, settings, options.model, dirs),
+          env: (dirs) => hermeticEnvironment(options, settings, options.model, dirs, models()),
           watchdog,
         },
         signal,

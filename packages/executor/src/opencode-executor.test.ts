@@ -4,8 +4,9 @@ import { join } from "node:path";
 import { alive, scriptedOpencodeProvider } from "@taskledger/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import type { OpencodeServerExecutor } from "./opencode-server-executor.js";
+import { agentBoundarySuite } from "./test-support/agent-boundary-suite.js";
 import { type ExecutorKind, executorHarness } from "./test-support/executor-harness.js";
-import { executorSuite } from "./test-support/executor-suite.js";
+import { executorSuite, type SuiteAgent } from "./test-support/executor-suite.js";
 
 const { scriptedServer, workDir, executorFor, runOptions, cleanup } = executorHarness();
 afterAll(cleanup);
@@ -17,7 +18,7 @@ const chunk = (delta: unknown) =>
 
 // The shared suite, on both ways of running opencode: the evaluator cannot tell them apart.
 for (const kind of kinds) {
-  executorSuite(`the ${kind} executor on the real opencode binary`, {
+  const agent: SuiteAgent = {
     make: (server, options) => {
       const models = options.otherModel ? ["test-model", "other-model"] : ["test-model"];
       const provider = scriptedOpencodeProvider(server, { models });
@@ -61,6 +62,12 @@ for (const kind of kinds) {
       noFinishStop: "unknown-finish-loop",
       hangTimeoutMs: 15_000,
     },
+  };
+  executorSuite(`the ${kind} executor on the real opencode binary`, agent);
+  agentBoundarySuite(`the ${kind} executor on the real opencode binary`, agent, {
+    refusalMessage: /Incorrect API key provided: sk-bad/,
+    dirPrefix: "taskledger-opencode-",
+    refusedRequests: 1,
   });
 }
 

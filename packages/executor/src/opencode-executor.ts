@@ -40,10 +40,20 @@ export interface OpencodeExecutorOptions extends CliAgentOptions {
   maxUnknownFinishes?: number;
   /** Time between SIGTERM and SIGKILL of the process group; default 2 s. */
   killGraceMs?: number;
-  /** Extra environment for opencode (API keys, `OPENCODE_AUTH_CONTENT`, …); `process.env` works, unset entries are left out. */
+  /** Extra environment for opencode (API keys, `OPENCODE_AUTH_CONTENT`, …); unset entries are left out. */
   env?: Record<string, string | undefined>;
-  /** Pass the host's own environment through (minus `OPENCODE_*` and `XDG_*`); default true. */
+  /**
+   * Host variables opencode gets besides its list (PATH, locale, terminal, TZ, proxies, the key
+   * variables of its models' providers): `["DATABASE_URL"]`, …
+   */
+  passEnv?: readonly string[];
+  /**
+   * @deprecated Pass the host's whole environment (minus `OPENCODE_*` and `XDG_*`), as before the
+   * allowlist; name what opencode needs in `passEnv` instead. Default false.
+   */
   inheritEnv?: boolean;
+  /** The agent's endpoint: the `baseURL` of the provider of `model` in opencode's config. */
+  baseUrl?: string;
   /** Let the user's global opencode config, plugins and skills in; default false. */
   inheritGlobalConfig?: boolean;
   /** Load `opencode.json` and `.opencode/` of the working directory; default true. */
@@ -64,17 +74,25 @@ export const opencodeOptionKeys: Record<keyof OpencodeExecutorOptions, true> = {
   projectConfig: true,
   plugins: true,
   title: true,
+  baseUrl: true,
 };
 
 /** Runs each attempt of a sub-task as a fresh `opencode run --format json` session. */
 export class OpencodeExecutor extends CliAgentExecutor<OpencodeExecutorOptions> {
   protected readonly agentName = "opencode";
   private readonly models: ModelCheck;
+  /** The agent models the run said it may use (`preflight`): their providers' keys are passed. */
+  private runModels: readonly string[] = [];
 
   constructor(options: OpencodeExecutorOptions) {
     super(options);
     refuseUnknownKeys(options, opencodeOptionKeys, "createOpencodeExecutor");
-    this.models = modelCheckFor(options, this.watchdog, () => this.agentBinary());
+    this.models = modelCheckFor(
+      options,
+      this.watchdog,
+      () => this.agentBinary(),
+      () => [options.model, ...this.runModels],
+    );
   }
 
   /** The opencode binary is there and knows every agent model the run may use; before a plan is paid for. */
@@ -83,6 +101,7 @@ export class OpencodeExecutor extends CliAgentExecutor<OpencodeExecutorOptions> 
     abortSignal: AbortSignal;
   }): Promise<void> {
     await super.preflight(input);
+    this.runModels = [...input.agentModels];
     await checkModels(this.models, [this.options.model, ...input.agentModels], input.abortSignal);
   }
 

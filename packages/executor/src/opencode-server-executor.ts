@@ -62,6 +62,8 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
   private readonly watchdog: AttemptWatchdog;
   private readonly pool: ServerPool;
   private readonly models: ModelCheck;
+  /** The agent models the run said it may use (`preflight`): a server gets their providers' keys. */
+  private runModels: readonly string[] = [];
 
   constructor(private readonly options: OpencodeServerExecutorOptions) {
     refuseUnknownKeys(options, opencodeServerOptionKeys, "createOpencodeServerExecutor");
@@ -74,10 +76,15 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
     ]);
     const settings = attemptSettings(options);
     this.watchdog = new AttemptWatchdog(settings.killGraceMs);
-    this.models = modelCheckFor(options, this.watchdog, () => {
-      this.binary ??= resolveOpencodeBinary(this.options.binaryPath);
-      return this.binary;
-    });
+    this.models = modelCheckFor(
+      options,
+      this.watchdog,
+      () => {
+        this.binary ??= resolveOpencodeBinary(this.options.binaryPath);
+        return this.binary;
+      },
+      () => [options.model, ...this.runModels],
+    );
     this.pool = new ServerPool(
       Math.floor(options.poolSize ?? 4),
       (signal, pin) => this.startServer(signal, pin),
@@ -98,6 +105,7 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
     abortSignal: AbortSignal;
   }): Promise<void> {
     this.binary ??= resolveOpencodeBinary(this.options.binaryPath);
+    this.runModels = [...input.agentModels];
     await checkModels(this.models, [this.options.model, ...input.agentModels], input.abortSignal);
   }
 
@@ -235,7 +243,10 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
     await this.swept;
     const root = await createAttemptRoot(parent, this.options.keepAttemptDirs ?? false);
     const dirs = await createAttemptDirs(root, opencodeVersion);
-    const env = hermeticEnvironment(this.options, settings, this.options.model, dirs);
+    const env = hermeticEnvironment(this.options, settings, this.options.model, dirs, [
+      this.options.model,
+      ...this.runModels,
+    ]);
     const input = {
       binary: this.binary ?? resolveOpencodeBinary(this.options.binaryPath),
       env,

@@ -56,6 +56,8 @@ export interface SuiteOptions {
   badConfig?: boolean;
   /** Make the agent refuse to run commands without asking (opencode: `bash: ask`). */
   askForCommands?: boolean;
+  /** Host variables the agent gets besides its own list. */
+  passEnv?: string[];
 }
 
 /** An agent, as the suite drives it. */
