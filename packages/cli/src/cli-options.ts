@@ -13,6 +13,7 @@ import { defaultModels, type Provider } from "@taskledger/llm";
 import { type AgentEnvDefaults, type AgentEnvFlags, agentEnvOf } from "./agent-env-options.js";
 import { type BestOfDefaults, type BestOfFlags, bestOfOf } from "./best-of-options.js";
 import { type EnvironmentDefaults, environmentOf } from "./environment-options.js";
+import { otlpUrl } from "./otlp-options.js";
 import {
   type SandboxChoice,
   type SandboxDefaults,
@@ -20,6 +21,8 @@ import {
   sandboxOf,
 } from "./sandbox-options.js";
 import { UsageError } from "./usage-error.js";
+
+export { otlpFromEnv } from "./otlp-options.js";
 
 export const providers: readonly Provider[] = [
   "anthropic",
@@ -331,40 +334,6 @@ function dollars(value: string): number {
     throw new UsageError(`--max-cost must be US dollars above 0, such as 2.50; got "${value}"`);
   }
   return n;
-}
-
-function otlpUrl(value: string, name = "--otlp"): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError(`${name} must be an http(s) URL; got "${value}"`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new UsageError(`${name} must be an http(s) URL; got "${value}"`);
-  }
-  // A collector's base URL gets the standard traces path, as OTEL_EXPORTER_OTLP_ENDPOINT does.
-  if (url.pathname === "/" || url.pathname === "") url.pathname = "/v1/traces";
-  return url.toString();
-}
-
-/**
- * Where spans go without `--otlp`: OpenTelemetry's own variables, the traces endpoint as it is,
- * else the base endpoint with `v1/traces` appended; none when `OTEL_SDK_DISABLED` is true.
- */
-export function otlpFromEnv(env: Readonly<Record<string, string | undefined>>): string | undefined {
-  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true") return undefined;
-  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
-  if (traces) {
-    otlpUrl(traces, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
-    return traces;
-  }
-  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
-  if (!base) return undefined;
-  otlpUrl(base, "OTEL_EXPORTER_OTLP_ENDPOINT");
-  const url = new URL(base);
-  url.pathname = `${url.pathname.replace(/\/$/, "")}/v1/traces`;
-  return url.toString();
 }
 
 /** `--prices FILE`: `{ "provider/model": { "inputPerMillion": 3, "outputPerMillion": 15 } }`. */
