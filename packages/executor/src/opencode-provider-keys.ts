@@ -1,4 +1,3 @@
-import type { OpencodeConfig } from "./hermetic-config.js";
 import { opencodeProviderEnv } from "./opencode-provider-env.js";
 
 /**
@@ -7,7 +6,7 @@ import { opencodeProviderEnv } from "./opencode-provider-env.js";
  */
 export function opencodeKeyVariables(
   models: readonly string[],
-  config: OpencodeConfig | undefined,
+  config: Record<string, unknown> | undefined,
 ): string[] {
   const names = new Set<string>();
   const configured = (config?.provider ?? {}) as Record<string, { env?: unknown } | undefined>;
