@@ -48,6 +48,11 @@ export interface SandboxedLaunch {
    * relative path there is taken from `cwd` (default the launch's).
    */
   refusals(output?: string, cwd?: string): SandboxRefusal[];
+  /**
+   * True for a process the sandbox runs for this launch (its bridges and forwarders, and the
+   * copies they fork per connection): never one of the agent's to be killed with its tools.
+   */
+  isHelper?(pid: number): boolean;
   /** Frees what the launch held (its bridges, its per-launch allowances); call once it ended. */
   release(): Promise<void>;
 }

@@ -250,7 +250,11 @@ export class OpencodeServer {
 
   /** True for a process that is the server itself (not one of an attempt's tools). */
   isOwn(process: TrackedProcess): boolean {
-    return process.pid === this.pid || this.own.has(`${process.pid}:${process.startTime}`);
+    return (
+      process.pid === this.pid ||
+      this.own.has(`${process.pid}:${process.startTime}`) ||
+      this.confinement?.isHelper?.(process.pid) === true
+    );
   }
 
   /** SIGKILLs what its tools left running anywhere (found by its TMPDIR); returns them. */

@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { homedir, tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import {
   InvalidConfigError,
   type Sandbox,
@@ -163,6 +164,13 @@ class OsSandbox implements Sandbox {
             .map((violation) => violation.line),
           ...refusedWritesIn(output).map((path) => `deny write ${resolve(cwd, path)}`),
         ]),
+      isHelper: (pid) => {
+        const words = commandLineOf(pid);
+        return (
+          basename(words[0] ?? "") === "socat" &&
+          words.some((word) => word.includes(own) || word.startsWith("PROXY:localhost:"))
+        );
+      },
       release: async () => {
         bridge?.server.close();
         await rm(own, { recursive: true, force: true }).catch(() => {});
@@ -174,6 +182,15 @@ class OsSandbox implements Sandbox {
     if (this.closed) return;
     this.closed = true;
     await sharedRuntime.release(this.owner);
+  }
+}
+
+/** A process's words (Linux `/proc`); none once it is gone or elsewhere. */
+function commandLineOf(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+  } catch {
+    return [];
   }
 }
 
