@@ -120,9 +120,9 @@ class OsSandbox implements Sandbox {
       );
     }
     const id = randomBytes(16).toString("base64url");
-    const own = await mkdtemp(join(tmpdir(), "taskledger-sandbox-"));
+    const own = await mkdtemp(join(socketParent(), "taskledger-sandbox-"));
     const git = await gitPaths(launch.cwd);
-    const socket = join(own, "expose.sock");
+    const socket = join(own, "s");
     const write = [launch.cwd, ...(launch.write ?? []), ...git.write, own];
     const script = innerScript({
       loopback: process.platform === "linux" ? this.hosts.filter((host) => host.loopback) : [],
@@ -183,6 +183,16 @@ class OsSandbox implements Sandbox {
     this.closed = true;
     await sharedRuntime.release(this.owner);
   }
+}
+
+/**
+ * Where a launch's own directory (and its bridge's Unix socket) goes: the temp directory, unless
+ * its path is so long that a socket under it passes the OS's limit of about 104 bytes (an agent's
+ * private TMPDIR inside another's, as when `taskledger mcp` runs under opencode).
+ */
+function socketParent(): string {
+  const dir = tmpdir();
+  return dir.length > 60 && process.platform !== "win32" ? "/tmp" : dir;
 }
 
 /** A process's words (Linux `/proc`); none once it is gone or elsewhere. */
