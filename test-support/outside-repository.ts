@@ -23,4 +23,7 @@ mkdirSync(tmp);
 process.chdir(cwd);
 process.env.TMPDIR = tmp;
 process.env.TASKLEDGER_CACHE_DIR = join(root, "cache");
+// The built CLI a test spawns keeps its servers in-process, as the tests of other things expect;
+// the daemon's own tests (daemon-run.test.ts) clear this.
+process.env.TASKLEDGER_DAEMON ??= "off";
 afterAll(removeOnExit(root));

@@ -8,7 +8,9 @@ import {
   createOpencodeServerExecutor,
   type OpencodeConfig,
 } from "@taskledger/executor";
+import type { PriceTable } from "@taskledger/llm";
 import type { ExecutorKind, RunOptions } from "./cli-options.js";
+import { DaemonExecutor, type DaemonLink } from "./daemon-executor.js";
 
 /** What the CLI knows when it makes the executors of a run or a worker. */
 export interface AgentExecutorInput {
@@ -24,6 +26,10 @@ export interface AgentExecutorInput {
   passEnv?: readonly string[];
   /** Where the agent sends its model calls. */
   agentBaseUrl?: string | undefined;
+  /** The run's own prices (`--prices`), for a daemon to price its attempts as `pricing` would. */
+  prices?: PriceTable | undefined;
+  /** The per-user daemon the opencode servers run in, kept warm between runs. */
+  daemon?: DaemonLink;
 }
 
 /**
@@ -61,10 +67,20 @@ export function createAgentExecutor(input: AgentExecutorInput): Executor {
       return createCodexExecutor({ model, auth, ...pricing });
     }
     const settings = { model, config: input.opencodeConfig, ...pricing };
-    return input.executor === "server"
-      ? // One server per sub-task that can run at once: no attempt waits for a server.
-        createOpencodeServerExecutor({ ...settings, poolSize: input.concurrency })
-      : createOpencodeExecutor(settings);
+    if (input.executor !== "server") return createOpencodeExecutor(settings);
+    // One server per sub-task that can run at once: no attempt waits for a server.
+    if (input.daemon === undefined) {
+      return createOpencodeServerExecutor({ ...settings, poolSize: input.concurrency });
+    }
+    const { pricing: priced, ...plain } = settings;
+    return new DaemonExecutor(
+      {
+        options: { ...plain, poolSize: input.concurrency, hostEnv: { ...input.env } },
+        ...(input.prices ? { prices: input.prices } : {}),
+      },
+      input.daemon,
+      priced,
+    );
   };
   return new AgentSwitchExecutor(input.agent, make, input.agentModel);
 }

@@ -1,7 +1,8 @@
 import { resolve } from "node:path";
-import { type CleanResult, cleanRepository } from "@taskledger/git-workspace";
+import { type CleanResult, cacheDirectory, cleanRepository } from "@taskledger/git-workspace";
 import type { Command } from "commander";
 import { type CliIo, exitCodes } from "./cli-io.js";
+import { stopDaemon } from "./daemon-client.js";
 import { colorsFor } from "./terminal-session.js";
 import { terminalText } from "./terminal-text.js";
 
@@ -20,13 +21,18 @@ export function addCleanCommand(program: Command, io: CliIo, exit: (code: number
   program
     .command("clean")
     .description(
-      "remove the worktree slots kept between runs and the refs of ended runs (branches taskledger/<run> stay)",
+      "stop the daemon, remove the worktree slots kept between runs and the refs of ended runs (branches taskledger/<run> stay)",
     )
     .option("--cwd <dir>", "a directory in the repository", ".")
     .option("--dry-run", "list what would be removed, remove nothing")
     .option("--all", "also the refs of runs that never ended (interrupted or cancelled: resumable)")
     .option("--json", "print what was removed as JSON")
     .action(async (raw: RawCleanOptions) => {
+      // The daemon's servers may be serving the slots removed here: it is stopped first.
+      const daemon = raw.dryRun ? undefined : await stopDaemon(cacheDirectory());
+      if (daemon && !raw.json) {
+        io.stdout.write(`Stopped the taskledger daemon (process ${daemon.pid}).\n`);
+      }
       const result = await cleanRepository({
         cwd: resolve(io.cwd, raw.cwd ?? "."),
         dryRun: raw.dryRun === true,

@@ -35,6 +35,7 @@ export const providers: readonly Provider[] = [
 export { UsageError } from "./usage-error.js";
 
 export interface RawRunOptions extends BestOfFlags, AgentEnvFlags, SandboxFlags {
+  daemon?: boolean;
   provider?: string;
   model?: string;
   baseUrl?: string;
@@ -164,6 +165,8 @@ export interface RunOptions extends AgentEnvDefaults {
   configPath: string | undefined;
   /** The OS sandbox around every attempt, check and setup: its mode and the hosts allowed. */
   sandbox: SandboxChoice;
+  /** Agent servers in the per-user daemon (kept warm between runs); false: in this process. */
+  daemon: boolean;
 }
 
 // Core takes more; a plan past this many steps is no longer one a person can review.
@@ -246,6 +249,7 @@ export async function parseRunOptions(
     configPath: project?.path,
     ...agentEnvOf(raw, project),
     sandbox: sandboxOf(raw, project?.sandbox),
+    daemon: raw.daemon !== false,
   };
 }
 

@@ -19,6 +19,7 @@ import {
   type RunOptions,
   UsageError,
 } from "./cli-options.js";
+import { addDaemonCommand } from "./daemon-command.js";
 import { setUpDemo } from "./demo.js";
 import { hostSettingsOf, loggedOptions } from "./host-settings.js";
 import { addMcpCommand } from "./mcp-command.js";
@@ -137,6 +138,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       .option(
         "--agent-base-url <url>",
         "where the agent sends its model calls (Claude Code's ANTHROPIC_BASE_URL, a Codex model provider, opencode's provider baseURL)",
+      )
+      .option(
+        "--no-daemon",
+        "run the agent servers in this process, not in the background service that keeps them warm between runs (also TASKLEDGER_DAEMON=off)",
       );
 
   // The request as words, `-` for stdin, or a file: argv caps one argument at 128 KB.
@@ -278,6 +283,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     exitCode = code;
   });
   addCleanCommand(program, io, (code) => {
+    exitCode = code;
+  });
+  addDaemonCommand(program, io, (code) => {
     exitCode = code;
   });
 

@@ -79,6 +79,8 @@ export async function setUpDemo(base: {
       configPath: undefined,
       // Confined where the OS sandbox works, as every run is by default.
       sandbox: { mode: "auto", allowHosts: [] },
+      // Its servers would serve a directory removed at its end: none is worth keeping warm.
+      daemon: false,
     },
     async finish(write) {
       try {

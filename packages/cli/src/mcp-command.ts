@@ -56,10 +56,11 @@ export function addMcpCommand(
       "600",
     )
     .action(async (raw: RawMcpOptions) => {
-      const options = await parseRunOptions(
-        { ...raw, store: raw.store ?? defaultStore(io.env) },
-        io.cwd,
-      );
+      // An in-process host: its rooms live in it, released after `--release-idle`.
+      const options = {
+        ...(await parseRunOptions({ ...raw, store: raw.store ?? defaultStore(io.env) }, io.cwd)),
+        daemon: false,
+      };
       const log = (line: string) => io.stderr.write(`taskledger mcp: ${terminalText(line)}\n`);
       const runtimes = new SharedRuntime(() =>
         createRuntime(options, io.env, undefined, (w) => log(w.message), log),
@@ -130,7 +131,13 @@ function runHost(
         new Set(),
         io.cwd,
       );
-      const own = createRuntime(logged, io.env, undefined, (w) => log(w.message), log);
+      const own = createRuntime(
+        { ...logged, daemon: false },
+        io.env,
+        undefined,
+        (w) => log(w.message),
+        log,
+      );
       const run = await own.resume(runId, runOptions);
       void run.result.finally(() => own.close()).catch(() => {});
       return run;

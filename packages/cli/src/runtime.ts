@@ -20,6 +20,7 @@ import { createTelemetry, type Telemetry } from "@taskledger/telemetry";
 import { createAgentExecutor } from "./agent-executor.js";
 import type { RunOptions } from "./cli-options.js";
 import { createManager } from "./create-manager.js";
+import { daemonLink, sandboxSpecs, usesDaemon } from "./daemon-link.js";
 import { maxRequestChars } from "./request-source.js";
 import { agentHosts } from "./sandbox-options.js";
 
@@ -78,6 +79,11 @@ export function createRuntime(
         ...(options.environment.setup ? { setup: options.environment.setup } : {}),
       })
     : undefined;
+  // Attempts on opencode servers run in the per-user daemon, whose servers outlive the run.
+  const daemon =
+    !queue && options.executor === "server" && usesDaemon(options, env)
+      ? daemonLink(env, warn)
+      : undefined;
   const executor: Executor =
     queue ??
     createAgentExecutor({
@@ -91,6 +97,8 @@ export function createRuntime(
       ...(options.agentEndpoint ? { agentEndpoint: options.agentEndpoint } : {}),
       ...(options.passEnv ? { passEnv: options.passEnv } : {}),
       ...(options.agentBaseUrl ? { agentBaseUrl: options.agentBaseUrl } : {}),
+      prices: options.prices,
+      ...(daemon ? { daemon } : {}),
     });
   const store = options.store ? new FileRunStore(options.store) : undefined;
   // Checks run what the agents wrote: the agents' list of the host's environment, the user's HOME.
@@ -149,6 +157,7 @@ export function createRuntime(
     ready: async (abortSignal) => queue?.ready(abortSignal),
     async close() {
       await executor.close?.();
+      daemon?.close();
       await sandbox.close();
       const stop = await tracing;
       await stop?.();
@@ -166,7 +175,7 @@ export function runSandbox(
   warn: (message: string) => void,
 ): Sandbox {
   let told = false;
-  return createSandbox({
+  const spec = {
     mode: options.sandbox.mode,
     allowHosts: [
       ...agentHosts({ ...options, opencodeConfig: agentConfig(options) }, env),
@@ -176,11 +185,16 @@ export function runSandbox(
     ...(env.HOME ? { home: env.HOME } : {}),
     // Sessions in running opencode servers: each server is reached through a bridge.
     serves: !options.queue && options.executor === "server",
+  };
+  const sandbox = createSandbox({
+    ...spec,
     onUnconfined: (line) => {
       if (!told) warn(line);
       told = true;
     },
   });
+  sandboxSpecs.set(sandbox, spec);
+  return sandbox;
 }
 
 /**

@@ -11,6 +11,11 @@ export interface AgentEnvironmentOptions {
    * before the allowlist; `passEnv` names what the agent needs instead. Default false.
    */
   inheritEnv?: boolean;
+  /**
+   * The host environment the agent's variables are taken from; default `process.env`. A service
+   * that runs attempts for other processes (the CLI's daemon) passes its caller's.
+   */
+  hostEnv?: Readonly<Record<string, string | undefined>>;
 }
 
 // Every option it knows, so a misspelt one is refused by name; a key missing here fails to compile.
@@ -18,6 +23,7 @@ export const agentEnvironmentOptionKeys: Record<keyof AgentEnvironmentOptions, t
   env: true,
   passEnv: true,
   inheritEnv: true,
+  hostEnv: true,
 };
 
 /** Host variables every agent gets when set: its programs, locale, terminal and time zone. */
@@ -73,7 +79,7 @@ export interface AgentEnvironmentInput extends AgentEnvironmentOptions {
  */
 export function agentEnvironment(input: AgentEnvironmentInput): Record<string, string> {
   checkPassEnv(input.passEnv);
-  const host = input.host ?? process.env;
+  const host = input.host ?? input.hostEnv ?? process.env;
   // Windows names its variables case-insensitively (`Path`, `SYSTEMROOT`).
   const fold = process.platform === "win32" ? (name: string) => name.toUpperCase() : String;
   const listed = new Set(

@@ -1,6 +1,6 @@
 import type { AttemptResult } from "@taskledger/core";
 import { decideOutcome, type ProcessEnd } from "./attempt-outcome.js";
-import type { Transcript } from "./transcript.js";
+import { defaultTranscriptLimits, Transcript } from "./transcript.js";
 
 /** The one `AttemptResult` both opencode executors return, so an evaluator cannot tell them apart. */
 export function attemptResult(
@@ -59,4 +59,23 @@ export function attemptResult(
   if (retryable === false) result.retryable = false;
   if (infrastructureError) result.infrastructureError = true;
   return result;
+}
+
+/**
+ * The result of an attempt whose server went away with it (a service that ran it was killed): an
+ * infrastructure error, retried like a lost server's.
+ */
+export function lostAttemptResult(input: {
+  cwd: string;
+  model: string;
+  started: number;
+  reason: string;
+  readOnly?: boolean;
+}): AttemptResult {
+  return attemptResult(
+    new Transcript(input.cwd, defaultTranscriptLimits),
+    { exitCode: null, signal: null, serverLost: input.reason },
+    input.started,
+    { executor: "opencode-server", model: input.model, readOnly: input.readOnly === true },
+  );
 }

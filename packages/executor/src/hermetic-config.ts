@@ -209,6 +209,7 @@ export interface HermeticOptions {
   inheritEnv?: boolean;
   env?: Record<string, string | undefined>;
   passEnv?: readonly string[];
+  hostEnv?: Readonly<Record<string, string | undefined>>;
   /** The agent's endpoint: the `baseURL` of the executor's model's provider. */
   baseUrl?: string;
   /** The executor's own model. */
@@ -239,20 +240,13 @@ export function hermeticEnvironment(
         : { provider: options.model.split("/")[0] ?? "", url: options.baseUrl },
   });
   const global = options.inheritGlobalConfig ?? false;
-  // The user's global opencode config is found through their own HOME and OPENCODE_* variables.
-  const own = global
-    ? Object.keys(process.env).filter(
-        (key) => key.startsWith("OPENCODE_") || key === "XDG_CONFIG_HOME",
-      )
-    : [];
-  const base = agentEnvironment({
-    provider: [...opencodeKeyVariables([...models, options.model], options.config), ...own],
-    ...(options.passEnv ? { passEnv: options.passEnv } : {}),
-    ...(options.inheritEnv === undefined ? {} : { inheritEnv: options.inheritEnv }),
-    ...(global ? {} : { drop: /^(OPENCODE_|XDG_)/ }),
-    home: global ? process.env.HOME : dirs.home,
-    tmp: dirs.tmp,
-  });
+  const base = {
+    ...opencodeHostVariables(options, models),
+    ...(global ? {} : { HOME: dirs.home, USERPROFILE: dirs.home }),
+    TMPDIR: dirs.tmp,
+    TMP: dirs.tmp,
+    TEMP: dirs.tmp,
+  };
   return buildRunEnv({
     dirs,
     config,
@@ -261,4 +255,31 @@ export function hermeticEnvironment(
     base,
     extra: options.env,
   });
+}
+
+/**
+ * The host's variables an opencode process of these options inherits (before its private home
+ * and temp directory): two option sets with equal variables may share a running server.
+ */
+export function opencodeHostVariables(
+  options: HermeticOptions,
+  models: readonly string[] = [options.model],
+): Record<string, string> {
+  const global = options.inheritGlobalConfig ?? false;
+  const host = options.hostEnv ?? process.env;
+  // The user's global opencode config is found through their own HOME and OPENCODE_* variables.
+  const own = global
+    ? Object.keys(host).filter((key) => key.startsWith("OPENCODE_") || key === "XDG_CONFIG_HOME")
+    : [];
+  const base = agentEnvironment({
+    provider: [...opencodeKeyVariables([...models, options.model], options.config), ...own],
+    ...(options.passEnv ? { passEnv: options.passEnv } : {}),
+    ...(options.inheritEnv === undefined ? {} : { inheritEnv: options.inheritEnv }),
+    ...(global ? {} : { drop: /^(OPENCODE_|XDG_)/ }),
+    home: global ? host.HOME : undefined,
+    host,
+    tmp: "",
+  });
+  for (const name of ["TMPDIR", "TMP", "TEMP"]) delete base[name];
+  return base;
 }

@@ -12,6 +12,7 @@ export {
   parseAgentModel,
 } from "./agent-switch.js";
 export { decideOutcome, type ProcessEnd, tinyStopOutputTokens } from "./attempt-outcome.js";
+export { lostAttemptResult } from "./attempt-result.js";
 export {
   ClaudeCodeExecutor,
   type ClaudeCodeExecutorOptions,
@@ -32,6 +33,7 @@ export {
   buildRunConfig,
   defaultPermission,
   type OpencodeConfig,
+  opencodeHostVariables,
 } from "./hermetic-config.js";
 export { resolveOpencodeBinary } from "./opencode-binary.js";
 export {
@@ -49,6 +51,7 @@ export {
 export { opencodeKeyVariables } from "./opencode-provider-keys.js";
 export {
   createOpencodeServerExecutor,
+  defaultServerIdleMs,
   OpencodeServerExecutor,
   type OpencodeServerExecutorOptions,
 } from "./opencode-server-executor.js";

@@ -52,6 +52,8 @@ export interface OpencodeExecutorOptions extends CliAgentOptions {
    * allowlist; name what opencode needs in `passEnv` instead. Default false.
    */
   inheritEnv?: boolean;
+  /** The host environment opencode's variables are taken from; default `process.env`. */
+  hostEnv?: Readonly<Record<string, string | undefined>>;
   /** The agent's endpoint: the `baseURL` of the provider of `model` in opencode's config. */
   baseUrl?: string;
   /** Let the user's global opencode config, plugins and skills in; default false. */

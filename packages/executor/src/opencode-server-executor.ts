@@ -5,6 +5,7 @@ import {
   type AttemptResult,
   type ExecuteOptions,
   type Executor,
+  InvalidConfigError,
   refuseUnknownKeys,
   type Sandbox,
 } from "@taskledger/core";
@@ -36,6 +37,11 @@ export interface OpencodeServerExecutorOptions extends OpencodeExecutorOptions {
   maxAttemptsPerServer?: number;
   /** A server idle this long is stopped (the next attempt starts one); default 5 minutes. */
   serverIdleMs?: number;
+  /**
+   * Agent models attempts may be given besides `model` (alternates, candidates): each server gets
+   * their providers' keys. `preflight` sets them too.
+   */
+  agentModels?: readonly string[];
 }
 
 // Every option it knows, so a misspelt one is refused by name; a key missing here fails to compile.
@@ -46,6 +52,7 @@ export const opencodeServerOptionKeys: Record<keyof OpencodeServerExecutorOption
   serverHangMs: true,
   maxAttemptsPerServer: true,
   serverIdleMs: true,
+  agentModels: true,
 };
 
 /** How long a server may sit idle before it is stopped, unless `serverIdleMs` says. */
@@ -63,7 +70,7 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
   private readonly pool: ServerPool;
   private readonly models: ModelCheck;
   /** The agent models the run said it may use (`preflight`): a server gets their providers' keys. */
-  private runModels: readonly string[] = [];
+  private runModels: readonly string[];
 
   constructor(private readonly options: OpencodeServerExecutorOptions) {
     refuseUnknownKeys(options, opencodeServerOptionKeys, "createOpencodeServerExecutor");
@@ -74,6 +81,11 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
       "maxAttemptsPerServer",
       "serverIdleMs",
     ]);
+    if (options.agentModels !== undefined && !Array.isArray(options.agentModels)) {
+      throw new InvalidConfigError("agentModels must be a list of provider/model names");
+    }
+    for (const model of options.agentModels ?? []) checkModel("agentModels", model);
+    this.runModels = [...(options.agentModels ?? [])];
     const settings = attemptSettings(options);
     this.watchdog = new AttemptWatchdog(settings.killGraceMs);
     this.models = modelCheckFor(
@@ -97,6 +109,21 @@ export class OpencodeServerExecutor implements Executor, AsyncDisposable {
   /** Servers running now. */
   get runningServers(): number {
     return this.pool.running;
+  }
+
+  /** Servers started since the executor was made. */
+  get startedServers(): number {
+    return this.pool.started;
+  }
+
+  /** How many servers may run at once (`poolSize`), changed while it runs. */
+  resize(poolSize: number): void {
+    this.pool.resize(poolSize);
+  }
+
+  /** True when `process` is one of this executor's running servers. */
+  owns(process: { pid: number; startTime: string }): boolean {
+    return this.pool.owns(process);
   }
 
   /** The opencode binary is there and knows every agent model the run may use; before a plan is paid for. */

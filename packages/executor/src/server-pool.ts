@@ -28,8 +28,11 @@ export class ServerPool {
   // Each idle server's stop timer: a pool nobody uses lets its servers (and their memory) go.
   private readonly idleTimers = new Map<OpencodeServer, NodeJS.Timeout>();
 
+  /** Servers started so far (each one's start-up is what a warm room saves). */
+  started = 0;
+
   constructor(
-    private readonly size: number,
+    private size: number,
     private readonly startServer: (
       signal: AbortSignal,
       pin?: ServerPin,
@@ -175,6 +178,7 @@ export class ServerPool {
     if (
       !this.closed &&
       healthy &&
+      this.all.size <= this.size &&
       server.ended === undefined &&
       server.attempts < this.maxAttemptsPerServer
     ) {
@@ -204,6 +208,17 @@ export class ServerPool {
     return false;
   }
 
+  /**
+   * Changes how many servers may run at once; idle ones over the new size are stopped, and
+   * attempts waiting for a seat look again.
+   */
+  resize(size: number): void {
+    this.size = Math.max(1, Math.floor(size));
+    while (this.all.size > this.size && this.idle.length > 0)
+      this.drop(this.idle[0] as OpencodeServer);
+    for (const waiter of this.waiters.splice(0)) waiter.wake();
+  }
+
   /** Servers running now (idle or serving). */
   get running(): number {
     return this.all.size;
@@ -217,6 +232,7 @@ export class ServerPool {
     try {
       const started = await this.startServer(signal, pin);
       if ("url" in started) {
+        this.started++;
         this.all.add(started);
         if (this.closed) {
           this.drop(started);

@@ -115,6 +115,8 @@ export async function openWorktreeWorkspace(
       slotOf.delete(path);
       keptOf.delete(path);
     });
+  // Slots an attempt of this run worked in: the next run takes them first (their servers are warm).
+  const used = new Set<string>();
   // Back to the pool with the environment it holds; one never prepared is no use to keep.
   const releaseSlot = async (path: string) => {
     const kept = keptOf.get(path);
@@ -123,7 +125,7 @@ export async function openWorktreeWorkspace(
     live.delete(path);
     slotOf.delete(path);
     keptOf.delete(path);
-    await pool.release({ ...kept, key: slot.key, keep: slot.keep });
+    await pool.release({ ...kept, key: slot.key, keep: slot.keep }, used.has(path));
   };
 
   await git(["update-ref", refs.tip, tip], { cwd: root });
@@ -251,7 +253,8 @@ export async function openWorktreeWorkspace(
       for (let i = 0; i < missing; i++) {
         const job: Promise<void> = acquireSlot(tip, abortSignal)
           .then((slot) => {
-            free.push(slot);
+            // Under the one `prepare` took (the most recently used): attempts take that first.
+            free.unshift(slot);
           })
           // An attempt that needs a slot meets the failure itself.
           .catch(() => {})
@@ -268,6 +271,7 @@ export async function openWorktreeWorkspace(
       const start = from ?? tip;
       const slot = await takeSlot(start, abortSignal);
       const path = slot.path;
+      used.add(path);
       const cwd = resolve(path, record.prefix);
       await mkdir(cwd, { recursive: true });
       let disposed = false;

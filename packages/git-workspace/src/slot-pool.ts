@@ -117,13 +117,16 @@ export class SlotPool {
     }
   }
 
-  /** Lets go of a held slot, recording the environment it now holds. */
-  async release(slot: KeptSlot): Promise<void> {
+  /**
+   * Lets go of a held slot, recording the environment it now holds. `used`: an attempt worked in
+   * it (it becomes the most recently used); else it keeps its place.
+   */
+  async release(slot: KeptSlot, used = true): Promise<void> {
     const measured =
       slot.measuredKey === slot.key && slot.bytes !== undefined
         ? { bytes: slot.bytes, measuredKey: slot.measuredKey }
         : { bytes: await diskUsage(slot.path), measuredKey: slot.key };
-    await this.write({ ...slot, ...measured, lastUsed: Date.now() });
+    await this.write({ ...slot, ...measured, lastUsed: used ? Date.now() : slot.lastUsed });
     await this.unlock(slot.name);
   }
 

@@ -1,0 +1,214 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { isProcessAlive } from "@taskledger/core";
+import {
+  createGitRepo,
+  createModelServer,
+  type ModelServer,
+  type RecordedRequest,
+  scriptByRole,
+} from "@taskledger/testing";
+import { afterEach, describe, expect, it } from "vitest";
+import { daemonSocketPath } from "./daemon-protocol.js";
+import type { JsonReport } from "./json-report.js";
+import { compatibleProviderId } from "./runtime.js";
+import { builtCli, type CliExit, compatibleArgs } from "./test-support/cli-harness.js";
+
+// The per-user daemon as a user meets it: the built CLI, its real background service, the real
+// opencode inside the OS sandbox (the default), a scripted model server. Each test has its own
+// cache directory, so its own daemon.
+let server: ModelServer | undefined;
+const caches: string[] = [];
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  for (const cache of caches.splice(0)) {
+    await cli(cache, ["daemon", "stop"]);
+    rmSync(cache, { recursive: true, force: true });
+  }
+});
+
+function newCache(): string {
+  const cache = mkdtempSync(join(tmpdir(), "tl-daemon-"));
+  caches.push(cache);
+  return cache;
+}
+
+/** The built CLI with the daemon on (the suite turns it off for other tests) and `cache`. */
+function cli(cache: string, argv: string[], extra: Record<string, string> = {}): Promise<CliExit> {
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    CI: "true",
+    TASKLEDGER_CACHE_DIR: cache,
+    ...extra,
+  };
+  delete env.TASKLEDGER_DAEMON;
+  const child = spawn(process.execPath, [builtCli, ...argv], {
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => {
+    stdout += d;
+  });
+  child.stderr.on("data", (d) => {
+    stderr += d;
+  });
+  return new Promise((done) =>
+    child.on("exit", (code, signal) => done({ code, signal, stdout, stderr })),
+  );
+}
+
+interface Status {
+  running?: false;
+  pid: number;
+  version: string;
+  servers: number;
+  serverStarts: number;
+}
+
+async function status(cache: string): Promise<Status | { running: false }> {
+  const exit = await cli(cache, ["daemon", "status", "--json"]);
+  return JSON.parse(exit.stdout) as Status | { running: false };
+}
+
+async function running(cache: string): Promise<Status> {
+  const now = await status(cache);
+  if ("pid" in now) return now;
+  throw new Error("the daemon is not running");
+}
+
+const judge = {
+  text: JSON.stringify({ completed: true, summary: "Done.", outputData: "", feedback: "" }),
+};
+
+function planOf(...ids: string[]) {
+  return {
+    text: JSON.stringify({
+      subTasks: ids.map((id) => ({
+        id,
+        title: `Write ${id}.txt`,
+        description: `Write ${id}.txt`,
+        successCriteria: [`${id}.txt exists`],
+        dependsOn: [],
+      })),
+    }),
+  };
+}
+
+function toolResults(request: RecordedRequest): number {
+  const messages = (request.body as { messages?: { role?: string }[] }).messages ?? [];
+  return messages.filter((message) => message.role === "tool").length;
+}
+
+/** An agent that writes `<sub-task>.txt` (naming the run by its request), then says so. */
+function writer(request: RecordedRequest) {
+  const id = /# Sub-task ([\w.-]+):/.exec(JSON.stringify(request.body))?.[1] ?? "x";
+  if (toolResults(request) > 0) return { text: `I wrote ${id}.txt.` };
+  return {
+    toolCalls: [{ name: "write", arguments: { filePath: `${id}.txt`, content: `${id}\n` } }],
+  };
+}
+
+function runArgs(request: string, cwd: string, baseURL: string): string[] {
+  return [
+    "run",
+    request,
+    "--yes",
+    "--json",
+    ...compatibleArgs(baseURL),
+    "--agent-model",
+    `${compatibleProviderId}/agent`,
+    "--cwd",
+    cwd,
+  ];
+}
+
+/** The pids whose command line contains `text`. */
+function processesWith(text: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${name}/cmdline`, "utf8").replaceAll("\0", " ");
+      if (cmdline.includes(text)) found.push(Number(name));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
+
+/** The daemon's descendants (its servers, their sandboxes and tools). */
+function descendantsOf(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const all: number[] = [];
+  const walk = (parent: number) => {
+    for (const child of children.get(parent) ?? []) {
+      all.push(child);
+      walk(child);
+    }
+  };
+  walk(pid);
+  return all;
+}
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return check();
+}
+
+describe("taskledger's daemon: rooms kept warm between runs (built CLI, real opencode)", () => {
+  it("a second run on the same repository starts its attempt without starting a server; stop leaves nothing", {
+    timeout: 180_000,
+  }, async () => {
+    const cache = newCache();
+    const repo = createGitRepo(mkdtempSync(join(tmpdir(), "tl-daemon-repo-")), {
+      "README.md": "x\n",
+    });
+    let script = scriptByRole({ plan: planOf("a"), judge, agent: writer });
+    server = await createModelServer({ replies: (request) => script(request) });
+    const first = await cli(cache, runArgs("Write a.txt", repo, server.openaiBaseURL));
+    expect(first.code, first.stderr).toBe(0);
+    expect((JSON.parse(first.stdout) as JsonReport).status).toBe("completed");
+    const afterFirst = await running(cache);
+    expect(afterFirst.servers).toBeGreaterThanOrEqual(1);
+    // The servers live in the daemon, not under the run that ended.
+    const kept = descendantsOf(afterFirst.pid);
+    expect(kept.length).toBeGreaterThan(0);
+
+    script = scriptByRole({ plan: planOf("b"), judge, agent: writer });
+    const second = await cli(cache, runArgs("Write b.txt", repo, server.openaiBaseURL));
+    expect(second.code, second.stderr).toBe(0);
+    expect((JSON.parse(second.stdout) as JsonReport).status).toBe("completed");
+    expect(readFileSync(join(repo, "b.txt"), "utf8")).toBe("b\n");
+    const afterSecond = await running(cache);
+    expect(afterSecond.pid).toBe(afterFirst.pid);
+    expect(afterSecond.serverStarts).toBe(afterFirst.serverStarts);
+
+    const stop = await cli(cache, ["daemon", "stop"]);
+    expect(stop.stdout).toContain(`process ${afterFirst.pid}`);
+    expect(await until(() => !isProcessAlive(afterFirst.pid), 15_000)).toBe(true);
+    expect(await until(() => kept.every((pid) => !isProcessAlive(pid)), 15_000)).toBe(true);
+    expect(existsSync(daemonSocketPath(cache))).toBe(false);
+    expect(await status(cache)).toEqual({ running: false });
+  });
+});
