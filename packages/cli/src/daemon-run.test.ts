@@ -143,6 +143,14 @@ function processesWith(text: string): number[] {
   return found;
 }
 
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim();
+  } catch {
+    return String(pid);
+  }
+}
+
 /** The daemon's descendants (its servers, their sandboxes and tools). */
 function descendantsOf(pid: number): number[] {
   const children = new Map<number, number[]>();
@@ -210,5 +218,150 @@ describe("taskledger's daemon: rooms kept warm between runs (built CLI, real ope
     expect(await until(() => kept.every((pid) => !isProcessAlive(pid)), 15_000)).toBe(true);
     expect(existsSync(daemonSocketPath(cache))).toBe(false);
     expect(await status(cache)).toEqual({ running: false });
+  });
+});
+
+describe("taskledger's daemon: failure is ordinary", () => {
+  it("two runs at once on one repository each get their own room", {
+    timeout: 180_000,
+  }, async () => {
+    const cache = newCache();
+    const repo = createGitRepo(mkdtempSync(join(tmpdir(), "tl-daemon-repo-")), {
+      "README.md": "x\n",
+    });
+    server = await createModelServer({
+      replies: scriptByRole({
+        plan: (request) => planOf(JSON.stringify(request.body).includes("Write a.txt") ? "a" : "b"),
+        judge,
+        agent: writer,
+      }),
+    });
+    const [a, b] = await Promise.all([
+      cli(cache, runArgs("Write a.txt", repo, server.openaiBaseURL)),
+      cli(cache, runArgs("Write b.txt", repo, server.openaiBaseURL)),
+    ]);
+    expect(a.code, a.stderr).toBe(0);
+    expect(b.code, b.stderr).toBe(0);
+    const log = readFileSync(join(cache, "daemon.log"), "utf8");
+    const dirs = [...log.matchAll(/attempt 1 of ([ab]) in (\S+)/g)].map((m) => [m[1], m[2]]);
+    expect(dirs.map(([id]) => id).sort()).toEqual(["a", "b"]);
+    expect(dirs[0]?.[1]).not.toBe(dirs[1]?.[1]);
+    expect((await running(cache)).serverStarts).toBe(2);
+  });
+
+  it("kill -9 of the daemon mid-attempt: the attempt is retried in a new daemon and nothing is left", {
+    timeout: 180_000,
+  }, async () => {
+    const cache = newCache();
+    const repo = createGitRepo(mkdtempSync(join(tmpdir(), "tl-daemon-repo-")), {
+      "README.md": "x\n",
+    });
+    let firsts = 0;
+    server = await createModelServer({
+      replies: scriptByRole({
+        plan: planOf("a"),
+        judge,
+        agent: (request) => {
+          if (toolResults(request) === 0 && firsts++ === 0) {
+            return {
+              toolCalls: [
+                { name: "bash", arguments: { command: "sleep 47.25", description: "wait" } },
+              ],
+            };
+          }
+          return writer(request);
+        },
+      }),
+    });
+    const run = cli(cache, runArgs("Write a.txt", repo, server.openaiBaseURL));
+    expect(await until(() => processesWith("sleep 47.25").length > 0, 90_000)).toBe(true);
+    const daemon = await running(cache);
+    const kept = descendantsOf(daemon.pid);
+    process.kill(daemon.pid, "SIGKILL");
+    const exit = await run;
+    expect(exit.code, exit.stderr).toBe(0);
+    const report = JSON.parse(exit.stdout) as JsonReport;
+    expect(report.status).toBe("completed");
+    expect(readFileSync(join(repo, "a.txt"), "utf8")).toBe("a\n");
+    expect(exit.stderr).toContain("daemon");
+    // Its servers, sandboxes and the tool it ran went with it.
+    expect(await until(() => processesWith("sleep 47.25").length === 0, 15_000)).toBe(true);
+    await until(() => kept.every((pid) => !isProcessAlive(pid)), 15_000);
+    expect(kept.filter((pid) => isProcessAlive(pid)).map(commandLine)).toEqual([]);
+    // The next command found a new daemon, the dead one's lock and socket taken over.
+    expect((await running(cache)).pid).not.toBe(daemon.pid);
+  });
+
+  it("an older daemon is stopped and replaced; a stale lock and socket are taken over", {
+    timeout: 60_000,
+  }, async () => {
+    const cache = newCache();
+    const path = daemonSocketPath(cache);
+    const told: string[] = [];
+    const old = createServer((socket) => {
+      socket.on("data", (chunk) => {
+        for (const line of String(chunk).split("\n").filter(Boolean)) {
+          const message = JSON.parse(line) as { type: string; id?: number };
+          told.push(message.type);
+          if (message.type === "hello") {
+            socket.write(
+              `${JSON.stringify({ type: "hello", version: "0.0.1", build: "old", pid: process.pid })}\n`,
+            );
+          }
+          if (message.type === "stop") {
+            socket.write(`${JSON.stringify({ type: "done", id: message.id })}\n`);
+            old.close();
+            rmSync(path, { force: true });
+          }
+        }
+      });
+    });
+    await new Promise<void>((resolve) => old.listen(path, resolve));
+    // A lock whose holder is long dead.
+    writeFileSync(join(cache, "daemon.lock"), JSON.stringify({ pid: 2 ** 22 + 7, startTime: "1" }));
+    const start = await cli(cache, ["daemon", "start"]);
+    expect(start.code, start.stderr).toBe(0);
+    expect(told).toEqual(expect.arrayContaining(["hello", "stop"]));
+    const now = await running(cache);
+    expect(now.pid).not.toBe(process.pid);
+    expect(now.version).not.toBe("0.0.1");
+
+    // Killed outright, it leaves its lock and socket: the next start takes both over.
+    process.kill(now.pid, "SIGKILL");
+    expect(await until(() => !isProcessAlive(now.pid), 10_000)).toBe(true);
+    expect(existsSync(path)).toBe(true);
+    const again = await cli(cache, ["daemon", "start"]);
+    expect(again.code, again.stderr).toBe(0);
+    expect((await running(cache)).pid).not.toBe(now.pid);
+  });
+
+  it("stops itself and its servers after the idle time; --no-daemon starts none", {
+    timeout: 180_000,
+  }, async () => {
+    const cache = newCache();
+    const repo = createGitRepo(mkdtempSync(join(tmpdir(), "tl-daemon-repo-")), {
+      "README.md": "x\n",
+    });
+    server = await createModelServer({
+      replies: scriptByRole({ plan: planOf("a"), judge, agent: writer }),
+    });
+    const off = await cli(cache, [
+      ...runArgs("Write a.txt", repo, server.openaiBaseURL),
+      "--no-daemon",
+    ]);
+    expect(off.code, off.stderr).toBe(0);
+    expect(existsSync(daemonSocketPath(cache))).toBe(false);
+    expect(await status(cache)).toEqual({ running: false });
+
+    const on = await cli(cache, runArgs("Write a.txt again", repo, server.openaiBaseURL), {
+      TASKLEDGER_DAEMON_IDLE: "3",
+    });
+    expect(on.code, on.stderr).toBe(0);
+    const daemon = await running(cache);
+    const kept = descendantsOf(daemon.pid);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(await until(() => !isProcessAlive(daemon.pid), 30_000)).toBe(true);
+    expect(await until(() => kept.every((pid) => !isProcessAlive(pid)), 15_000)).toBe(true);
+    expect(existsSync(daemonSocketPath(cache))).toBe(false);
   });
 });
