@@ -104,6 +104,8 @@ export class DaemonService {
     });
     this.server = server;
     if (process.platform !== "win32") {
+      // Only this user may ask it to run anything, whatever the directory's own mode.
+      chmodSync(this.socketPath, 0o600);
       this.socketInode = statSync(this.socketPath).ino;
       // A socket removed under it (`taskledger clean`, a test's directory gone) ends the service.
       this.watchTimer = setInterval(() => this.checkSocket(), 2000);

@@ -21,6 +21,7 @@ import { createAgentExecutor } from "./agent-executor.js";
 import type { RunOptions } from "./cli-options.js";
 import { createManager } from "./create-manager.js";
 import { daemonLink, sandboxSpecs, usesDaemon } from "./daemon-link.js";
+import { daemonSocketPath } from "./daemon-protocol.js";
 import { maxRequestChars } from "./request-source.js";
 import { agentHosts } from "./sandbox-options.js";
 
@@ -181,7 +182,12 @@ export function runSandbox(
       ...agentHosts({ ...options, opencodeConfig: agentConfig(options) }, env),
       ...options.sandbox.allowHosts,
     ],
-    denyRead: [...(options.store ? [options.store] : []), cacheDirectory()],
+    // The cache holds the other slots and the daemon's socket (or names where it is).
+    denyRead: [
+      ...(options.store ? [options.store] : []),
+      cacheDirectory(),
+      daemonSocketPath(cacheDirectory()),
+    ],
     ...(env.HOME ? { home: env.HOME } : {}),
     // Sessions in running opencode servers: each server is reached through a bridge.
     serves: !options.queue && options.executor === "server",

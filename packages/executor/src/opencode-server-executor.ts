@@ -35,7 +35,7 @@ export interface OpencodeServerExecutorOptions extends OpencodeExecutorOptions {
   serverHangMs?: number;
   /** A server is replaced after this many attempts; default 100. */
   maxAttemptsPerServer?: number;
-  /** A server idle this long is stopped (the next attempt starts one); default 5 minutes. */
+  /** A server idle this long is stopped (the next attempt starts one); default 10 minutes. */
   serverIdleMs?: number;
   /**
    * Agent models attempts may be given besides `model` (alternates, candidates): each server gets
@@ -56,7 +56,7 @@ export const opencodeServerOptionKeys: Record<keyof OpencodeServerExecutorOption
 };
 
 /** How long a server may sit idle before it is stopped, unless `serverIdleMs` says. */
-export const defaultServerIdleMs = 5 * 60_000;
+export const defaultServerIdleMs = 10 * 60_000;
 
 /**
  * Runs each attempt as a fresh session in a pool of running `opencode serve` processes, so an
