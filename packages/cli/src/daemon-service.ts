@@ -1,5 +1,14 @@
 import { createHash } from "node:crypto";
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { dirname, join } from "node:path";
 import {
@@ -380,7 +389,7 @@ function takeLock(path: string): (() => void) | undefined {
       const age = Date.now() - (statOrUndefined(path)?.mtimeMs ?? 0);
       if (age < 2000) return undefined;
     }
-    if (holder !== undefined && holder.pid !== process.pid && isHolderAlive(holder)) {
+    if (holder !== undefined && isHolderAlive(holder)) {
       return undefined;
     }
     rmSync(path, { force: true });
