@@ -207,10 +207,15 @@ export async function openWorktreeWorkspace(
     slotOf.set(kept.path, slot);
     return slot;
   };
-  const acquireSlot = async (start: string, abortSignal: AbortSignal): Promise<Slot> => {
+  const acquireSlot = async (
+    start: string,
+    abortSignal: AbortSignal,
+    /** False for a slot readied ahead: it adds one, leaving the free ones (and their order) be. */
+    fromFree = true,
+  ): Promise<Slot> => {
     const started = performance.now();
     // Taken before any wait, so two attempts starting together never both count on one.
-    let reused = free.pop();
+    let reused = fromFree ? free.pop() : undefined;
     const earlier = reused ? undefined : started;
     let key: string;
     try {
@@ -251,7 +256,7 @@ export async function openWorktreeWorkspace(
     warm(count, abortSignal) {
       const missing = Math.min(count, maxWarmSlots) - live.size - warming.size;
       for (let i = 0; i < missing; i++) {
-        const job: Promise<void> = acquireSlot(tip, abortSignal)
+        const job: Promise<void> = acquireSlot(tip, abortSignal, false)
           .then((slot) => {
             // Under the one `prepare` took (the most recently used): attempts take that first.
             free.unshift(slot);

@@ -41,7 +41,13 @@ function project(): string {
 }
 
 /** Runs independent sub-tasks `ids` at concurrency `ids.length`; each attempt records its worktree. */
-async function runOnce(repo: string, ids: string[], hold?: Promise<void>, arrived?: () => void) {
+async function runOnce(
+  repo: string,
+  ids: string[],
+  hold?: Promise<void>,
+  arrived?: () => void,
+  concurrency = ids.length,
+) {
   const seen = new Map<string, string>();
   const executor = scriptedWorkExecutor(
     Object.fromEntries(
@@ -62,7 +68,7 @@ async function runOnce(repo: string, ids: string[], hold?: Promise<void>, arrive
   const manager = createManager({
     executor,
     cwd: repo,
-    concurrency: ids.length,
+    concurrency,
     replan: { enabled: false },
     workspaces: gitWorkspaces({ setup: countingSetup(repo) }),
   });
@@ -101,6 +107,21 @@ describe("worktree slots outlive a run", () => {
       expect(listing).toMatch(/build/);
     }
     expect(await onlyFreeSlotsLeft(repo, second.report.runId)).toHaveLength(2);
+  });
+
+  it("a run's first attempt takes the slot the last run's attempt worked in (its agent server is warm there)", async () => {
+    const repo = project();
+    // At concurrency 3 the run readies more slots than its one attempt uses.
+    const first = await runOnce(repo, ["a"], undefined, undefined, 3);
+    expect(first.report.status).toBe("completed");
+    expect((await onlyFreeSlotsLeft(repo, first.report.runId)).length).toBeGreaterThan(1);
+    sh(repo, "clean", "-qfd");
+    const second = await runOnce(repo, ["b"], undefined, undefined, 3);
+    expect(second.report.status).toBe("completed");
+    expect(second.slots).toEqual(first.slots);
+    sh(repo, "clean", "-qfd");
+    const third = await runOnce(repo, ["c"], undefined, undefined, 3);
+    expect(third.slots).toEqual(first.slots);
   });
 
   it("two runs at once never share a slot", async () => {
