@@ -207,15 +207,10 @@ export async function openWorktreeWorkspace(
     slotOf.set(kept.path, slot);
     return slot;
   };
-  const acquireSlot = async (
-    start: string,
-    abortSignal: AbortSignal,
-    /** False for a slot readied ahead: it adds one, leaving the free ones (and their order) be. */
-    fromFree = true,
-  ): Promise<Slot> => {
+  const acquireSlot = async (start: string, abortSignal: AbortSignal): Promise<Slot> => {
     const started = performance.now();
     // Taken before any wait, so two attempts starting together never both count on one.
-    let reused = fromFree ? free.pop() : undefined;
+    let reused = free.pop();
     const earlier = reused ? undefined : started;
     let key: string;
     try {
@@ -239,8 +234,10 @@ export async function openWorktreeWorkspace(
   };
   // Slots being made ready in the background, before any attempt asks for them.
   const warming = new Set<Promise<void>>();
+  let preferred: Promise<void> | undefined;
   const takeSlot = async (start: string, abortSignal: AbortSignal): Promise<Slot> => {
-    // One being made is nearer than a new one.
+    // One being made is nearer than a new one; the most recently used first.
+    if (free.length === 0 && preferred && warming.has(preferred)) await preferred;
     while (free.length === 0 && warming.size > 0) await Promise.race(warming);
     return acquireSlot(start, abortSignal);
   };
@@ -256,14 +253,18 @@ export async function openWorktreeWorkspace(
     warm(count, abortSignal) {
       const missing = Math.min(count, maxWarmSlots) - live.size - warming.size;
       for (let i = 0; i < missing; i++) {
-        const job: Promise<void> = acquireSlot(tip, abortSignal, false)
+        // A free one (the one `prepare` took: the most recently used, its agent warm) goes back
+        // on top, and attempts wait for it first; one taken from the pool or made goes under.
+        const fromFree = free.length > 0;
+        const job: Promise<void> = acquireSlot(tip, abortSignal)
           .then((slot) => {
-            // Under the one `prepare` took (the most recently used): attempts take that first.
-            free.unshift(slot);
+            if (fromFree) free.push(slot);
+            else free.unshift(slot);
           })
           // An attempt that needs a slot meets the failure itself.
           .catch(() => {})
           .finally(() => warming.delete(job));
+        if (fromFree) preferred = job;
         warming.add(job);
       }
     },
