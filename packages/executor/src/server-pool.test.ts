@@ -57,6 +57,27 @@ describe("ServerPool", () => {
     }
   });
 
+  it("resize: a waiting attempt gets a seat when the pool grows; idle servers over a smaller size stop", async () => {
+    const { pool, started, stopped } = fakePool(1);
+    const a = (await pool.acquire(signal())) as OpencodeServer;
+    let second: OpencodeServer | undefined;
+    const waiting = pool.acquire(signal()).then((s) => {
+      second = s as OpencodeServer;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(second).toBeUndefined();
+    pool.resize(2);
+    await waiting;
+    expect(started).toHaveLength(2);
+    expect(pool.started).toBe(2);
+    pool.release(a, true);
+    pool.release(second as OpencodeServer, true);
+    expect(pool.running).toBe(2);
+    pool.resize(1);
+    expect(stopped).toHaveLength(1);
+    expect(pool.running).toBe(1);
+  });
+
   it("starts servers on demand up to its size, then reuses an idle one", async () => {
     const { pool, started } = fakePool(2);
     const a = await pool.acquire(signal());
