@@ -1,3 +1,4 @@
+import type { Sandbox } from "@taskledger/core";
 import { describe, expect, it, vi } from "vitest";
 import type { OpencodeServer } from "./opencode-server.js";
 import { ServerPool } from "./server-pool.js";
@@ -76,6 +77,22 @@ describe("ServerPool", () => {
     pool.resize(1);
     expect(stopped).toHaveLength(1);
     expect(pool.running).toBe(1);
+  });
+
+  it("a confined server serves only its own directory; an attempt elsewhere makes room for a new one", async () => {
+    const { pool, started, stopped } = fakePool(1);
+    const sandbox = {} as Sandbox;
+    const confined = (await pool.acquire(signal(), "/a", sandbox)) as OpencodeServer;
+    pool.release(confined, true);
+    expect(await pool.acquire(signal(), "/a", sandbox)).toBe(confined);
+    pool.release(confined, true);
+    const free = (await pool.acquire(signal(), "/b")) as OpencodeServer;
+    expect(free).not.toBe(confined);
+    expect(stopped).toEqual([confined]);
+    pool.release(free, true);
+    const other = await pool.acquire(signal(), "/c", sandbox);
+    expect(other).not.toBe(free);
+    expect(started).toHaveLength(3);
   });
 
   it("starts servers on demand up to its size, then reuses an idle one", async () => {

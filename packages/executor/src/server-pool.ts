@@ -55,7 +55,7 @@ export class ServerPool {
     sandbox?: Sandbox,
     yields = false,
   ): Promise<OpencodeServer | ServerStartFailure> {
-    if (sandbox && directory) return this.acquirePinned(signal, { directory, sandbox }, yields);
+    const pin = sandbox && directory ? { directory, sandbox } : undefined;
     for (;;) {
       if (this.closed) throw new ExecutorError("the opencode server executor is closed");
       signal.throwIfAborted();
@@ -63,20 +63,27 @@ export class ServerPool {
         await this.wait(signal, yields);
         continue;
       }
-      const seen = this.idle.findIndex(
-        (idle) => directory && this.served.get(idle)?.has(directory),
-      );
-      const server = seen === -1 ? this.idle.pop() : this.idle.splice(seen, 1)[0];
-      if (server !== undefined) this.busy(server);
-      if (server !== undefined) this.serves(server, directory);
+      const server = this.takeIdle(directory, pin);
       if (server !== undefined) {
-        if (server.ended === undefined) return server;
+        this.busy(server);
+        if (server.ended === undefined) {
+          if (!pin) this.serves(server, directory);
+          return server;
+        }
         this.drop(server);
         continue;
       }
+      // Every idle one is of no use here (a confined one serves its own directory): the one idle
+      // longest makes room.
+      if (this.all.size + this.starting >= this.size && this.idle.length > 0) {
+        this.drop(this.idle[0] as OpencodeServer);
+      }
       if (this.all.size + this.starting < this.size) {
-        const started = await this.start(signal);
-        if ("url" in started) this.serves(started, directory);
+        const started = await this.start(signal, pin);
+        if ("url" in started) {
+          if (pin) this.pinned.set(started, pin.directory);
+          else this.serves(started, directory);
+        }
         return started;
       }
       await this.wait(signal, yields);
@@ -84,39 +91,19 @@ export class ServerPool {
   }
 
   /**
-   * A confined server for `pin.directory`: an idle one started for it, else a new one (an idle
-   * server of another directory is stopped to make room), else one that comes back.
+   * An idle server for the attempt, taken out of the idle list: confined, the one started for its
+   * directory; else one that has served the directory, else the last one back, never a confined one.
    */
-  private async acquirePinned(
-    signal: AbortSignal,
-    pin: ServerPin,
-    yields: boolean,
-  ): Promise<OpencodeServer | ServerStartFailure> {
-    for (;;) {
-      if (this.closed) throw new ExecutorError("the opencode server executor is closed");
-      signal.throwIfAborted();
-      if (this.defers(yields)) {
-        await this.wait(signal, yields);
-        continue;
-      }
-      const at = this.idle.findIndex((idle) => this.pinned.get(idle) === pin.directory);
-      const server = at === -1 ? undefined : this.idle.splice(at, 1)[0];
-      if (server !== undefined) this.busy(server);
-      if (server !== undefined) {
-        if (server.ended === undefined) return server;
-        this.drop(server);
-        continue;
-      }
-      if (this.all.size + this.starting >= this.size && this.idle.length > 0) {
-        this.drop(this.idle[0] as OpencodeServer);
-      }
-      if (this.all.size + this.starting < this.size) {
-        const started = await this.start(signal, pin);
-        if ("url" in started) this.pinned.set(started, pin.directory);
-        return started;
-      }
-      await this.wait(signal, yields);
-    }
+  private takeIdle(directory: string | undefined, pin: ServerPin | undefined) {
+    const at = pin
+      ? this.idle.findIndex((idle) => this.pinned.get(idle) === pin.directory)
+      : (() => {
+          const seen = this.idle.findIndex(
+            (idle) => directory && !this.pinned.has(idle) && this.served.get(idle)?.has(directory),
+          );
+          return seen !== -1 ? seen : this.idle.findLastIndex((idle) => !this.pinned.has(idle));
+        })();
+    return at === -1 ? undefined : this.idle.splice(at, 1)[0];
   }
 
   /** Siblings first, then candidates: one that yields takes nothing while another waits. */
