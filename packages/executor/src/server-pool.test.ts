@@ -90,9 +90,12 @@ describe("ServerPool", () => {
     expect(free).not.toBe(confined);
     expect(stopped).toEqual([confined]);
     pool.release(free, true);
-    const other = await pool.acquire(signal(), "/c", sandbox);
+    const other = (await pool.acquire(signal(), "/c", sandbox)) as OpencodeServer;
     expect(other).not.toBe(free);
-    expect(started).toHaveLength(3);
+    pool.release(other, true);
+    // The same directory under another sandbox (other hosts allowed) is not its server's either.
+    expect(await pool.acquire(signal(), "/c", {} as Sandbox)).not.toBe(other);
+    expect(started).toHaveLength(4);
   });
 
   it("starts servers on demand up to its size, then reuses an idle one", async () => {

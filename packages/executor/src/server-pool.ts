@@ -16,8 +16,9 @@ export class ServerPool {
   private readonly idle: OpencodeServer[] = [];
   // The directories each server has booted an instance for (bounded by maxAttemptsPerServer).
   private readonly served = new WeakMap<OpencodeServer, Set<string>>();
-  // A confined server writes only in the directory it was started for: it serves no other.
-  private readonly pinned = new WeakMap<OpencodeServer, string>();
+  // A confined server writes only in the directory it was started for, under its sandbox's rules:
+  // it serves no other directory, nor an attempt under another sandbox.
+  private readonly pinned = new WeakMap<OpencodeServer, ServerPin>();
   private readonly all = new Set<OpencodeServer>();
   private starting = 0;
   // Waiting attempts in order; a candidate's (`yields`) lets every other go first.
@@ -81,7 +82,7 @@ export class ServerPool {
       if (this.all.size + this.starting < this.size) {
         const started = await this.start(signal, pin);
         if ("url" in started) {
-          if (pin) this.pinned.set(started, pin.directory);
+          if (pin) this.pinned.set(started, pin);
           else this.serves(started, directory);
         }
         return started;
@@ -96,7 +97,10 @@ export class ServerPool {
    */
   private takeIdle(directory: string | undefined, pin: ServerPin | undefined) {
     const at = pin
-      ? this.idle.findIndex((idle) => this.pinned.get(idle) === pin.directory)
+      ? this.idle.findIndex((idle) => {
+          const own = this.pinned.get(idle);
+          return own?.directory === pin.directory && own.sandbox === pin.sandbox;
+        })
       : (() => {
           const seen = this.idle.findIndex(
             (idle) => directory && !this.pinned.has(idle) && this.served.get(idle)?.has(directory),
