@@ -81,6 +81,7 @@ export {
 } from "./price.js";
 export { createProcessDir, isProcessAlive, sweepDeadProcessDirs } from "./process-dirs.js";
 export {
+  commandLineOf,
   currentProcess,
   isHolderAlive,
   type ProcessIdentity,
@@ -159,6 +160,7 @@ export {
 } from "./run-state.js";
 export { MemoryRunStore, type RunStore } from "./run-store.js";
 export {
+  definedOnly,
   type Sandbox,
   type SandboxedLaunch,
   type SandboxLaunch,
