@@ -1,4 +1,5 @@
 export { applyRunEvent } from "./apply-run-event.js";
+export { bindToHost, type HostBinding } from "./bind-to-host.js";
 export { buildReport, type ReportContext } from "./build-report.js";
 export {
   type CandidateChoiceAnswer,
