@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
@@ -50,6 +50,22 @@ async function strayBridge(dir: string, port: number): Promise<number> {
     (there) => there,
   );
   return pid;
+}
+
+/** The bridge watchdogs this process started that still run. */
+function ownWatchdogs(): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((pid) => commandLineOf(pid).includes("taskledger-host-watchdog"))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === process.pid;
+      } catch {
+        return false;
+      }
+    });
 }
 
 /** The words of what runs under `root` (bridges carry the host's environment, which names it). */
@@ -116,7 +132,15 @@ describe.runIf(process.platform === "linux" && (status.confined || process.env.C
         strays.push(dead, kept);
         const sandbox = createSandbox({ mode: "required" });
         await sandbox.status();
+        expect(ownWatchdogs()).toHaveLength(1);
         await sandbox.close();
+        // Closed: the bridges are stopped and their watchdog let go.
+        expect(
+          await pollUntil(
+            async () => ownWatchdogs(),
+            (pids) => pids.length === 0,
+          ),
+        ).toEqual([]);
         expect(
           await pollUntil(
             async () => alive(dead),

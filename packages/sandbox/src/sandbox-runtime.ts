@@ -47,9 +47,11 @@ class SharedRuntime {
     if (this.hosts.size > 0) return manager.updateConfig(this.config());
     // The last sandbox of the process: its proxies must not keep the host alive.
     this.started = undefined;
-    await manager.reset();
-    this.bridges?.release();
+    // Taken now: a sandbox acquired during the reset starts bridges (and a binding) of its own.
+    const bridges = this.bridges;
     this.bridges = undefined;
+    await manager.reset();
+    bridges?.release();
   }
 
   private manager(): Promise<SandboxManager> {
