@@ -1,4 +1,5 @@
 export { applyRunEvent } from "./apply-run-event.js";
+export { bindToHost, type HostBinding } from "./bind-to-host.js";
 export { buildReport, type ReportContext } from "./build-report.js";
 export {
   type CandidateChoiceAnswer,
@@ -81,6 +82,7 @@ export {
 } from "./price.js";
 export { createProcessDir, isProcessAlive, sweepDeadProcessDirs } from "./process-dirs.js";
 export {
+  commandLineOf,
   currentProcess,
   isHolderAlive,
   type ProcessIdentity,
@@ -159,6 +161,7 @@ export {
 } from "./run-state.js";
 export { MemoryRunStore, type RunStore } from "./run-store.js";
 export {
+  definedOnly,
   type Sandbox,
   type SandboxedLaunch,
   type SandboxLaunch,

@@ -29,6 +29,16 @@ export function processStartTime(pid: number): string | undefined {
   return started === "" ? undefined : started;
 }
 
+/** A process's words (Linux `/proc`); none once it is gone, or elsewhere. */
+export function commandLineOf(pid: number): string[] {
+  try {
+    const text = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+    return text === "" ? [] : text.replace(/\0$/, "").split("\0");
+  } catch {
+    return [];
+  }
+}
+
 /** This process, as a lock file records its holder. */
 export function currentProcess(): Required<ProcessIdentity> {
   return { pid: process.pid, startTime: processStartTime(process.pid) ?? "" };

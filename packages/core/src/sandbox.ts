@@ -81,3 +81,10 @@ export function unconfined(launch: SandboxLaunch): SandboxedLaunch {
     release: async () => {},
   };
 }
+
+/** A process environment as a launch takes it (`SandboxLaunch.env`): its unset entries left out. */
+export function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) kept[key] = value;
+  return kept;
+}

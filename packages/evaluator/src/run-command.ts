@@ -5,6 +5,7 @@ import { join } from "node:path";
 import {
   AbortedError,
   type AttemptProcess,
+  definedOnly,
   HeadTailBuffer,
   type Sandbox,
   type SandboxedLaunch,
@@ -67,12 +68,6 @@ export async function runCommand(
   } finally {
     await rm(tmp, { recursive: true, force: true }).catch(() => {});
   }
-}
-
-function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
-  const kept: Record<string, string> = {};
-  for (const [key, value] of Object.entries(env)) if (value !== undefined) kept[key] = value;
-  return kept;
 }
 
 /** Runs the command, through `confine` when given (which may change program, arguments and env). */

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   AbortedError,
+  definedOnly,
   HeadTailBuffer,
   type Sandbox,
   type SandboxedLaunch,
@@ -69,12 +70,6 @@ export async function runSetupCommand(
     await launch.release();
     if (tmp) await rm(tmp, { recursive: true, force: true }).catch(() => {});
   }
-}
-
-function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
-  const kept: Record<string, string> = {};
-  for (const [key, value] of Object.entries(env)) if (value !== undefined) kept[key] = value;
-  return kept;
 }
 
 function spawnSetup(

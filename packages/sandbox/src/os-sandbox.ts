@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import {
+  commandLineOf,
   InvalidConfigError,
   type Sandbox,
   type SandboxedLaunch,
@@ -193,15 +193,6 @@ class OsSandbox implements Sandbox {
 function socketParent(): string {
   const dir = tmpdir();
   return dir.length > 60 && process.platform !== "win32" ? "/tmp" : dir;
-}
-
-/** A process's words (Linux `/proc`); none once it is gone or elsewhere. */
-function commandLineOf(pid: number): string[] {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-  } catch {
-    return [];
-  }
 }
 
 /** The variables the runtime adds for a launch (its proxies, git's ssh through them). */

@@ -1,5 +1,7 @@
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
+import { bindToHost, type HostBinding } from "@taskledger/core";
+import { bridgesAt, sweepDeadBridges } from "./runtime-bridges.js";
 
 type Srt = typeof import("@anthropic-ai/sandbox-runtime");
 export type SandboxManager = Srt["SandboxManager"];
@@ -13,6 +15,8 @@ export type Availability = { ok: true; platform: string } | { ok: false; reason:
  */
 class SharedRuntime {
   private started: Promise<SandboxManager> | undefined;
+  /** The runtime's host-side bridges, killed by a watchdog if this process dies holding them. */
+  private bridges: HostBinding | undefined;
   private readonly hosts = new Map<symbol, readonly string[]>();
   private readonly serving = new Set<symbol>();
   private readonly availability = new Map<string, Promise<Availability>>();
@@ -43,13 +47,28 @@ class SharedRuntime {
     if (this.hosts.size > 0) return manager.updateConfig(this.config());
     // The last sandbox of the process: its proxies must not keep the host alive.
     this.started = undefined;
+    // Taken now: a sandbox acquired during the reset starts bridges (and a binding) of its own.
+    const bridges = this.bridges;
+    this.bridges = undefined;
     await manager.reset();
+    bridges?.release();
   }
 
   private manager(): Promise<SandboxManager> {
     this.started ??= import("@anthropic-ai/sandbox-runtime").then(async ({ SandboxManager }) => {
+      // What a host killed with `kill -9` before its watchdog took over left running.
+      sweepDeadBridges();
+      const listening = signalListeners();
       // `true`: the runtime records what it refused (writes, hosts) per launch.
       await SandboxManager.initialize(this.config(), undefined, true);
+      keepDefaultSignals(listening);
+      // The runtime ends its bridges on a normal exit; a watchdog ends them after any other.
+      this.bridges = bindToHost(
+        bridgesAt([
+          SandboxManager.getLinuxHttpSocketPath(),
+          SandboxManager.getLinuxSocksSocketPath(),
+        ]),
+      );
       return SandboxManager;
     });
     return this.started;
@@ -104,6 +123,30 @@ class SharedRuntime {
 }
 
 export const sharedRuntime = new SharedRuntime();
+
+const endingSignals = ["SIGINT", "SIGTERM"] as const;
+let signalsKept = false;
+
+function signalListeners(): number[] {
+  return endingSignals.map((signal) => process.listenerCount(signal));
+}
+
+/**
+ * The runtime stops its bridges on SIGINT and SIGTERM with listeners of its own, once per process,
+ * and a listener takes away Node's default of ending the process: a host that has none of its own
+ * when the signal comes still ends by it.
+ */
+function keepDefaultSignals(before: number[]): void {
+  if (signalsKept) return;
+  signalsKept = true;
+  endingSignals.forEach((signal, index) => {
+    if (before[index] !== 0 || process.listenerCount(signal) === 0) return;
+    // Runs after the runtime's listener, which has stopped the bridges by then.
+    process.once(signal, () => {
+      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    });
+  });
+}
 
 function run(
   argv: readonly string[],

@@ -1,6 +1,5 @@
-import { readFileSync } from "node:fs";
 import { readdir, readFile, readlink } from "node:fs/promises";
-import { isProcessAlive } from "@taskledger/core";
+import { isProcessAlive, commandLineOf as wordsOf } from "@taskledger/core";
 
 /**
  * Live processes (Linux, from `/proc`) whose working directory or environment lies under `root`,
@@ -37,11 +36,7 @@ export function alive(pid: number): boolean {
 
 /** A process's command line (arguments joined by NUL), or "" once it is gone. */
 export function commandLineOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
-  } catch {
-    return "";
-  }
+  return wordsOf(pid).join("\0");
 }
 
 /**
