@@ -113,6 +113,19 @@ describe.runIf(process.platform === "linux" && (status.confined || process.env.C
             (lines) => lines.length === 0,
           );
           expect(left).toEqual([]);
+          // What it left in the temp directory (its launch's, the runtime's proxy socket) goes when a
+          // sandbox next starts.
+          const leftovers = () =>
+            readdirSync(tmpdir()).filter((name) =>
+              [`taskledger-sandbox-${child.pid}-`, `srt-mux-${child.pid}-`].some((prefix) =>
+                name.startsWith(prefix),
+              ),
+            );
+          expect(leftovers()).not.toEqual([]);
+          const next = createSandbox({ mode: "required" });
+          await next.status();
+          await next.close();
+          expect(leftovers()).toEqual([]);
         } finally {
           if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
           await killProcessesUnder(root);

@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import {
   commandLineOf,
+  createProcessDir,
   InvalidConfigError,
   type Sandbox,
   type SandboxedLaunch,
@@ -13,6 +14,7 @@ import {
   type SandboxStatus,
   SandboxUnavailableError,
   sandboxModes,
+  sweepDeadProcessDirs,
   unconfined,
 } from "@taskledger/core";
 import { credentialStores, socketDirs } from "./credential-stores.js";
@@ -102,6 +104,8 @@ class OsSandbox implements Sandbox {
       );
       return { confined: false, mode, reason: availability.reason };
     }
+    // Launch directories of a host killed before it released them (named after their process).
+    await sweepDeadProcessDirs(socketParent(), launchDirPrefix);
     this.manager = await sharedRuntime.acquire(
       this.owner,
       this.hosts.map((host) => host.pattern),
@@ -120,7 +124,7 @@ class OsSandbox implements Sandbox {
       );
     }
     const id = randomBytes(16).toString("base64url");
-    const own = await mkdtemp(join(socketParent(), "taskledger-sandbox-"));
+    const own = await createProcessDir(socketParent(), launchDirPrefix);
     const git = await gitPaths(launch.cwd);
     const socket = join(own, "s");
     const write = [launch.cwd, ...(launch.write ?? []), ...git.write, own];
@@ -184,6 +188,9 @@ class OsSandbox implements Sandbox {
     await sharedRuntime.release(this.owner);
   }
 }
+
+/** A launch's own directory: `taskledger-sandbox-<pid>-XXXXXX`, swept once its process is gone. */
+const launchDirPrefix = "taskledger-sandbox-";
 
 /**
  * Where a launch's own directory (and its bridge's Unix socket) goes: the temp directory, unless

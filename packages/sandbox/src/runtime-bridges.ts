@@ -1,6 +1,12 @@
 import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { basename } from "node:path";
-import { commandLineOf, type ProcessIdentity, processStartTime } from "@taskledger/core";
+import {
+  commandLineOf,
+  type ProcessIdentity,
+  processStartTime,
+  sweepDeadProcessDirs,
+} from "@taskledger/core";
 
 /**
  * A host-side bridge the runtime starts on Linux, a child of the host that outlives it:
@@ -49,10 +55,12 @@ export function bridgesAt(sockets: readonly (string | undefined)[]): Required<Pr
 
 /**
  * Kills the bridges a dead host left (killed before its watchdog took them) and removes their
- * sockets. A bridge whose proxy no longer listens leads nowhere: the proxy lives in the process
- * that started it, so that process is gone, whoever it was (this runtime is Claude Code's too).
+ * sockets, and the runtime's proxy socket of a dead host (`srt-mux-<pid>-<n>.sock`). A bridge
+ * whose proxy no longer listens leads nowhere: the proxy lives in the process that started it, so
+ * that process is gone, whoever it was (this runtime is Claude Code's too).
  */
-export function sweepDeadBridges(): void {
+export async function sweepDeadBridges(): Promise<void> {
+  await sweepDeadProcessDirs(tmpdir(), "srt-mux-");
   const bridges = runtimeBridges();
   if (bridges.length === 0) return;
   const listening = listeningPorts();

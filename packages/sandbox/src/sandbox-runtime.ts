@@ -57,7 +57,7 @@ class SharedRuntime {
   private manager(): Promise<SandboxManager> {
     this.started ??= import("@anthropic-ai/sandbox-runtime").then(async ({ SandboxManager }) => {
       // What a host killed with `kill -9` before its watchdog took over left running.
-      sweepDeadBridges();
+      await sweepDeadBridges();
       const listening = signalListeners();
       // `true`: the runtime records what it refused (writes, hosts) per launch.
       await SandboxManager.initialize(this.config(), undefined, true);
