@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AgentEvent, AttemptProcess, AttemptResult, SubTask } from "@taskledger/core";
+import type { AgentEvent, AttemptProcess, AttemptResult, ExecuteOptions } from "@taskledger/core";
 import type { OpencodeServerExecutorOptions } from "@taskledger/executor";
 import type { PriceTable } from "@taskledger/llm";
 import type { SandboxOptions } from "@taskledger/sandbox";
@@ -19,16 +19,11 @@ export interface DaemonExecutorSpec {
 /** A sandbox as the CLI made it, so the daemon makes the same one. */
 export type DaemonSandboxSpec = Omit<SandboxOptions, "onUnconfined">;
 
-/** What of `ExecuteOptions` crosses to the daemon. */
-export interface DaemonAttempt {
-  subTask: SubTask;
-  runId?: string;
-  attempt: number;
-  cwd: string;
-  agentModel?: string;
-  readOnly?: boolean;
-  candidate?: { round: number };
-}
+/** What of `ExecuteOptions` crosses to the daemon (no callbacks, signal or sandbox object). */
+export type DaemonAttempt = Pick<
+  ExecuteOptions,
+  "subTask" | "runId" | "attempt" | "cwd" | "agentModel" | "readOnly" | "candidate"
+>;
 
 export interface DaemonStatus {
   pid: number;

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -15,7 +14,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { daemonSocketPath } from "./daemon-protocol.js";
 import type { JsonReport } from "./json-report.js";
 import { compatibleProviderId } from "./runtime.js";
-import { builtCli, type CliExit, compatibleArgs } from "./test-support/cli-harness.js";
+import { type CliExit, compatibleArgs, spawnCli } from "./test-support/cli-harness.js";
 
 // The per-user daemon as a user meets it: the built CLI, its real background service, the real
 // opencode inside the OS sandbox (the default), a scripted model server. Each test has its own
@@ -39,28 +38,18 @@ function newCache(): string {
 
 /** The built CLI with the daemon on (the suite turns it off for other tests) and `cache`. */
 function cli(cache: string, argv: string[], extra: Record<string, string> = {}): Promise<CliExit> {
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    CI: "true",
-    TASKLEDGER_CACHE_DIR: cache,
-    ...extra,
-  };
-  delete env.TASKLEDGER_DAEMON;
-  const child = spawn(process.execPath, [builtCli, ...argv], {
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
+  return spawnCli(argv, { TASKLEDGER_CACHE_DIR: cache, TASKLEDGER_DAEMON: undefined, ...extra })
+    .exit;
+}
+
+/** A repository, this test's own cache (its own daemon), and the model server answering `script`. */
+async function setup(script: Parameters<typeof scriptByRole>[0]) {
+  const cache = newCache();
+  const repo = createGitRepo(mkdtempSync(join(tmpdir(), "tl-daemon-repo-")), {
+    "README.md": "x\n",
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d) => {
-    stdout += d;
-  });
-  child.stderr.on("data", (d) => {
-    stderr += d;
-  });
-  return new Promise((done) =>
-    child.on("exit", (code, signal) => done({ code, signal, stdout, stderr })),
-  );
+  server = await createModelServer({ replies: scriptByRole(script) });
+  return { cache, repo, baseURL: server.openaiBaseURL };
 }
 
 interface Status {
@@ -188,13 +177,9 @@ describe("taskledger's daemon: rooms kept warm between runs (built CLI, real ope
   it("a second run on the same repository starts its attempt without starting a server; stop leaves nothing", {
     timeout: 180_000,
   }, async () => {
-    const cache = newCache();
-    const repo = createGitRepo(mkdtempSync(join(tmpdir(), "tl-daemon-repo-")), {
-      "README.md": "x\n",
-    });
-    let script = scriptByRole({ plan: planOf("a"), judge, agent: writer });
-    server = await createModelServer({ replies: (request) => script(request) });
-    const first = await cli(cache, runArgs("Write a.txt", repo, server.openaiBaseURL));
+    let plan = planOf("a");
+    const { cache, repo, baseURL } = await setup({ plan: () => plan, judge, agent: writer });
+    const first = await cli(cache, runArgs("Write a.txt", repo, baseURL));
     expect(first.code, first.stderr).toBe(0);
     expect((JSON.parse(first.stdout) as JsonReport).status).toBe("completed");
     const afterFirst = await running(cache);
@@ -203,8 +188,8 @@ describe("taskledger's daemon: rooms kept warm between runs (built CLI, real ope
     const kept = descendantsOf(afterFirst.pid);
     expect(kept.length).toBeGreaterThan(0);
 
-    script = scriptByRole({ plan: planOf("b"), judge, agent: writer });
-    const second = await cli(cache, runArgs("Write b.txt", repo, server.openaiBaseURL));
+    plan = planOf("b");
+    const second = await cli(cache, runArgs("Write b.txt", repo, baseURL));
     expect(second.code, second.stderr).toBe(0);
     expect((JSON.parse(second.stdout) as JsonReport).status).toBe("completed");
     expect(readFileSync(join(repo, "b.txt"), "utf8")).toBe("b\n");
@@ -225,20 +210,14 @@ describe("taskledger's daemon: failure is ordinary", () => {
   it("two runs at once on one repository each get their own room", {
     timeout: 180_000,
   }, async () => {
-    const cache = newCache();
-    const repo = createGitRepo(mkdtempSync(join(tmpdir(), "tl-daemon-repo-")), {
-      "README.md": "x\n",
-    });
-    server = await createModelServer({
-      replies: scriptByRole({
-        plan: (request) => planOf(JSON.stringify(request.body).includes("Write a.txt") ? "a" : "b"),
-        judge,
-        agent: writer,
-      }),
+    const { cache, repo, baseURL } = await setup({
+      plan: (request) => planOf(JSON.stringify(request.body).includes("Write a.txt") ? "a" : "b"),
+      judge,
+      agent: writer,
     });
     const [a, b] = await Promise.all([
-      cli(cache, runArgs("Write a.txt", repo, server.openaiBaseURL)),
-      cli(cache, runArgs("Write b.txt", repo, server.openaiBaseURL)),
+      cli(cache, runArgs("Write a.txt", repo, baseURL)),
+      cli(cache, runArgs("Write b.txt", repo, baseURL)),
     ]);
     expect(a.code, a.stderr).toBe(0);
     expect(b.code, b.stderr).toBe(0);
@@ -252,28 +231,19 @@ describe("taskledger's daemon: failure is ordinary", () => {
   it("kill -9 of the daemon mid-attempt: the attempt is retried in a new daemon and nothing is left", {
     timeout: 180_000,
   }, async () => {
-    const cache = newCache();
-    const repo = createGitRepo(mkdtempSync(join(tmpdir(), "tl-daemon-repo-")), {
-      "README.md": "x\n",
-    });
     let firsts = 0;
-    server = await createModelServer({
-      replies: scriptByRole({
-        plan: planOf("a"),
-        judge,
-        agent: (request) => {
-          if (toolResults(request) === 0 && firsts++ === 0) {
-            return {
-              toolCalls: [
-                { name: "bash", arguments: { command: "sleep 47.25", description: "wait" } },
-              ],
-            };
-          }
-          return writer(request);
-        },
-      }),
+    const { cache, repo, baseURL } = await setup({
+      plan: planOf("a"),
+      judge,
+      agent: (request) => {
+        if (toolResults(request) === 0 && firsts++ === 0) {
+          const command = "sleep 47.25";
+          return { toolCalls: [{ name: "bash", arguments: { command, description: "wait" } }] };
+        }
+        return writer(request);
+      },
     });
-    const run = cli(cache, runArgs("Write a.txt", repo, server.openaiBaseURL));
+    const run = cli(cache, runArgs("Write a.txt", repo, baseURL));
     expect(await until(() => processesWith("sleep 47.25").length > 0, 90_000)).toBe(true);
     const daemon = await running(cache);
     const kept = descendantsOf(daemon.pid);
@@ -338,22 +308,13 @@ describe("taskledger's daemon: failure is ordinary", () => {
   it("stops itself and its servers after the idle time; --no-daemon starts none", {
     timeout: 180_000,
   }, async () => {
-    const cache = newCache();
-    const repo = createGitRepo(mkdtempSync(join(tmpdir(), "tl-daemon-repo-")), {
-      "README.md": "x\n",
-    });
-    server = await createModelServer({
-      replies: scriptByRole({ plan: planOf("a"), judge, agent: writer }),
-    });
-    const off = await cli(cache, [
-      ...runArgs("Write a.txt", repo, server.openaiBaseURL),
-      "--no-daemon",
-    ]);
+    const { cache, repo, baseURL } = await setup({ plan: planOf("a"), judge, agent: writer });
+    const off = await cli(cache, [...runArgs("Write a.txt", repo, baseURL), "--no-daemon"]);
     expect(off.code, off.stderr).toBe(0);
     expect(existsSync(daemonSocketPath(cache))).toBe(false);
     expect(await status(cache)).toEqual({ running: false });
 
-    const on = await cli(cache, runArgs("Write a.txt again", repo, server.openaiBaseURL), {
+    const on = await cli(cache, runArgs("Write a.txt again", repo, baseURL), {
       TASKLEDGER_DAEMON_IDLE: "3",
     });
     expect(on.code, on.stderr).toBe(0);

@@ -4,6 +4,7 @@ import { existsSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { resolve } from "node:path";
 import { PassThrough } from "node:stream";
+import { definedOnly } from "@taskledger/core";
 import { git, poolDirectory } from "@taskledger/git-workspace";
 import type { CliIo } from "../cli-io.js";
 
@@ -68,10 +69,16 @@ export interface CliExit {
   stderr: string;
 }
 
-/** Starts the built CLI with `argv` (as in CI); `exit` holds its status and all it printed. */
-export function spawnCli(argv: string[]): { child: ChildProcess; exit: Promise<CliExit> } {
+/**
+ * Starts the built CLI with `argv` (as in CI); `exit` holds its status and all it printed. `env`
+ * is laid over the test's own (an `undefined` value removes the variable).
+ */
+export function spawnCli(
+  argv: string[],
+  env: Record<string, string | undefined> = {},
+): { child: ChildProcess; exit: Promise<CliExit> } {
   const child = spawn(process.execPath, [builtCli, ...argv], {
-    env: { ...process.env, CI: "true" },
+    env: definedOnly({ ...process.env, CI: "true", ...env }),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";
