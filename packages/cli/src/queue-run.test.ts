@@ -6,6 +6,7 @@ import { join } from "node:path";
 import type { RunEvent } from "@taskledger/core";
 import {
   afterToolResult,
+  alive,
   createGitRepo,
   createModelServer,
   gitIn,
@@ -31,7 +32,7 @@ import {
   processesUnder,
   spawnCli,
 } from "./test-support/cli-harness.js";
-import { startWorker, type WorkerProcess } from "./test-support/queue-workers.js";
+import { serversOf, startWorker, type WorkerProcess } from "./test-support/queue-workers.js";
 
 const enabled = redisTestsEnabled();
 
@@ -212,6 +213,9 @@ describe.runIf(enabled && process.platform === "linux")(
       const running = run(setup, undefined, ["--stalled-check", "1000"]);
       const early = await Promise.race([holding.then(() => undefined), running]);
       expect(early?.t.err()).toBeUndefined();
+      // Its agent's server, kept warm between jobs, must not outlive it.
+      const victimServers = serversOf(victim);
+      expect(victimServers).toHaveLength(1);
       process.kill(victim.pid, "SIGKILL");
       // No worker is alive: only the coordinator can notice the dead one.
       const interrupted = await pollUntil(
@@ -245,6 +249,12 @@ describe.runIf(enabled && process.platform === "linux")(
       expect(
         await pollUntil(
           () => processesUnder(victim.workDir),
+          (left) => left.length === 0,
+        ),
+      ).toEqual([]);
+      expect(
+        await pollUntil(
+          async () => victimServers.filter(alive),
           (left) => left.length === 0,
         ),
       ).toEqual([]);

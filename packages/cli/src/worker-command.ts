@@ -1,7 +1,8 @@
 import { hostname } from "node:os";
 import { resolve } from "node:path";
+import { parseAgentModel } from "@taskledger/executor";
 import { defaultModels } from "@taskledger/llm";
-import { redactRedisUrl, startAttemptWorker } from "@taskledger/queue";
+import { type JobAgentSettings, redactRedisUrl, startAttemptWorker } from "@taskledger/queue";
 import type { Command } from "commander";
 import { createAgentExecutor } from "./agent-executor.js";
 import { type CliIo, exitCodes } from "./cli-io.js";
@@ -101,20 +102,23 @@ async function workerCommand(raw: RawWorkerOptions, io: CliIo): Promise<number> 
   const lockDurationMs = Number(raw.lockDuration);
   if (!Number.isInteger(lockDurationMs) || lockDurationMs < 1000)
     throw new UsageError("--lock-duration must be a whole number of milliseconds, 1000 or more");
-  // A job's model may name its agent (`claude-code:sonnet`): the run chose it, this worker runs it.
-  const executor = createAgentExecutor({
-    agent: options.agent,
-    agentModel: options.agentModel,
-    opencodeConfig: agentConfig(options),
-    // A process per attempt: a worker's attempts are minutes apart from their jobs' dispatch
-    // anyway, and a killed one must leave nothing running (servers would outlive it).
-    executor: "cli",
-    concurrency: options.concurrency,
-    env: process.env,
-    ...(options.passEnv ? { passEnv: options.passEnv } : {}),
-    ...(options.agentBaseUrl ? { agentBaseUrl: options.agentBaseUrl } : {}),
-  });
-  const sandbox = runSandbox({ ...options, executor: "cli" }, io.env, (line) =>
+  // Each agent setting a job asks for (`claude-code:sonnet` names its agent) gets an executor the
+  // worker keeps between jobs: its opencode servers stay up in the kept worktrees. The watchdog
+  // guards a server for its whole life, so a killed worker leaves none running.
+  const executorFor = ({ agentModel: asked }: JobAgentSettings) => {
+    const parsed = asked === undefined ? undefined : parseAgentModel(asked);
+    return createAgentExecutor({
+      agent: parsed?.agent ?? options.agent,
+      agentModel: parsed?.model ?? options.agentModel,
+      opencodeConfig: agentConfig(options),
+      executor: "server",
+      concurrency: options.concurrency,
+      env: process.env,
+      ...(options.passEnv ? { passEnv: options.passEnv } : {}),
+      ...(options.agentBaseUrl ? { agentBaseUrl: options.agentBaseUrl } : {}),
+    });
+  };
+  const sandbox = runSandbox({ ...options, executor: "server" }, io.env, (line) =>
     io.stderr.write(`warning: ${line}\n`),
   );
   // `required` where it cannot work: refused before any job is taken.
@@ -122,7 +126,7 @@ async function workerCommand(raw: RawWorkerOptions, io: CliIo): Promise<number> 
   const worker = await startAttemptWorker(
     {
       redis,
-      executor,
+      executorFor,
       sandbox,
       concurrency: options.concurrency,
       lockDurationMs,

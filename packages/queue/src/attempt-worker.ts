@@ -6,6 +6,7 @@ import {
   describeError,
   type Executor,
   emptyUsage,
+  InvalidConfigError,
   type Sandbox,
   sweepDeadProcessDirs,
 } from "@taskledger/core";
@@ -22,13 +23,26 @@ import {
 import { closeWithin } from "./queue-executor.js";
 import { RedisHealth } from "./redis-health.js";
 import { redactRedisUrl, redisOptionsFromUrl } from "./redis-url.js";
+import { type JobAgentSettings, WarmExecutors } from "./warm-executors.js";
 import { WorkerClones } from "./worker-clone.js";
 
 export interface AttemptWorkerOptions {
   /** `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS. */
   redis: string;
-  /** Runs the attempts (the opencode executor); the job's agent model overrides its own. */
-  executor: Executor;
+  /**
+   * Runs every attempt (the host's, never closed by the worker); the job's agent model overrides
+   * its own. Give this or `executorFor`.
+   */
+  executor?: Executor;
+  /**
+   * Makes the executor for a job's agent settings instead: the worker keeps it between jobs, so
+   * its agents stay warm (opencode servers already up in the kept worktrees), shared by every job
+   * with the same settings; past `keptExecutors` the least recently used idle one is closed, and
+   * all are closed with the worker.
+   */
+  executorFor?: (settings: JobAgentSettings) => Executor;
+  /** Executors `executorFor` made that are kept between jobs; default 3. */
+  keptExecutors?: number;
   /** Attempts at once in this process; default 1. */
   concurrency?: number;
   /** Default `taskledger-attempts`. */
@@ -67,6 +81,8 @@ export async function startAttemptWorker(
   options: AttemptWorkerOptions,
   abortSignal?: AbortSignal,
 ): Promise<AttemptWorker> {
+  if ((options.executor === undefined) === (options.executorFor === undefined))
+    throw new InvalidConfigError("startAttemptWorker needs either `executor` or `executorFor`");
   const queueName = options.queueName ?? defaultQueueName;
   const lockDuration = options.lockDurationMs ?? 30_000;
   const connection = {
@@ -93,6 +109,15 @@ export async function startAttemptWorker(
   if (ownDir) await sweepDeadProcessDirs(tmpdir(), workerDirPrefix);
   const workDir = options.workDir ?? (await createProcessDir(tmpdir(), workerDirPrefix));
   const clones = new WorkerClones(workDir);
+  const given = options.executor;
+  const warm = options.executorFor
+    ? new WarmExecutors(options.executorFor, options.keptExecutors)
+    : undefined;
+  const leaseFor = (data: AttemptJobData) =>
+    warm?.acquire(data.agentModel ? { agentModel: data.agentModel } : {}) ?? {
+      executor: given as Executor,
+      release: () => {},
+    };
   const identity = { host: hostname(), pid: process.pid };
 
   const process_ = async (
@@ -107,7 +132,10 @@ export async function startAttemptWorker(
     options.onJob?.({ type: "started", jobId });
     const slot = await clones.checkout(data, jobId, cancelled);
     let keep = false;
+    // Held for the job's whole run, so a job of other settings does not close it under this one.
+    let lease: ReturnType<typeof leaseFor> | undefined;
     try {
+      lease = leaseFor(data);
       // A kept worktree whose setup ran for the same lockfiles needs no setup again.
       if (data.setup && !(await clones.setUp(slot, data, cancelled))) {
         const started = performance.now();
@@ -130,7 +158,7 @@ export async function startAttemptWorker(
         }
         await clones.markSetUp(slot, data, cancelled);
       }
-      let result: AttemptResult = await options.executor.run(data.prompt, {
+      let result: AttemptResult = await lease.executor.run(data.prompt, {
         subTask: data.subTask,
         runId: data.runId,
         attempt: data.attempt,
@@ -164,6 +192,7 @@ export async function startAttemptWorker(
         waitedMs,
       };
     } finally {
+      lease?.release();
       // Kept for the next job when the attempt ended on its own; a cancelled one's may hold processes.
       await (keep ? clones.release(slot) : clones.remove(slot)).catch(() => {});
     }
@@ -195,6 +224,7 @@ export async function startAttemptWorker(
         void worker.disconnect().catch(() => {});
         health.close();
         subscriber.disconnect();
+        await warm?.close();
         await clones.close().catch(() => {});
         if (ownDir) await rm(workDir, { recursive: true, force: true });
       })();

@@ -17,3 +17,4 @@ export {
   type QueueExecutorOptions,
 } from "./queue-executor.js";
 export { redactRedisUrl, redisOptionsFromUrl } from "./redis-url.js";
+export { defaultKeptExecutors, type JobAgentSettings } from "./warm-executors.js";

@@ -1,7 +1,9 @@
 // Real `taskledger worker` processes for the CLI's queue tests.
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { commandLineOf } from "@taskledger/testing";
 import { compatibleProviderId } from "../runtime.js";
 
 const bin = resolve(import.meta.dirname, "../../dist/bin.js");
@@ -76,4 +78,37 @@ export async function startWorker(
       await exited;
     },
   };
+}
+
+/** Each process's parent, from /proc. */
+function parentsNow(): Map<number, number> {
+  const parents = new Map<number, number>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      // The command may hold spaces and parentheses: the fields after its closing one are fixed.
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      parents.set(Number(name), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // Ended while listed.
+    }
+  }
+  return parents;
+}
+
+/**
+ * The `opencode serve` processes a worker runs now, each counted once: a server's own helpers
+ * (opencode's launcher and what it forks carry the same command line) are not another server.
+ */
+export function serversOf(worker: Pick<WorkerProcess, "pid">): number[] {
+  const parents = parentsNow();
+  const serving = new Set<number>();
+  const under = (pid: number): boolean => {
+    for (let at = parents.get(pid); at !== undefined && at > 1; at = parents.get(at))
+      if (at === worker.pid) return true;
+    return false;
+  };
+  for (const pid of parents.keys())
+    if (under(pid) && /\bopencode\b.*\bserve\b/.test(commandLineOf(pid))) serving.add(pid);
+  return [...serving].filter((pid) => !serving.has(parents.get(pid) ?? 0));
 }
