@@ -18,7 +18,10 @@ export interface AttemptJobData {
   readOnly?: boolean;
   /** Git remote both sides reach (a URL or a path). */
   remote: string;
-  /** The commit the attempt starts from, pushed by the coordinator to `startRef`. */
+  /**
+   * The commit the attempt starts from, on the remote under `startRef`: the attempt's own start
+   * ref, or an earlier attempt's when the coordinator already pushed that commit.
+   */
   start: string;
   startRef: string;
   /** Where the worker pushes the attempt's commit. */

@@ -20,6 +20,7 @@ import {
   cancelChannel,
   defaultQueueName,
 } from "./attempt-job.js";
+import { PushedStarts } from "./pushed-starts.js";
 import { RedisHealth } from "./redis-health.js";
 import { redactRedisUrl, redisOptionsFromUrl } from "./redis-url.js";
 
@@ -77,6 +78,7 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
   const onStalled = new Map<string, () => void>();
   const onActive = new Map<string, () => void>();
   const workerWaitMs = options.workerWaitMs ?? defaultWorkerWaitMs;
+  const pushedStarts = new PushedStarts();
   let opened:
     | {
         queue: Queue;
@@ -165,22 +167,33 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
       const started = performance.now();
       const { queue, events, health } = await open(abortSignal);
       await health.ping(abortSignal);
-      const start = await gitIn(cwd, ["rev-parse", "--verify", "HEAD"], abortSignal).catch(
-        (cause) => {
-          throw new QueueError(
-            "needs-worktree",
-            `${cwd} is not a worktree of a git repository: attempts sent to workers need worktree isolation.`,
-            { cause },
-          );
-        },
-      );
-      const prefix = await gitIn(cwd, ["rev-parse", "--show-prefix"], abortSignal);
+      // One git process for both: the run's directory inside the repository, then the commit.
+      const [prefix = "", start = ""] = (
+        await git(["rev-parse", "--show-prefix", "--verify", "HEAD"], { cwd, abortSignal }).catch(
+          (cause) => {
+            throw new QueueError(
+              "needs-worktree",
+              `${cwd} is not a worktree of a git repository: attempts sent to workers need worktree isolation.`,
+              { cause },
+            );
+          },
+        )
+      ).stdout.split("\n");
       const refs = attemptRefs(runId, subTask.id, attempt);
-      await remoteGit(
-        cwd,
-        ["push", "-q", "--force", options.remote, `${start}:${refs.start}`],
-        abortSignal,
-      );
+      // Attempts from a commit already on the remote name the ref holding it: no push.
+      const pushStart = () =>
+        remoteGit(
+          cwd,
+          ["push", "-q", "--force", options.remote, `${start}:${refs.start}`],
+          abortSignal,
+        );
+      const startRef = await pushedStarts
+        .refFor(start, refs.start, pushStart)
+        .catch((error: unknown) => {
+          if (abortSignal.aborted) throw error;
+          // Another attempt's push of the same commit was cancelled or failed: this one pushes.
+          return pushedStarts.refFor(start, refs.start, pushStart);
+        });
       const jobId = attemptJobId(runId, subTask.id, attempt);
       const data: AttemptJobData = {
         runId,
@@ -189,7 +202,7 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
         prompt,
         remote: options.remote,
         start,
-        startRef: refs.start,
+        startRef,
         workRef: refs.work,
         prefix,
         ...((execute.agentModel ?? options.agentModel)

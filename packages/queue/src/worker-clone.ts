@@ -22,6 +22,8 @@ export interface WorkerSlot {
   setupKey?: string;
   /** Ignored paths the setup left: kept on reset while `setupKey` holds. */
   keep: string[];
+  /** The commit the worktree was reset to after its last job (its work committed), if it was. */
+  resetTo?: string | undefined;
 }
 
 // Worktrees kept for the next job, whatever the worker's concurrency.
@@ -36,6 +38,8 @@ export class WorkerClones {
   private readonly clones = new Map<string, Promise<string>>();
   private readonly free: WorkerSlot[] = [];
   private readonly inputs = new Map<string, Promise<string>>();
+  // `<clone>\0<commit>` of every start commit fetched into a clone.
+  private readonly fetched = new Set<string>();
   private made = 0;
   // Worktree bookkeeping goes one at a time: git locks it.
   private chain: Promise<unknown> = Promise.resolve();
@@ -49,29 +53,45 @@ export class WorkerClones {
     abortSignal: AbortSignal,
   ): Promise<WorkerSlot> {
     const clone = await this.cloneOf(job.remote);
-    await git(
-      [
-        "fetch",
-        "-q",
-        "--no-tags",
-        "--no-write-fetch-head",
-        job.remote,
-        `+${job.startRef}:${job.startRef}`,
-      ],
-      { cwd: clone, abortSignal },
-    );
-    const at = this.free.findIndex((slot) => slot.clone === clone);
+    // A commit fetched before is still there (taskledger's git never collects garbage): no fetch.
+    const fetched = `${clone}\0${job.start}`;
+    if (!this.fetched.has(fetched)) {
+      await git(
+        [
+          "fetch",
+          "-q",
+          "--no-tags",
+          "--no-write-fetch-head",
+          job.remote,
+          `+${job.startRef}:${job.startRef}`,
+        ],
+        { cwd: clone, abortSignal },
+      );
+      if (this.fetched.size >= 4096) this.fetched.clear();
+      this.fetched.add(fetched);
+    }
+    // A slot already put back at this very commit comes first: it needs no git at all.
+    const ready = this.free.findIndex((slot) => slot.clone === clone && slot.resetTo === job.start);
+    const at = ready !== -1 ? ready : this.free.findIndex((slot) => slot.clone === clone);
     const kept = at === -1 ? undefined : this.free.splice(at, 1)[0];
     if (kept) {
       try {
-        const key = await this.setupKey(kept, job, abortSignal);
-        await resetWorktree(
-          kept.path,
-          job.start,
-          kept.setupKey === key ? kept.keep : [],
-          abortSignal,
-        );
-        if (kept.setupKey !== key) Object.assign(kept, { setupKey: undefined, keep: [] });
+        const resetTo = kept.resetTo;
+        kept.resetTo = undefined;
+        // Nothing kept from a setup: there is nothing its key could spare.
+        const same =
+          kept.setupKey !== undefined &&
+          kept.setupKey === (await this.setupKey(kept, job, abortSignal));
+        // Reset and cleaned after its last job, keeping what that job's setup left: the same
+        // start needs nothing, another only the checkout (nothing untracked is there to clean).
+        if (resetTo === undefined || (kept.setupKey !== undefined && !same))
+          await resetWorktree(kept.path, job.start, same ? kept.keep : [], abortSignal);
+        else if (resetTo !== job.start)
+          await git(["checkout", "-q", "-f", "--detach", job.start], {
+            cwd: kept.path,
+            abortSignal,
+          });
+        if (!same) Object.assign(kept, { setupKey: undefined, keep: [] });
         const cwd = resolve(kept.path, job.prefix);
         await mkdir(cwd, { recursive: true });
         return { ...kept, cwd };
@@ -155,9 +175,24 @@ export class WorkerClones {
     const commit = (
       await git(["commit-tree", tree, "-p", job.start, "-m", message], { cwd: slot.path })
     ).stdout.trim();
-    await git(["push", "-q", "--force", job.remote, `${commit}:${job.workRef}`], {
+    const push = git(["push", "-q", "--force", job.remote, `${commit}:${job.workRef}`], {
       cwd: slot.clone,
     });
+    // The work is in the commit: the slot goes back to its start while the commit travels, so a
+    // next job from the same commit (a wave's usual case) takes it without a reset.
+    const reset = resetWorktree(
+      slot.path,
+      job.start,
+      slot.setupKey === undefined ? [] : slot.keep,
+      new AbortController().signal,
+    ).then(
+      () => {
+        slot.resetTo = job.start;
+      },
+      () => {},
+    );
+    const [pushed] = await Promise.allSettled([push, reset]);
+    if (pushed.status === "rejected") throw pushed.reason;
     return commit;
   }
 
