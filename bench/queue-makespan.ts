@@ -4,7 +4,7 @@
 // the queue would scale with real machines, not what opencode does here.
 import { execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
-import { rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
@@ -29,11 +29,15 @@ const bin = join(import.meta.dirname, "../packages/cli/dist/bin.js");
 
 export interface QueueMakespanRow {
   workers: number;
+  /** Where the workers ran: in the bench's own process, or each in a process of its own. */
+  workerProcesses: "bench" | "own";
   subTasks: number;
   attemptMs: number;
   makespanMs: number;
   /** The bound with this many workers: ceil(sub-tasks / workers) attempts one after another. */
   boundMs: number;
+  /** Git processes per attempt, the run's own included (workers in the bench's process only). */
+  gitPerAttempt?: { spawned: number; all: number };
 }
 
 export interface QueueOverheadRow {
@@ -41,6 +45,8 @@ export interface QueueOverheadRow {
   attemptMs: number;
   enqueueToStartMs: number;
   finishToResultMs: number;
+  /** Git processes per attempt, the run's own included: the ones Node spawned, and with theirs. */
+  gitPerAttempt: { spawned: number; all: number };
 }
 
 const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, stdio: "ignore" });
@@ -58,7 +64,10 @@ function repository() {
 }
 
 /** Sleeps `attemptMs`, writes `<id>.txt`, and notes when it started and ended. */
-function sleepingExecutor(attemptMs: number, marks: Map<string, { start: number; end: number }>) {
+export function sleepingExecutor(
+  attemptMs: number,
+  marks: Map<string, { start: number; end: number }>,
+) {
   const executor: Executor = {
     async run(_prompt: string, options: ExecuteOptions): Promise<AttemptResult> {
       const start = performance.now();
@@ -96,20 +105,28 @@ async function runThroughQueue(
   subTasks: number,
   attemptMs: number,
   concurrency: number,
+  gitTrace?: string,
+  ownProcesses = false,
 ) {
   const { root, repo, remote } = repository();
+  // Git's own trace (one JSON line per event, each process's `start` among them) counts processes.
+  if (gitTrace) process.env[gitTraceVariable] = gitTrace;
   const marks = new Map<string, { start: number; end: number }>();
   const queueName = `bench-${workers}-${subTasks}-${concurrency}-${Date.now()}`;
   const started: AttemptWorker[] = [];
-  for (let i = 0; i < workers; i++)
+  for (let i = 0; i < workers; i++) {
+    const workDir = join(root, `w${i}`);
     started.push(
-      await startAttemptWorker({
-        redis,
-        queueName,
-        executor: sleepingExecutor(attemptMs, marks),
-        workDir: join(root, `w${i}`),
-      }),
+      ownProcesses
+        ? await workerProcess(redis, queueName, workDir, attemptMs)
+        : await startAttemptWorker({
+            redis,
+            queueName,
+            executor: sleepingExecutor(attemptMs, marks),
+            workDir,
+          }),
     );
+  }
   const queue = createQueueExecutor({ redis, remote, queueName });
   const sent = new Map<string, { sent: number; returned: number }>();
   const timed: Executor = {
@@ -136,10 +153,59 @@ async function runThroughQueue(
     if (report.status !== "completed") throw new Error(`queue bench: ${report.status}`);
     return { makespanMs, marks, sent };
   } finally {
+    delete process.env[gitTraceVariable];
     await queue.close();
     await Promise.all(started.map((worker) => worker.close()));
     rmSync(root, { recursive: true, force: true });
   }
+}
+
+// Read by git itself, for the bench's own count only: no task's output depends on it.
+const gitTraceVariable = "GIT_TRACE2_EVENT";
+
+/** A worker in a process of its own; closing it is Ctrl-C and its exit. */
+async function workerProcess(
+  redis: string,
+  queueName: string,
+  workDir: string,
+  attemptMs: number,
+): Promise<AttemptWorker> {
+  const child = spawn(
+    process.execPath,
+    [
+      join(import.meta.dirname, "queue-sleeping-worker.ts"),
+      redis,
+      queueName,
+      workDir,
+      `${attemptMs}`,
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const exited = once(child, "exit");
+  await new Promise<void>((ready, failed) => {
+    child.stdout.on("data", (chunk: Buffer) => {
+      if (chunk.toString().includes("ready")) ready();
+    });
+    void exited.then(() => failed(new Error("a bench worker exited before it was ready")));
+  });
+  return {
+    async close() {
+      child.kill("SIGINT");
+      await exited;
+    },
+  };
+}
+
+/** Git processes a trace file saw start: those Node spawned (a top-level session id), and all. */
+function gitProcesses(trace: string): { spawned: number; all: number } {
+  let spawned = 0;
+  let all = 0;
+  for (const line of readFileSync(trace, "utf8").split("\n")) {
+    if (!line.includes('"event":"start"')) continue;
+    all++;
+    if (!(JSON.parse(line) as { sid: string }).sid.includes("/")) spawned++;
+  }
+  return { spawned, all };
 }
 
 export async function benchQueue(attemptMs = 1000): Promise<{
@@ -149,18 +215,47 @@ export async function benchQueue(attemptMs = 1000): Promise<{
   const redis = await startRedisServer();
   try {
     const makespan: QueueMakespanRow[] = [];
-    for (const workers of [1, 2, 4]) {
-      const { makespanMs } = await runThroughQueue(redis.url, workers, 16, attemptMs, 16);
+    for (const [workers, own] of [
+      [1, false],
+      [2, false],
+      [4, false],
+      [4, true],
+    ] as const) {
+      // Workers of their own would need the trace in their environment: counted in-process only.
+      const trace = own
+        ? undefined
+        : join(tempDirectory("taskledger-bench-git-trace-"), "events.json");
+      const { makespanMs } = await runThroughQueue(
+        redis.url,
+        workers,
+        16,
+        attemptMs,
+        16,
+        trace,
+        own,
+      );
+      const git = trace ? gitProcesses(trace) : undefined;
       makespan.push({
         workers,
+        workerProcesses: own ? "own" : "bench",
         subTasks: 16,
         attemptMs,
         makespanMs: Math.round(makespanMs),
         boundMs: Math.ceil(16 / workers) * attemptMs,
+        ...(git
+          ? {
+              gitPerAttempt: {
+                spawned: Math.round(git.spawned / 16),
+                all: Math.round(git.all / 16),
+              },
+            }
+          : {}),
       });
     }
     // One attempt at a time on one idle worker: what is left beside the attempt is the queue's.
-    const { marks, sent } = await runThroughQueue(redis.url, 1, 8, attemptMs, 1);
+    const trace = join(tempDirectory("taskledger-bench-git-trace-"), "events.json");
+    const { marks, sent } = await runThroughQueue(redis.url, 1, 8, attemptMs, 1, trace);
+    const git = gitProcesses(trace);
     let toStart = 0;
     let toResult = 0;
     for (const [id, mark] of marks) {
@@ -175,6 +270,10 @@ export async function benchQueue(attemptMs = 1000): Promise<{
         attemptMs,
         enqueueToStartMs: Math.round(toStart / marks.size),
         finishToResultMs: Math.round(toResult / marks.size),
+        gitPerAttempt: {
+          spawned: Math.round(git.spawned / marks.size),
+          all: Math.round(git.all / marks.size),
+        },
       },
     };
   } finally {
@@ -285,6 +384,6 @@ export async function benchQueueOpencode(workerCounts = [1, 2, 4], subTasks = 16
 
 // `node bench/queue-makespan.ts [fake|opencode]`: one part alone.
 if (import.meta.url === `file://${process.argv[1]}`) {
-  if (process.argv[2] !== "opencode") console.log(await benchQueue());
+  if (process.argv[2] !== "opencode") console.dir(await benchQueue(), { depth: null });
   if (process.argv[2] !== "fake") console.log(await benchQueueOpencode());
 }

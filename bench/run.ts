@@ -164,9 +164,9 @@ const queue = await benchQueue();
 for (const r of queue.makespan) {
   add(
     "9. queue (fake agent)",
-    `${r.subTasks} independent sub-tasks of ${r.attemptMs} ms, ${r.workers} worker(s)`,
+    `${r.subTasks} independent sub-tasks of ${r.attemptMs} ms, ${r.workers} worker(s)${r.workerProcesses === "own" ? ", each in its own process" : ""}`,
     `${fixed(r.makespanMs / 1000)} s`,
-    `${fixed(r.makespanMs / r.boundMs)}× the bound of ${fixed(r.boundMs / 1000, 0)} s (critical path ${fixed(r.attemptMs / 1000, 0)} s); a sleeping agent: what separate machines would give`,
+    `${fixed(r.makespanMs / r.boundMs)}× the bound of ${fixed(r.boundMs / 1000, 0)} s (critical path ${fixed(r.attemptMs / 1000, 0)} s); a sleeping agent: what separate machines would give${r.gitPerAttempt ? `; ${r.gitPerAttempt.spawned} git processes per attempt (${r.gitPerAttempt.all} with theirs)` : ""}`,
   );
 }
 const o = queue.overhead;
@@ -174,7 +174,7 @@ add(
   "9. queue overhead",
   `one attempt at a time, ${o.attempts} attempts`,
   `${o.enqueueToStartMs + o.finishToResultMs} ms per attempt`,
-  `enqueue to start ${o.enqueueToStartMs} ms, finish to result ${o.finishToResultMs} ms (git push, Redis, fetch, worktree); ${fixed(((o.enqueueToStartMs + o.finishToResultMs) / o.attemptMs) * 100, 0)}% of a ${o.attemptMs} ms attempt`,
+  `enqueue to start ${o.enqueueToStartMs} ms, finish to result ${o.finishToResultMs} ms (git push, Redis, fetch, worktree); ${fixed(((o.enqueueToStartMs + o.finishToResultMs) / o.attemptMs) * 100, 0)}% of a ${o.attemptMs} ms attempt; ${o.gitPerAttempt.spawned} git processes per attempt (${o.gitPerAttempt.all} with theirs), the run's own included`,
 );
 for (const r of await benchQueueOpencode()) {
   add(
