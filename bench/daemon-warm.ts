@@ -45,6 +45,8 @@ export function cliEnvironment(cacheDir: string): Record<string, string> {
   for (const [name, value] of Object.entries(process.env))
     if (value !== undefined && !name.startsWith("TASKLEDGER_")) env[name] = value;
   env.TASKLEDGER_CACHE_DIR = cacheDir;
+  // Should the bench be killed outright (its cache is removed otherwise, which stops its daemon).
+  env.TASKLEDGER_DAEMON_IDLE = "300";
   return env;
 }
 
