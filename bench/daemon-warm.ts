@@ -30,6 +30,11 @@ export interface DaemonWarmRow {
   serverStarts?: number;
   /** Whether the run's agents ran inside the OS sandbox (the default, `--sandbox auto`). */
   confined: boolean;
+  /** Slots the run prepared: new ones, and ones an earlier run kept (the run log's `slot-prepared`). */
+  newSlots: number;
+  reusedSlots: number;
+  /** Daemon mode: the slot directories its attempts ran in that an earlier attempt of the daemon used. */
+  warmRooms?: number;
   wallMs: number;
 }
 
@@ -94,19 +99,47 @@ const percentile = (values: number[], p: number) => {
 };
 
 /** `sub-task-started` times (attempt 1) by sub-task, from the one run log in `store`. */
-function dispatchTimes(store: string): { dispatched: Map<string, number>; confined: boolean } {
+function runLog(store: string): {
+  dispatched: Map<string, number>;
+  confined: boolean;
+  newSlots: number;
+  reusedSlots: number;
+} {
   const logs = readdirSync(store).filter((name) => name.endsWith(".jsonl"));
   if (logs.length !== 1) throw new Error(`expected one run log in ${store}, found ${logs.length}`);
   const dispatched = new Map<string, number>();
   let confined = false;
+  let newSlots = 0;
+  let reusedSlots = 0;
   for (const line of readFileSync(join(store, logs[0]!), "utf8").split("\n")) {
     if (line === "") continue;
     const event = JSON.parse(line) as RunEvent;
     if (event.type === "sub-task-started" && event.attempt === 1)
       dispatched.set(event.subTaskId, Date.parse(event.time));
     if (event.type === "run-started") confined = event.sandbox?.confined === true;
+    if (event.type === "slot-prepared") {
+      if (event.preparation.reason === "reused") reusedSlots++;
+      else newSlots++;
+    }
   }
-  return { dispatched, confined };
+  return { dispatched, confined, newSlots, reusedSlots };
+}
+
+/**
+ * How many of this run's attempts ran in a directory an earlier attempt of the daemon ran in
+ * (its log says `attempt N of <sub-task> in <directory>`); the daemon log since it started.
+ */
+function warmRooms(cacheDir: string, subTasks: { id: string }[]): number {
+  const log = readFileSync(join(cacheDir, "daemon.log"), "utf8");
+  const since = log.slice(log.lastIndexOf("listening on"));
+  const ours = new Set(subTasks.map((s) => s.id));
+  const seen = new Set<string>();
+  let warm = 0;
+  for (const [, id, dir] of since.matchAll(/attempt \d+ of (\S+) in (\S+)/g)) {
+    if (ours.has(id!) && seen.has(dir!)) warm++;
+    if (!ours.has(id!)) seen.add(dir!);
+  }
+  return warm;
 }
 
 export async function benchDaemonWarm(
@@ -178,7 +211,7 @@ export async function benchDaemonWarm(
           const after = mode === "daemon" ? await daemonStatus(env) : undefined;
           if (mode === "daemon" && after === undefined)
             throw new Error(`no daemon after the ${run} run at concurrency ${concurrency}`);
-          const { dispatched, confined } = dispatchTimes(store);
+          const { dispatched, confined, newSlots, reusedSlots } = runLog(store);
           const waits = [...dispatched].map(
             ([id, at]) => (firstRequest.get(id) ?? Number.NaN) - at,
           );
@@ -196,9 +229,15 @@ export async function benchDaemonWarm(
                 }
               : {}),
             confined,
+            newSlots,
+            reusedSlots,
+            ...(mode === "daemon" ? { warmRooms: warmRooms(cacheDir, subTasks) } : {}),
             wallMs,
           });
           process.stderr.write(`${JSON.stringify(rows.at(-1))}\n`);
+          // A second run should start no server: what the daemon did is then worth reading.
+          if (run === "second" && (rows.at(-1)?.serverStarts ?? 0) > 0)
+            process.stderr.write(readFileSync(join(cacheDir, "daemon.log"), "utf8"));
         }
         // Its 10,000-file repository, node_modules and kept slots go before the next (~400 MB).
         await stop();
