@@ -35,6 +35,8 @@ export interface McpMemoryRow {
   when: "before any run" | "servers up" | "after --release-idle";
   /** Sum of VmRSS of the mcp process and its descendants (shared pages counted in each), MB. */
   rssMb: number;
+  /** Sum of their PSS (shared pages divided among their sharers), MB: closer to what they cost. */
+  pssMb: number;
   processes: number;
   opencodeServers: number;
 }
@@ -57,22 +59,32 @@ function treeOf(pid: number): number[] {
   return all;
 }
 
-function rssKb(pid: number): number {
+/** A /proc field of `pid` in kB (`VmRSS` of status, `Pss` of smaps_rollup); 0 once it is gone. */
+function kb(pid: number, file: string, field: string): number {
   try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    const text = readFileSync(`/proc/${pid}/${file}`, "utf8");
+    return Number(new RegExp(`^${field}:\\s+(\\d+)`, "m").exec(text)?.[1] ?? 0);
   } catch {
     return 0;
   }
 }
 
+/** An `opencode serve` process itself, not a shell or sandbox wrapper whose arguments name it. */
+function isOpencodeServer(pid: number): boolean {
+  const [file = "", ...args] = commandLineOf(pid).split("\0");
+  return /opencode[^/]*$/.test(file) && args.includes("serve");
+}
+
 function memoryOf(pid: number, when: McpMemoryRow["when"]): McpMemoryRow {
   const tree = treeOf(pid);
+  const total = (file: string, field: string) =>
+    Math.round(tree.reduce((sum, p) => sum + kb(p, file, field), 0) / 1024);
   return {
     when,
-    rssMb: Math.round(tree.reduce((sum, p) => sum + rssKb(p), 0) / 1024),
+    rssMb: total("status", "VmRSS"),
+    pssMb: total("smaps_rollup", "Pss"),
     processes: tree.length,
-    opencodeServers: tree.filter((p) => /opencode.*\bserve\b/.test(commandLineOf(p))).length,
+    opencodeServers: tree.filter(isOpencodeServer).length,
   };
 }
 
