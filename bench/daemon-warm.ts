@@ -154,6 +154,7 @@ export async function benchDaemonWarm(
   const firstRequest = new Map<string, number>();
   let subTasks: { id: string; title: string; description: string; successCriteria: string[] }[] =
     [];
+  let firstRun = false;
   const server = await createModelServer({
     replies: (request: RecordedRequest): ScriptedReply => {
       const role = roleOf(request);
@@ -163,8 +164,15 @@ export async function benchDaemonWarm(
           text: JSON.stringify({ completed: true, summary: "ok", outputData: "", feedback: "" }),
         };
       const id = subTaskOf(request);
-      if (id !== undefined && !firstRequest.has(id)) firstRequest.set(id, Date.now());
-      return { text: "Done: nothing was needed for this step, it is complete." };
+      const first = id !== undefined && !firstRequest.has(id);
+      if (first) firstRequest.set(id, Date.now());
+      return {
+        text: "Done: nothing was needed for this step, it is complete.",
+        // A first run's attempts last as real ones do, longer than a new slot takes to make: each
+        // holds its own slot, so the run warms as many rooms as its concurrency (instant attempts
+        // ran 4 sub-tasks in 2–3 slots, leaving the second run rooms to start).
+        ...(first && firstRun ? { delayMs: 30_000 } : {}),
+      };
     },
   });
   const stop = () => runCli(["daemon", "stop"], env);
@@ -178,6 +186,7 @@ export async function benchDaemonWarm(
         await stop();
         for (const run of ["first", "second"] as const) {
           round++;
+          firstRun = run === "first";
           subTasks = Array.from({ length: concurrency }, (_, i) => ({
             id: `r${round}s${i}`,
             title: `Step ${i}`,
