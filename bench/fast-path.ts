@@ -31,10 +31,10 @@ const benchDir = tempDirectory("taskledger-bench-fast-");
 process.env.TASKLEDGER_CACHE_DIR ??= join(benchDir, "cache");
 
 /** The repository: `tracked` files git tracks, `dependencies` files in an ignored node_modules. */
-function project(tracked: number, dependencies: number): string {
+export function project(tracked: number, dependencies: number, under = benchDir): string {
   const files: Record<string, string> = { ".gitignore": "node_modules/\n" };
   for (let i = 0; i < tracked; i++) files[`src/d${Math.floor(i / 100)}/f${i}.ts`] = `${i}\n`;
-  const repo = createGitRepo(mkdtempSync(join(benchDir, "repo-")), files);
+  const repo = createGitRepo(mkdtempSync(join(under, "repo-")), files);
   for (let d = 0; d < dependencies / 100; d++) {
     const dir = join(repo, "node_modules", `pkg-${d}`);
     mkdirSync(dir, { recursive: true });

@@ -4,12 +4,14 @@ import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { benchAgentStart } from "./agent-start.ts";
+import { benchDaemonWarm } from "./daemon-warm.ts";
 import { benchDigest } from "./digest.ts";
 import { benchFastPath } from "./fast-path.ts";
 import { benchDigestSize, benchFileAware } from "./file-aware.ts";
 import { benchImportCost } from "./import-cost.ts";
 import { benchMakespan, benchMakespanWorktrees } from "./makespan.ts";
 import { demoOverhead, scriptedOverhead } from "./manager-overhead.ts";
+import { benchMcpWarm } from "./mcp-warm.ts";
 import { benchQueue, benchQueueOpencode } from "./queue-makespan.ts";
 import { benchSandboxCost } from "./sandbox-cost.ts";
 import { benchSchedulerOverhead } from "./scheduler-overhead.ts";
@@ -148,6 +150,33 @@ for (const r of await benchFastPath()) {
     `${r.run} run on the repository, concurrency ${r.concurrency} (10,000 tracked files, node_modules of 20,000, server executor, worktrees)`,
     `p50 ${fixed(r.p50Ms / 1000)} s dispatch → first model request`,
     `max ${fixed(r.maxMs / 1000)} s over ${r.attempts} attempt(s); the planner thinks 2 s meanwhile`,
+  );
+}
+
+for (const r of await benchDaemonWarm()) {
+  add(
+    "15. warm rooms (daemon)",
+    `${r.mode}, ${r.run} run, concurrency ${r.concurrency} (built CLI, 10,000 tracked files, node_modules of 20,000, ${r.confined ? "confined" : "unconfined"})`,
+    `p50 ${fixed(r.p50Ms / 1000)} s dispatch → first model request`,
+    `max ${fixed(r.maxMs / 1000)} s over ${r.attempts} attempt(s)${r.serverStarts === undefined ? "" : `; ${r.serverStarts} server(s) started by the daemon`}; the run took ${fixed(r.wallMs / 1000, 1)} s`,
+  );
+}
+
+const mcp = await benchMcpWarm();
+for (const r of mcp.runs) {
+  add(
+    "15. warm rooms (mcp)",
+    `taskledger mcp, ${r.run} run in the server process, concurrency ${r.concurrency} (10,000 tracked files, node_modules of 20,000)`,
+    `${fixed(r.firstMs / 1000)} s approval → first agent call`,
+    `each sub-task's first call: p50 ${fixed(r.p50Ms / 1000)} s, max ${fixed(r.maxMs / 1000)} s over ${r.attempts}`,
+  );
+}
+for (const r of mcp.memory) {
+  add(
+    "15. warm rooms (mcp)",
+    `taskledger mcp memory, ${r.when} (--release-idle 20)`,
+    `${r.rssMb} MB RSS, ${r.pssMb} MB PSS`,
+    `${r.processes} process(es) in its tree, ${r.opencodeServers} opencode server(s)`,
   );
 }
 
