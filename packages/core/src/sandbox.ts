@@ -83,7 +83,9 @@ export function unconfined(launch: SandboxLaunch): SandboxedLaunch {
 }
 
 /** A process environment as a launch takes it (`SandboxLaunch.env`): its unset entries left out. */
-export function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
+export function definedOnly(
+  env: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
   const kept: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) if (value !== undefined) kept[key] = value;
   return kept;
