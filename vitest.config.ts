@@ -1,5 +1,7 @@
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import { SlowFilesFirst } from "./test-support/slow-files-first.ts";
 
 // The one place that lists the test projects: one per package. Workspace packages resolve to
 // their sources, so tests never need a build.
@@ -29,8 +31,19 @@ const alias = Object.fromEntries(
   ]),
 );
 
+// Files at once: as many as cores. Vitest's default (cores - 1) runs one file at a time on 2
+// cores, leaving a core idle while that file waits on a model reply, a lock or a restart. Not
+// more: the suite is CPU-bound (real opencode processes), and more files at once only slowed each.
+// Every project gets the same count, so all files share one pool.
+const maxWorkers = availableParallelism();
+// Hang guards, not time assertions: generous, since files now share the cores.
+const testTimeout = 60_000;
+const hookTimeout = 60_000;
+
 export default defineConfig({
   test: {
+    maxWorkers,
+    sequence: { sequencer: SlowFilesFirst },
     projects: [
       ...packages.map((name) => ({
         resolve: { alias },
@@ -40,7 +53,9 @@ export default defineConfig({
           include: ["src/**/*.test.ts"],
           environment: "node",
           setupFiles,
-          testTimeout: 30_000,
+          maxWorkers,
+          testTimeout,
+          hookTimeout,
           // Each real opencode attempt costs seconds of CPU: fewer at once on 2 cores, none starved.
           ...(name === "executor" ? { maxConcurrency: 3 } : {}),
         },
@@ -52,7 +67,9 @@ export default defineConfig({
           root: "./examples",
           include: ["*.test.ts"],
           setupFiles,
-          testTimeout: 30_000,
+          maxWorkers,
+          testTimeout,
+          hookTimeout,
         },
       },
     ],
