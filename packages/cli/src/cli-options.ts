@@ -12,6 +12,7 @@ import type { SetupOptions, SlotLimits } from "@taskledger/git-workspace";
 import { defaultModels, type Provider } from "@taskledger/llm";
 import { type AgentEnvDefaults, type AgentEnvFlags, agentEnvOf } from "./agent-env-options.js";
 import { type BestOfDefaults, type BestOfFlags, bestOfOf } from "./best-of-options.js";
+import type { DaemonChoice, DaemonFlag } from "./daemon-protocol.js";
 import { type EnvironmentDefaults, environmentOf } from "./environment-options.js";
 import { otlpUrl } from "./otlp-options.js";
 import {
@@ -34,8 +35,7 @@ export const providers: readonly Provider[] = [
 
 export { UsageError } from "./usage-error.js";
 
-export interface RawRunOptions extends BestOfFlags, AgentEnvFlags, SandboxFlags {
-  daemon?: boolean;
+export interface RawRunOptions extends BestOfFlags, AgentEnvFlags, SandboxFlags, DaemonFlag {
   provider?: string;
   model?: string;
   baseUrl?: string;
@@ -95,7 +95,7 @@ export interface ProjectDefaults extends EnvironmentDefaults, AgentEnvDefaults {
 export type ExecutorKind = "cli" | "server";
 export const executorKinds: readonly ExecutorKind[] = ["cli", "server"];
 
-export interface RunOptions extends AgentEnvDefaults {
+export interface RunOptions extends AgentEnvDefaults, DaemonChoice {
   provider: Provider;
   model: string;
   baseURL: string | undefined;
@@ -165,8 +165,6 @@ export interface RunOptions extends AgentEnvDefaults {
   configPath: string | undefined;
   /** The OS sandbox around every attempt, check and setup: its mode and the hosts allowed. */
   sandbox: SandboxChoice;
-  /** Agent servers in the per-user daemon (kept warm between runs); false: in this process. */
-  daemon: boolean;
 }
 
 // Core takes more; a plan past this many steps is no longer one a person can review.

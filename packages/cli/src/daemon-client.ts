@@ -216,7 +216,8 @@ function startDaemon(options: ConnectOptions): void {
   mkdirSync(options.cacheDir, { recursive: true, mode: 0o700 });
   const logPath = join(options.cacheDir, "daemon.log");
   // Bounded: a log past 1 MB starts again.
-  if ((statOrUndefined(logPath)?.size ?? 0) > 1024 * 1024) truncateSync(logPath, 0);
+  if ((statSync(logPath, { throwIfNoEntry: false })?.size ?? 0) > 1024 * 1024)
+    truncateSync(logPath, 0);
   const log = openSync(logPath, "a", 0o600);
   try {
     const args = [bin, "daemon", "serve"];
@@ -231,13 +232,5 @@ function startDaemon(options: ConnectOptions): void {
     child.unref();
   } finally {
     closeSync(log);
-  }
-}
-
-function statOrUndefined(path: string) {
-  try {
-    return statSync(path);
-  } catch {
-    return undefined;
   }
 }

@@ -8,6 +8,16 @@ import type { OpencodeServerExecutorOptions } from "@taskledger/executor";
 import type { PriceTable } from "@taskledger/llm";
 import type { SandboxOptions } from "@taskledger/sandbox";
 
+/** `--no-daemon` as the command line parses it. */
+export interface DaemonFlag {
+  daemon?: boolean;
+}
+
+/** A run's choice: agent servers in the per-user daemon (kept warm between runs), or in-process. */
+export interface DaemonChoice {
+  daemon: boolean;
+}
+
 /** The settings one daemon executor is made from: equal settings share its warm servers. */
 export interface DaemonExecutorSpec {
   /** The server executor's options, functions left out (`title`; `pricing` travels as `prices`). */

@@ -4,9 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isProcessAlive } from "@taskledger/core";
 import {
+  commandLineOf,
   createGitRepo,
   createModelServer,
   type ModelServer,
+  pollUntil,
   type RecordedRequest,
   scriptByRole,
 } from "@taskledger/testing";
@@ -132,14 +134,6 @@ function processesWith(text: string): number[] {
   return found;
 }
 
-function commandLine(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim();
-  } catch {
-    return String(pid);
-  }
-}
-
 /** The daemon's descendants (its servers, their sandboxes and tools). */
 function descendantsOf(pid: number): number[] {
   const children = new Map<number, number[]>();
@@ -164,14 +158,13 @@ function descendantsOf(pid: number): number[] {
   return all;
 }
 
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return check();
-}
+/** True once `check` holds, asked every 50 ms for at most `ms`. */
+const until = (check: () => boolean, ms: number) =>
+  pollUntil(
+    async () => check(),
+    (held) => held,
+    ms / 50,
+  );
 
 describe("taskledger's daemon: rooms kept warm between runs (built CLI, real opencode)", () => {
   it("a second run on the same repository starts its attempt without starting a server; stop leaves nothing", {
@@ -257,7 +250,7 @@ describe("taskledger's daemon: failure is ordinary", () => {
     // Its servers, sandboxes and the tool it ran went with it.
     expect(await until(() => processesWith("sleep 47.25").length === 0, 15_000)).toBe(true);
     await until(() => kept.every((pid) => !isProcessAlive(pid)), 15_000);
-    expect(kept.filter((pid) => isProcessAlive(pid)).map(commandLine)).toEqual([]);
+    expect(kept.filter((pid) => isProcessAlive(pid)).map(commandLineOf)).toEqual([]);
     // The next command found a new daemon, the dead one's lock and socket taken over.
     expect((await running(cache)).pid).not.toBe(daemon.pid);
   });

@@ -1,30 +1,17 @@
 import { createHash } from "node:crypto";
-import {
-  chmodSync,
-  closeSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from "node:fs";
+import { chmodSync, mkdirSync, rmSync, statSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { dirname, join } from "node:path";
-import {
-  type AttemptProcess,
-  currentProcess,
-  isHolderAlive,
-  type ProcessIdentity,
-  type Sandbox,
-} from "@taskledger/core";
+import type { AttemptProcess, Sandbox } from "@taskledger/core";
 import {
   createOpencodeServerExecutor,
   type OpencodeServerExecutor,
   opencodeHostVariables,
+  reclaimProcesses,
 } from "@taskledger/executor";
 import { createPricing } from "@taskledger/llm";
 import { createSandbox } from "@taskledger/sandbox";
+import { takeLock } from "./daemon-lock.js";
 import {
   type DaemonExecutorSpec,
   type DaemonReply,
@@ -75,6 +62,8 @@ export class DaemonService {
   private socketInode: number | undefined;
   private releaseLock: (() => void) | undefined;
   private stopping: Promise<void> | undefined;
+  // Aborted at stop: servers still starting for a `warm` are given up.
+  private readonly lifetime = new AbortController();
   private startedServers = 0;
   readonly socketPath: string;
   private readonly idleMs: number;
@@ -154,6 +143,7 @@ export class DaemonService {
       this.log(`stopping: ${reason}`);
       clearTimeout(this.idleTimer);
       clearInterval(this.watchTimer);
+      this.lifetime.abort();
       this.server?.close();
       if (process.platform !== "win32" && this.ownsSocket()) {
         rmSync(this.socketPath, { force: true });
@@ -220,10 +210,9 @@ export class DaemonService {
       case "warm": {
         const entry = this.executorFor(request.spec, socket);
         const sandbox = request.sandbox ? this.sandboxFor(request.sandbox) : undefined;
-        const controller = new AbortController();
         entry.executor.warm({
           count: request.count,
-          abortSignal: controller.signal,
+          abortSignal: this.lifetime.signal,
           ...(sandbox ? { sandbox } : {}),
         });
         return;
@@ -277,8 +266,8 @@ export class DaemonService {
   private async reclaim(processes: AttemptProcess[]): Promise<void> {
     const entries = [...this.executors.values()];
     const theirs = processes.filter((p) => !entries.some((e) => e.executor.owns(p)));
-    const any = entries[0]?.executor;
-    if (any) await any.reclaim(theirs);
+    // Also with no executor yet (a daemon started after the one that ran them died).
+    await reclaimProcesses(theirs, 2000);
   }
 
   private executorFor(spec: DaemonExecutorSpec, socket: Socket): ExecutorEntry {
@@ -368,39 +357,4 @@ export function specKey(spec: DaemonExecutorSpec): string {
   return createHash("sha256")
     .update(JSON.stringify({ options, variables, prices: spec.prices ?? null }))
     .digest("hex");
-}
-
-/** An exclusive lock file naming this process; undefined when a live process holds it. */
-function takeLock(path: string): (() => void) | undefined {
-  for (let tries = 0; tries < 3; tries++) {
-    try {
-      const fd = openSync(path, "wx", 0o600);
-      writeSync(fd, JSON.stringify(currentProcess()));
-      closeSync(fd);
-      return () => rmSync(path, { force: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    }
-    let holder: ProcessIdentity | undefined;
-    try {
-      holder = JSON.parse(readFileSync(path, "utf8")) as ProcessIdentity;
-    } catch {
-      // Being written this moment by another starting daemon: held; older, half-written: stale.
-      const age = Date.now() - (statOrUndefined(path)?.mtimeMs ?? 0);
-      if (age < 2000) return undefined;
-    }
-    if (holder !== undefined && isHolderAlive(holder)) {
-      return undefined;
-    }
-    rmSync(path, { force: true });
-  }
-  return undefined;
-}
-
-function statOrUndefined(path: string) {
-  try {
-    return statSync(path);
-  } catch {
-    return undefined;
-  }
 }

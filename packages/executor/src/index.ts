@@ -55,4 +55,5 @@ export {
   OpencodeServerExecutor,
   type OpencodeServerExecutorOptions,
 } from "./opencode-server-executor.js";
+export { reclaimProcesses } from "./process-tree.js";
 export { defaultTranscriptLimits, Transcript, type TranscriptLimits } from "./transcript.js";

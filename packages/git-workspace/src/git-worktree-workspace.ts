@@ -115,16 +115,14 @@ export async function openWorktreeWorkspace(
       slotOf.delete(path);
       keptOf.delete(path);
     });
-  // Slots an attempt of this run worked in: the next run takes them first (their servers are warm).
+  // Slots an attempt of this run worked in (`used`) are the next run's first: their agents are warm.
   const used = new Set<string>();
   // Back to the pool with the environment it holds; one never prepared is no use to keep.
   const releaseSlot = async (path: string) => {
     const kept = keptOf.get(path);
     const slot = slotOf.get(path);
     if (!pool || !kept || slot?.key === undefined) return removeWorktree(path);
-    live.delete(path);
-    slotOf.delete(path);
-    keptOf.delete(path);
+    for (const map of [live, slotOf, keptOf]) map.delete(path);
     await pool.release({ ...kept, key: slot.key, keep: slot.keep }, used.has(path));
   };
 
@@ -253,14 +251,10 @@ export async function openWorktreeWorkspace(
     warm(count, abortSignal) {
       const missing = Math.min(count, maxWarmSlots) - live.size - warming.size;
       for (let i = 0; i < missing; i++) {
-        // A free one (the one `prepare` took: the most recently used, its agent warm) goes back
-        // on top, and attempts wait for it first; one taken from the pool or made goes under.
+        // The one `prepare` took (most recently used, its agent warm) goes back on top; others under.
         const fromFree = free.length > 0;
         const job: Promise<void> = acquireSlot(tip, abortSignal)
-          .then((slot) => {
-            if (fromFree) free.push(slot);
-            else free.unshift(slot);
-          })
+          .then((slot) => void free.splice(fromFree ? free.length : 0, 0, slot))
           // An attempt that needs a slot meets the failure itself.
           .catch(() => {})
           .finally(() => warming.delete(job));
