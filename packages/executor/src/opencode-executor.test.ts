@@ -19,6 +19,7 @@ const chunk = (delta: unknown) =>
 // The shared suite, on both ways of running opencode: the evaluator cannot tell them apart.
 for (const kind of kinds) {
   const agent: SuiteAgent = {
+    reusable: kind === "server",
     make: (server, options) => {
       const models = options.otherModel ? ["test-model", "other-model"] : ["test-model"];
       const provider = scriptedOpencodeProvider(server, { models });

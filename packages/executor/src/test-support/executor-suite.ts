@@ -63,6 +63,11 @@ export interface SuiteOptions {
 /** An agent, as the suite drives it. */
 export interface SuiteAgent {
   make(server: SuiteServer, options: SuiteOptions): Executor;
+  /**
+   * One executor serves every case made with the same options (a server executor: its servers
+   * stay up between attempts, as in a run), rather than one executor a case.
+   */
+  reusable?: boolean;
   /** The model `agentModel` names for the per-attempt model case, and how it appears on the wire. */
   otherModel: { agentModel: string; wire: string };
   /** A tool call that writes `content` to `path` (relative to `cwd`). */
@@ -148,8 +153,16 @@ export function executorSuite(name: string, agent: SuiteAgent): void {
       cleanups.push(() => rm(dir, { recursive: true, force: true }));
       return dir;
     };
-    const make = (server: SuiteServer, options: SuiteOptions = {}) => {
-      const executor = agent.make(server, { timeoutMs: 60_000, ...options });
+    // Cases reach the shared model server by their tag, so a reusable executor's servers (the
+    // costly part of a case: an agent start) serve every case with the same options.
+    const kept = new Map<string, Executor>();
+    const make = (server: SuiteServer, options: SuiteOptions = {}, own = false) => {
+      const settings = { timeoutMs: 60_000, ...options };
+      const key = agent.reusable && !own ? JSON.stringify(settings) : undefined;
+      const reused = key === undefined ? undefined : kept.get(key);
+      if (reused) return reused;
+      const executor = agent.make(server, settings);
+      if (key !== undefined) kept.set(key, executor);
       if (executor.close) cleanups.push(() => executor.close?.() ?? Promise.resolve());
       return executor;
     };
@@ -279,7 +292,8 @@ export function executorSuite(name: string, agent: SuiteAgent): void {
       const controller = new AbortController();
       // Every process the executor saw: a sandbox's pid namespace makes the tool's own `$$` useless.
       const seen: AttemptProcess[] = [];
-      const running = make(server).run(
+      // Its own executor: no other case's tools may run under the server it checks.
+      const running = make(server, {}, true).run(
         `Wait ${tag}`,
         runOptions(cwd, { abortSignal: controller.signal, onProcess: (p) => seen.push(p) }),
       );
