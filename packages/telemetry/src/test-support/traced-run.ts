@@ -13,7 +13,7 @@ import {
 } from "@opentelemetry/sdk-trace";
 import { createManager, type Manager, type RunStore } from "@taskledger/core";
 import { createEvaluator } from "@taskledger/evaluator";
-import { createOpencodeExecutor } from "@taskledger/executor";
+import { createOpencodeServerExecutor } from "@taskledger/executor";
 import { createModel, createPricing } from "@taskledger/llm";
 import {
   afterToolResult,
@@ -120,15 +120,17 @@ export async function tracedSetup(
     }),
   );
   const cwd = options.cwd ?? (await mkdtemp(join(tmpdir(), "taskledger-telemetry-")));
+  // The executor a run gets by default: one opencode server, kept up between attempts.
+  const executor = createOpencodeServerExecutor({
+    model: "scripted/test-model",
+    config: { provider: scriptedOpencodeProvider(server) },
+    env: { OPENAI_API_KEY: plantedKey },
+    pricing,
+  });
   const manager = createManager({
     model,
     evaluator: telemetry.evaluator(createEvaluator({ model })),
-    executor: createOpencodeExecutor({
-      model: "scripted/test-model",
-      config: { provider: scriptedOpencodeProvider(server) },
-      env: { OPENAI_API_KEY: plantedKey },
-      pricing,
-    }),
+    executor,
     concurrency: 1,
     maxRetries: 1,
     cwd,
@@ -142,6 +144,7 @@ export async function tracedSetup(
     cwd,
     spans: () => exporter.getFinishedSpans(),
     async close() {
+      await executor.close();
       await provider.shutdown();
       contextManager.disable();
       context.disable();
