@@ -35,6 +35,11 @@ export interface DaemonWarmRow {
   reusedSlots: number;
   /** Daemon mode: the slot directories its attempts ran in that an earlier attempt of the daemon used. */
   warmRooms?: number;
+  /**
+   * Daemon mode, p50 of the part of the wait spent before the daemon has the attempt (the slot's
+   * reset to its start commit, then the socket), ms; the rest is the agent's session opening.
+   */
+  toDaemonP50Ms?: number;
   wallMs: number;
 }
 
@@ -98,15 +103,19 @@ const percentile = (values: number[], p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))] ?? Number.NaN;
 };
 
-/** `sub-task-started` times (attempt 1) by sub-task, from the one run log in `store`. */
-function runLog(store: string): {
+/** `sub-task-started` times (attempt 1) by sub-task, from the run log in `store` not in `seen`. */
+function runLog(
+  store: string,
+  seen: Set<string>,
+): {
   dispatched: Map<string, number>;
   confined: boolean;
   newSlots: number;
   reusedSlots: number;
 } {
-  const logs = readdirSync(store).filter((name) => name.endsWith(".jsonl"));
-  if (logs.length !== 1) throw new Error(`expected one run log in ${store}, found ${logs.length}`);
+  const logs = readdirSync(store).filter((name) => name.endsWith(".jsonl") && !seen.has(name));
+  if (logs.length !== 1) throw new Error(`expected one new run log in ${store}, found ${logs.length}`);
+  seen.add(logs[0]!);
   const dispatched = new Map<string, number>();
   let confined = false;
   let newSlots = 0;
@@ -129,6 +138,15 @@ function runLog(store: string): {
  * How many of this run's attempts ran in a directory an earlier attempt of the daemon ran in
  * (its log says `attempt N of <sub-task> in <directory>`); the daemon log since it started.
  */
+/** When the daemon received each sub-task's first attempt (its log's `attempt 1 of <id>` line). */
+function daemonReceived(cacheDir: string): Map<string, number> {
+  const log = readFileSync(join(cacheDir, "daemon.log"), "utf8");
+  const received = new Map<string, number>();
+  for (const [, time, id] of log.matchAll(/^(\S+) attempt 1 of (\S+) in /gm))
+    received.set(id!, Date.parse(time!));
+  return received;
+}
+
 function warmRooms(cacheDir: string, subTasks: { id: string }[]): number {
   const log = readFileSync(join(cacheDir, "daemon.log"), "utf8");
   const since = log.slice(log.lastIndexOf("listening on"));
@@ -145,6 +163,8 @@ function warmRooms(cacheDir: string, subTasks: { id: string }[]): number {
 export async function benchDaemonWarm(
   tracked = 10_000,
   dependencies = 20_000,
+  modes: readonly DaemonWarmRow["mode"][] = ["no-daemon", "daemon"],
+  concurrencies: readonly number[] = [1, 4],
 ): Promise<DaemonWarmRow[]> {
   // Removed when the process ends, however it ends; removing the cache stops its daemon too.
   const benchDir = tempDirectory("taskledger-bench-daemon-");
@@ -179,9 +199,10 @@ export async function benchDaemonWarm(
   const rows: DaemonWarmRow[] = [];
   let round = 0;
   try {
-    for (const mode of ["no-daemon", "daemon"] as const) {
-      for (const concurrency of [1, 4]) {
+    for (const mode of modes) {
+      for (const concurrency of concurrencies) {
         const repo = project(tracked, dependencies, benchDir);
+        const logsSeen = new Set<string>();
         // A first run finds nothing warm: no daemon either.
         await stop();
         for (const run of ["first", "second"] as const) {
@@ -193,7 +214,9 @@ export async function benchDaemonWarm(
             description: "Say done.",
             successCriteria: ["done"],
           }));
-          const store = join(benchDir, `store-${round}`);
+          // One store for both runs, as a user's runs share theirs: the store is in the sandbox's
+          // deny list, so a run with another store gets rooms of its own (docs/daemon.md).
+          const store = join(benchDir, `store-${mode}-${concurrency}`);
           const before = mode === "daemon" ? await daemonStatus(env) : undefined;
           const started = Date.now();
           const exit = await runCli(
@@ -220,7 +243,7 @@ export async function benchDaemonWarm(
           const after = mode === "daemon" ? await daemonStatus(env) : undefined;
           if (mode === "daemon" && after === undefined)
             throw new Error(`no daemon after the ${run} run at concurrency ${concurrency}`);
-          const { dispatched, confined, newSlots, reusedSlots } = runLog(store);
+          const { dispatched, confined, newSlots, reusedSlots } = runLog(store, logsSeen);
           const waits = [...dispatched].map(
             ([id, at]) => (firstRequest.get(id) ?? Number.NaN) - at,
           );
@@ -240,7 +263,17 @@ export async function benchDaemonWarm(
             confined,
             newSlots,
             reusedSlots,
-            ...(mode === "daemon" ? { warmRooms: warmRooms(cacheDir, subTasks) } : {}),
+            ...(mode === "daemon"
+              ? {
+                  warmRooms: warmRooms(cacheDir, subTasks),
+                  toDaemonP50Ms: percentile(
+                    [...dispatched].map(
+                      ([id, at]) => (daemonReceived(cacheDir).get(id) ?? Number.NaN) - at,
+                    ),
+                    0.5,
+                  ),
+                }
+              : {}),
             wallMs,
           });
           process.stderr.write(`${JSON.stringify(rows.at(-1))}\n`);
@@ -263,8 +296,14 @@ export async function benchDaemonWarm(
   return rows;
 }
 
+// `node bench/daemon-warm.ts [tracked] [dependencies] [modes, e.g. daemon] [concurrencies, e.g. 4]`
 if (import.meta.main) {
-  const [tracked, dependencies] = process.argv.slice(2).map(Number);
-  for (const row of await benchDaemonWarm(tracked || undefined, dependencies || undefined))
+  const [tracked, dependencies, modes, concurrencies] = process.argv.slice(2);
+  for (const row of await benchDaemonWarm(
+    Number(tracked) || undefined,
+    Number(dependencies) || undefined,
+    modes ? (modes.split(",") as DaemonWarmRow["mode"][]) : undefined,
+    concurrencies ? concurrencies.split(",").map(Number) : undefined,
+  ))
     process.stdout.write(`${JSON.stringify(row)}\n`);
 }
