@@ -370,7 +370,9 @@ export async function openWorktreeWorkspace(
     async close() {
       await Promise.all(warming);
       free.length = 0;
-      await Promise.all([...live].map((path) => releaseSlot(path)));
+      // Kept slots go back to the pool; the rest, under `dir`, go below at once (one prune).
+      await Promise.all([...live].filter((path) => keptOf.has(path)).map(releaseSlot));
+      live.clear();
       await pool?.prune().catch(() => undefined);
       await serial(async () => {
         await rm(dir, { recursive: true, force: true });

@@ -251,6 +251,8 @@ describe("worktree slots outlive a run", () => {
     });
     expect(report.status).toBe("completed");
     expect(await onlyFreeSlotsLeft(repo, report.runId)).toHaveLength(1);
+    // The two it removed at once are gone from git too: the repository and the one kept slot.
+    expect(sh(repo, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(2);
     expect(() => gitWorkspaces({ slots: { maxSlots: -1 } })).toThrow(/slots\.maxSlots/);
   });
 

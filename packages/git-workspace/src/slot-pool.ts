@@ -131,16 +131,22 @@ export class SlotPool {
   }
 
   /** Removes a held slot: its worktree (registration and files) and its files here. */
-  async remove(slot: Pick<KeptSlot, "name" | "path">): Promise<void> {
-    await git(["worktree", "remove", "--force", "--force", slot.path], {
-      cwd: this.root,
-      okCodes: [128],
-    }).catch(() => undefined);
-    await rm(slot.path, { recursive: true, force: true });
-    // A worktree whose files went first is still registered until pruned.
+  remove(slot: Pick<KeptSlot, "name" | "path">): Promise<void> {
+    return this.removeAll([slot]);
+  }
+
+  /** Removes held slots at once: their files, then one prune of every registration left. */
+  private async removeAll(slots: readonly Pick<KeptSlot, "name" | "path">[]): Promise<void> {
+    if (slots.length === 0) return;
+    await Promise.all(slots.map((slot) => rm(slot.path, { recursive: true, force: true })));
+    // A worktree whose files are gone is still registered until pruned: one git for all of them.
     await git(["worktree", "prune"], { cwd: this.root }).catch(() => undefined);
-    await rm(join(this.dir, `${slot.name}.json`), { force: true });
-    await this.unlock(slot.name);
+    await Promise.all(
+      slots.map(async (slot) => {
+        await rm(join(this.dir, `${slot.name}.json`), { force: true });
+        await this.unlock(slot.name);
+      }),
+    );
   }
 
   /**
@@ -162,11 +168,11 @@ export class SlotPool {
         bytes > this.limits.maxBytes ||
         now - slot.lastUsed > this.limits.maxAgeMs;
       if (!over || !(await this.claim(slot.name, "prune"))) continue;
-      await this.remove(slot);
       removed.push(slot);
       count--;
       bytes -= slot.bytes ?? 0;
     }
+    await this.removeAll(removed);
     await this.sweepLocks();
     return removed;
   }
