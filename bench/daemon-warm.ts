@@ -114,7 +114,8 @@ function runLog(
   reusedSlots: number;
 } {
   const logs = readdirSync(store).filter((name) => name.endsWith(".jsonl") && !seen.has(name));
-  if (logs.length !== 1) throw new Error(`expected one new run log in ${store}, found ${logs.length}`);
+  if (logs.length !== 1)
+    throw new Error(`expected one new run log in ${store}, found ${logs.length}`);
   seen.add(logs[0]!);
   const dispatched = new Map<string, number>();
   let confined = false;
