@@ -372,7 +372,6 @@ export async function openWorktreeWorkspace(
       free.length = 0;
       // Kept slots go back to the pool; the rest, under `dir`, go below at once (one prune).
       await Promise.all([...live].filter((path) => keptOf.has(path)).map(releaseSlot));
-      live.clear();
       await pool?.prune().catch(() => undefined);
       await serial(async () => {
         await rm(dir, { recursive: true, force: true });
