@@ -20,6 +20,7 @@ import {
   redisTestsEnabled,
   startRedisServer,
 } from "@taskledger/testing";
+import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type AttemptWorker, startAttemptWorker } from "./attempt-worker.js";
 import { createQueueExecutor, type QueueExecutor } from "./queue-executor.js";
@@ -250,6 +251,45 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
     expect(events).toEqual([{ type: "executor-status", status: "waiting-for-worker" }]);
     expect(ended).toMatchObject({ outcome: "error", retryable: false, infrastructureError: true });
     expect(ended.error).toMatch(/No worker took the attempt .* within 0 s: no worker is running/);
+  });
+
+  it("the wait for a worker stays bounded when Redis refuses its lookup for a while", async () => {
+    const { remote, worktree } = repository();
+    executor = createQueueExecutor({
+      redis: redis.url,
+      remote,
+      queueName: "q4r",
+      workerWaitMs: 300,
+    });
+    // The wait's lookup of the job's state is a script: scripts are refused to the queue's user
+    // from the moment the attempt waits until 1.5 s later, past the first end of its wait.
+    const admin = new Redis(redis.url, { lazyConnect: true });
+    await admin.connect();
+    let restored: Promise<unknown> | undefined;
+    try {
+      const ended = await executor.run("prompt", {
+        runId: "run-4r",
+        subTask: subTask("r"),
+        attempt: 1,
+        cwd: worktree("attempt"),
+        abortSignal: AbortSignal.timeout(20_000),
+        onEvent: (event) => {
+          if (event.type !== "executor-status" || event.status !== "waiting-for-worker") return;
+          void admin.call("ACL", "SETUSER", "default", "-evalsha", "-eval");
+          restored = new Promise((done) => setTimeout(done, 1500)).then(() =>
+            admin.call("ACL", "SETUSER", "default", "+evalsha", "+eval"),
+          );
+        },
+      });
+      expect(restored).toBeDefined();
+      // Before, the failed lookup ended the bound: the attempt waited until its signal (20 s).
+      expect(ended).toMatchObject({ outcome: "error", infrastructureError: true });
+      expect(ended.error).toMatch(/No worker took the attempt .*: no worker is running/);
+    } finally {
+      await restored;
+      await admin.call("ACL", "SETUSER", "default", "+evalsha", "+eval");
+      admin.disconnect();
+    }
   });
 
   it("an attempt waits past workerWaitMs while its worker is busy, and is taken once it is free", async () => {

@@ -221,6 +221,8 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
       listeners.set(jobId, execute.onEvent);
       let stopWatching = () => {};
       let waitTimer: NodeJS.Timeout | undefined;
+      // Set once the attempt's wait is over: no lookup is asked again after it.
+      let settled = false;
       try {
         let onReconnect = () => {};
         // Redis gone past the bound ends every wait below with a QueueError instead of a hang.
@@ -242,16 +244,16 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
         ]);
         const finished = await new Promise<Finished>((resolve, reject) => {
           lost.catch(reject);
-          onReconnect = () => {
-            // Redis restarted without the job (no persistence): it will never finish.
+          const lostJob = () =>
+            resolve({ ok: false, error: new Error("Redis restarted and lost the job") });
+          // Redis restarted without the job (no persistence): it will never finish. A lookup that
+          // fails (Redis not answering yet) is asked again, a bounded number of times.
+          const checkLost = (tries: number) =>
             queue.getJobState(jobId).then(
-              (state) => {
-                if (state === "unknown")
-                  resolve({ ok: false, error: new Error("Redis restarted and lost the job") });
-              },
-              () => {},
+              (state) => state === "unknown" && lostJob(),
+              () => tries > 0 && !settled && setTimeout(() => checkLost(tries - 1), 1000).unref(),
             );
-          };
+          onReconnect = () => void checkLost(10);
           const onAbort = () => {
             cancel(job, options.cancelGraceMs ?? 20_000).then(
               (value) =>
@@ -264,7 +266,13 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
           // Waiting is bounded only while no worker runs at all: busy workers take it in time.
           const noWorker = async () => {
             waitTimer = undefined;
-            const [state, workers] = await Promise.all([job.getState(), workersRunning(queue)]);
+            const looked = await Promise.all([job.getState(), workersRunning(queue)]).catch(
+              () => undefined,
+            );
+            // A failed lookup keeps the bound: asked again after the same wait.
+            if (looked === undefined) return settled || armWait();
+            const [state, workers] = looked;
+            if (state === "unknown") return lostJob();
             if (state !== "waiting" && state !== "prioritized") return;
             if (workers > 0) {
               armWait();
@@ -289,7 +297,8 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
               execute.onEvent?.({ type: "executor-status", status: "waiting-for-worker" });
               armWait();
             },
-            () => {},
+            // Not known: bounded all the same (the wait's own lookup decides).
+            () => taken || settled || armWait(),
           );
           onStalled.set(jobId, () => {
             resolve({ ok: false, error: new Error("its worker stopped (the job's lock expired)") });
@@ -332,6 +341,7 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
           },
         };
       } finally {
+        settled = true;
         clearTimeout(waitTimer);
         stopWatching();
         listeners.delete(jobId);
