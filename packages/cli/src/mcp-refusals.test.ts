@@ -135,7 +135,14 @@ describe.runIf(process.platform === "linux")("taskledger mcp refusals and review
     expect(shown).toHaveLength(1);
     expect(shown[0]).toContain("[redacted]");
     expect(shown[0]).not.toContain(secret);
-    expect(here.log()).toContain(`the review form of run ${runId} got no answer`);
+    // The server's log comes on stderr, a stream of its own: it may reach us after the reply.
+    const said = `the review form of run ${runId} got no answer`;
+    expect(
+      await pollUntil(
+        async () => here.log(),
+        (log) => log.includes(said),
+      ),
+    ).toContain(said);
 
     const wrong = await refusal(here, "answer_plan_review", {
       runId,
