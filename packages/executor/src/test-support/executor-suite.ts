@@ -393,7 +393,10 @@ export function executorSuite(name: string, agent: SuiteAgent): void {
         "tool-calls",
         "tool-calls",
       ]);
-      expect(result.stepFinishReasons.length).toBeLessThanOrEqual(4);
+      // Stopped after its third step; while it is being stopped a loaded machine lets it finish
+      // a step or two more (Claude Code, in CI: 5), never the ten it was given.
+      expect(result.stepFinishReasons.length).toBeLessThanOrEqual(6);
+      expect(server.requests.length).toBeLessThan(10);
       if (expects.leaderExits) expect(alive(result.details?.pid as number)).toBe(false);
     });
 
