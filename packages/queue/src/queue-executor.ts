@@ -1,11 +1,9 @@
-import type { EventEmitter } from "node:events";
 import {
   AbortedError,
   type AttemptResult,
   type ExecuteOptions,
   type Executor,
   ExecutorError,
-  emptyUsage,
   QueueError,
 } from "@taskledger/core";
 import { defaultSetupTimeoutMs, git } from "@taskledger/git-workspace";
@@ -20,9 +18,12 @@ import {
   cancelChannel,
   defaultQueueName,
 } from "./attempt-job.js";
+import { interruptedResult, NoWorkerError } from "./interrupted-result.js";
+import { type Finished, finishOf } from "./job-finish.js";
 import { PushedStarts } from "./pushed-starts.js";
 import { RedisHealth } from "./redis-health.js";
 import { redactRedisUrl, redisOptionsFromUrl } from "./redis-url.js";
+import { gitIn, remoteGit } from "./remote-git.js";
 
 export interface QueueExecutorOptions {
   /** `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS. */
@@ -390,113 +391,4 @@ export async function closeWithin(
   await Promise.race([closed, late]);
   clearTimeout(timer);
   for (const connection of connections) connection.disconnect();
-}
-
-type Finished = { ok: true; output: AttemptJobResult } | { ok: false; error: unknown };
-
-/**
- * The job's return value once it completes; a rejection once it fails, the queue closes or
- * `timeoutMs` passes. BullMQ's `waitUntilFinished` can reject unhandled when the connection closes
- * just after the job finished (its check runs in an async promise executor); here all is handled.
- */
-function finishOf(
-  job: Job,
-  queue: Queue,
-  events: QueueEvents,
-  timeoutMs?: number,
-): Promise<unknown> {
-  const jobId = job.id!;
-  // BullMQ emits it as it closes, though its types leave it out.
-  const closing = queue as unknown as EventEmitter;
-  return new Promise((resolve, reject) => {
-    let timer: NodeJS.Timeout | undefined;
-    const stop = () => {
-      clearTimeout(timer);
-      events.off("completed", onCompleted);
-      events.off("failed", onFailed);
-      closing.off("closing", onClosing);
-    };
-    const finish = (outcome: { value: unknown } | { error: Error }) => {
-      stop();
-      if ("error" in outcome) reject(outcome.error);
-      else resolve(outcome.value);
-    };
-    const onCompleted = (args: { jobId: string; returnvalue: unknown }) => {
-      if (args.jobId === jobId) finish({ value: args.returnvalue });
-    };
-    const onFailed = (args: { jobId: string; failedReason: string }) => {
-      if (args.jobId === jobId) finish({ error: new Error(args.failedReason) });
-    };
-    const onClosing = () => finish({ error: new Error("the queue is closing") });
-    events.on("completed", onCompleted);
-    events.on("failed", onFailed);
-    closing.on("closing", onClosing);
-    if (timeoutMs !== undefined)
-      timer = setTimeout(() => finish({ error: new Error("no answer in time") }), timeoutMs);
-    // It may have ended before these listeners were there: once the events are heard, look.
-    events
-      .waitUntilReady()
-      .then(() => queue.getJob(jobId))
-      .then(async (found) => {
-        const state = await found?.getState();
-        if (state === "completed") finish({ value: found?.returnvalue });
-        else if (state === "failed") finish({ error: new Error(found?.failedReason) });
-      })
-      .catch(() => {});
-  });
-}
-
-/** Git in the attempt's directory, its output trimmed. */
-async function gitIn(cwd: string, args: string[], abortSignal?: AbortSignal): Promise<string> {
-  return (await git(args, { cwd, abortSignal })).stdout.trim();
-}
-
-/** Git talking to the shared remote: its failure is the queue's, named as such. */
-async function remoteGit(cwd: string, args: string[], abortSignal: AbortSignal): Promise<void> {
-  try {
-    await git(args, { cwd, abortSignal });
-  } catch (cause) {
-    if (abortSignal.aborted) throw cause;
-    throw new QueueError(
-      "remote-failed",
-      `git ${args[0]} to the shared remote failed: ${cause instanceof Error ? cause.message : String(cause)}`,
-      { cause, isRetryable: true },
-    );
-  }
-}
-
-/**
- * A job that failed instead of finishing: its worker died (BullMQ's stalled check, with no
- * second chance, fails it) or threw, and the attempt counts as interrupted, the next one new; or
- * no worker ran to take it, and another attempt would wait the same: the ladder fails the sub-task
- * at once, saying why. Neither is the agent's doing.
- */
-function interruptedResult(jobId: string, error: unknown, started: number): AttemptResult {
-  const noWorker = error instanceof NoWorkerError;
-  const reason = error instanceof Error ? error.message : String(error);
-  return {
-    outcome: "error",
-    finalText: "",
-    toolCalls: [],
-    stepFinishReasons: [],
-    filesChanged: [],
-    usage: emptyUsage(),
-    error: noWorker
-      ? reason
-      : `The attempt was interrupted on its worker (job ${jobId}): ${reason}`,
-    ...(noWorker ? { retryable: false } : {}),
-    infrastructureError: true,
-    durationMs: performance.now() - started,
-    details: noWorker ? { noWorker: true, jobId } : { interrupted: true, jobId },
-  };
-}
-
-/** No worker ran while an attempt waited past the bound; the job was taken off the queue. */
-class NoWorkerError extends Error {
-  constructor(jobId: string, waitedMs: number, where: string) {
-    super(
-      `No worker took the attempt (job ${jobId}) within ${Math.round(waitedMs / 1000)} s: no ` +
-        `worker is running. Start one with \`taskledger worker --redis ${where}\`.`,
-    );
-  }
 }
