@@ -12,6 +12,7 @@ import { benchImportCost } from "./import-cost.ts";
 import { benchMakespan, benchMakespanWorktrees } from "./makespan.ts";
 import { demoOverhead, scriptedOverhead } from "./manager-overhead.ts";
 import { benchMcpWarm } from "./mcp-warm.ts";
+import { benchOpencodeCpu } from "./opencode-cpu.ts";
 import { benchQueue, benchQueueOpencode } from "./queue-makespan.ts";
 import { benchSandboxCost } from "./sandbox-cost.ts";
 import { benchSchedulerOverhead } from "./scheduler-overhead.ts";
@@ -123,6 +124,17 @@ for (const r of await benchAgentStart()) {
     r.agent,
     `${fixed(r.firstRequestAloneMs / 1000)} s to the first model request alone, ${fixed(r.firstRequestFourMs / 1000)} s at 4 at once`,
     `${fixed(r.attemptsPerMinute, 1)} attempts/minute at concurrency 4 over ${r.attempts}, instant model`,
+  );
+}
+
+for (const r of await benchOpencodeCpu()) {
+  add(
+    "10. opencode CPU per attempt",
+    r.kind === "cli"
+      ? "`opencode run` per attempt"
+      : "a server's first 5 attempts, each in a new directory",
+    `${fixed(r.defaultCpuS)} CPU-s per attempt, ${fixed(r.ftlOffCpuS)} with BUN_JSC_useFTLJIT=0`,
+    `${fixed((1 - r.ftlOffCpuS / r.defaultCpuS) * 100, 0)}% less; ${r.attempts} attempts a setting, opencode's processes only`,
   );
 }
 

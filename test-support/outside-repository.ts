@@ -26,4 +26,7 @@ process.env.TASKLEDGER_CACHE_DIR = join(root, "cache");
 // The built CLI a test spawns keeps its servers in-process, as the tests of other things expect;
 // the daemon's own tests (daemon-run.test.ts) clear this.
 process.env.TASKLEDGER_DAEMON ??= "off";
+// A test's opencode lives seconds: the top JIT tier compiles more than it runs then (about 13%
+// of each process's CPU, docs/performance.md). Agents get it through their list (`BUN_JSC_*`).
+process.env.BUN_JSC_useFTLJIT ??= "0";
 afterAll(removeOnExit(root));

@@ -54,8 +54,11 @@ export const baseEnvironmentNames: readonly string[] = [
   "PATHEXT",
 ];
 
-/** Every `LC_*` locale variable. */
-const basePattern = /^LC_[A-Z_]+$/;
+/**
+ * Every `LC_*` locale variable, and `BUN_JSC_*`: the tuning of Bun's engine, which runs opencode
+ * (a host that starts many short-lived agents turns its top JIT tier off with `BUN_JSC_useFTLJIT=0`).
+ */
+const basePattern = /^(LC_[A-Z_]+|BUN_JSC_[A-Za-z0-9_]+)$/;
 
 /** A variable name as a shell or `--pass-env` takes it. */
 export const environmentNamePattern = /^[A-Za-z_][A-Za-z0-9_]*$/;

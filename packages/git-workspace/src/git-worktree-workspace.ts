@@ -178,8 +178,8 @@ export async function openWorktreeWorkspace(
       try {
         await rm(path, { recursive: true, force: true });
         await mkdir(kept ? pool!.dir : dir, { recursive: true });
-        await git(["worktree", "prune"], { cwd: root });
-        await git(["worktree", "add", "--detach", "--force", path, start], {
+        // `--force` twice: a path git still lists (its files removed, even locked) is taken over.
+        await git(["worktree", "add", "--detach", "--force", "--force", path, start], {
           cwd: root,
           abortSignal,
         });
