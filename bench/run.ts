@@ -206,7 +206,7 @@ for (const r of queue.makespan) {
   add(
     "9. queue (fake agent)",
     `${r.subTasks} independent sub-tasks of ${r.attemptMs} ms, ${r.workers} worker(s)${r.workerProcesses === "own" ? ", each in its own process" : ""}`,
-    `${fixed(r.makespanMs / 1000)} s`,
+    `${fixed(r.makespanMs / 1000)} s${r.runsMs.length > 1 ? ` (median of ${r.runsMs.length}: ${fixed(Math.min(...r.runsMs) / 1000)}–${fixed(Math.max(...r.runsMs) / 1000)} s)` : ""}`,
     `${fixed(r.makespanMs / r.boundMs)}× the bound of ${fixed(r.boundMs / 1000, 0)} s (critical path ${fixed(r.attemptMs / 1000, 0)} s); a sleeping agent: what separate machines would give${r.gitPerAttempt ? `; ${r.gitPerAttempt.spawned} git processes per attempt (${r.gitPerAttempt.all} with theirs)` : ""}`,
   );
 }
