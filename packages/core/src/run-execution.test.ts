@@ -144,3 +144,36 @@ describe("processes a check starts", () => {
     expect(released).toEqual([4242]);
   });
 });
+
+describe("what a run warms while it plans", () => {
+  // The executor's `warm` counts, per run: how many servers it is asked to start ahead.
+  const warmed = async (
+    subTasks: ReturnType<typeof task>[],
+    extra: { concurrency: number; reviewPlan?: boolean },
+  ) => {
+    const counts: number[] = [];
+    const base = createFakeExecutor({ fallback: { type: "success" } });
+    const executor = {
+      run: base.run.bind(base),
+      warm: (input: { count: number }) => void counts.push(input.count),
+    };
+    const report = await createManager({
+      cwd: process.cwd(),
+      executor,
+      concurrency: extra.concurrency,
+      ...(extra.reviewPlan ? { reviewPlan: () => ({ action: "approve" as const }) } : {}),
+    }).run("x", { plan: { subTasks } });
+    expect(report.status).toBe("completed");
+    return counts;
+  };
+
+  it("a host's plan: as many as its first wave has sub-tasks, at most the concurrency", async () => {
+    expect(await warmed([task("a")], { concurrency: 4 })).toEqual([1]);
+    expect(await warmed([task("a"), task("b"), task("c", ["a"])], { concurrency: 4 })).toEqual([2]);
+    expect(await warmed([task("a"), task("b"), task("c")], { concurrency: 2 })).toEqual([2]);
+  });
+
+  it("a plan a review may still change: the concurrency", async () => {
+    expect(await warmed([task("a")], { concurrency: 4, reviewPlan: true })).toEqual([4]);
+  });
+});

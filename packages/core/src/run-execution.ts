@@ -207,8 +207,9 @@ interface WarmUp {
  */
 function prepareFirstSlot(ctx: RunContext): WarmUp {
   const { workspace, stop, settings, options } = ctx;
+  const count = Math.min(settings.concurrency, knownFirstWave(ctx) ?? settings.concurrency);
   options.executor.warm?.({
-    count: settings.concurrency,
+    count,
     abortSignal: stop.signal,
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   });
@@ -223,11 +224,30 @@ function prepareFirstSlot(ctx: RunContext): WarmUp {
     } finally {
       await recordPreparations(ctx);
     }
-    workspace.warm?.(settings.concurrency, stop.signal);
+    workspace.warm?.(count, stop.signal);
   })();
   // Awaited after planning; until then a failure is handled here, not unhandled.
   warmUp.done.catch(() => {});
   return warmUp;
+}
+
+/**
+ * How many attempts the first wave starts, when the plan is the host's and nobody may change it
+ * before it runs: its sub-tasks with no dependency. Undefined when not known yet (a planner's
+ * plan, a plan review, candidates side by side, a resumed run): warm for `concurrency` then.
+ */
+function knownFirstWave(ctx: RunContext): number | undefined {
+  const { input, options, settings, state } = ctx;
+  const plan = input.plan ?? state.hostPlan;
+  if (plan === undefined || state.planned || input.recovered || settings.bestOf) return undefined;
+  if (input.reviewPlan ?? options.reviewPlan) return undefined;
+  try {
+    const ledger = validateTaskLedger(plan, { maxSubTasks: settings.maxSubTasks });
+    return Math.max(1, ledger.subTasks.filter((s) => s.dependsOn.length === 0).length);
+  } catch {
+    // The planning step reports a malformed plan.
+    return undefined;
+  }
 }
 
 /** A run not yet planned, or with a sub-task neither done nor given up on. */
