@@ -47,6 +47,8 @@ async function runOnce(
   hold?: Promise<void>,
   arrived?: () => void,
   concurrency = ids.length,
+  // A plan the host reviews may change before it runs: the run readies `concurrency` slots.
+  reviewed = false,
 ) {
   const seen = new Map<string, string>();
   const executor = scriptedWorkExecutor(
@@ -71,6 +73,7 @@ async function runOnce(
     concurrency,
     replan: { enabled: false },
     workspaces: gitWorkspaces({ setup: countingSetup(repo) }),
+    ...(reviewed ? { reviewPlan: () => ({ action: "approve" as const }) } : {}),
   });
   const report = await manager.run("x", {
     plan: { subTasks: ids.map((id) => task(id)) },
@@ -111,8 +114,8 @@ describe("worktree slots outlive a run", () => {
 
   it("a run's first attempt takes the slot the last run's attempt worked in (its agent server is warm there)", async () => {
     const repo = project();
-    // At concurrency 3 the run readies more slots than its one attempt uses.
-    const first = await runOnce(repo, ["a"], undefined, undefined, 3);
+    // At concurrency 3 a run whose plan may still change readies more slots than its one attempt uses.
+    const first = await runOnce(repo, ["a"], undefined, undefined, 3, true);
     expect(first.report.status).toBe("completed");
     expect((await onlyFreeSlotsLeft(repo, first.report.runId)).length).toBeGreaterThan(1);
     sh(repo, "clean", "-qfd");
@@ -122,6 +125,13 @@ describe("worktree slots outlive a run", () => {
     sh(repo, "clean", "-qfd");
     const third = await runOnce(repo, ["c"], undefined, undefined, 3);
     expect(third.slots).toEqual(first.slots);
+  });
+
+  it("a host's plan that nothing changes first readies only its first wave's slots", async () => {
+    const repo = project();
+    const run = await runOnce(repo, ["a"], undefined, undefined, 3);
+    expect(run.report.status).toBe("completed");
+    expect(await onlyFreeSlotsLeft(repo, run.report.runId)).toHaveLength(1);
   });
 
   it("two runs at once never share a slot", async () => {
