@@ -2,7 +2,8 @@ import { join } from "node:path";
 import { expect } from "vitest";
 import { createClaudeCodeExecutor } from "./claude-code-executor.js";
 import { agentBoundarySuite } from "./test-support/agent-boundary-suite.js";
-import { executorSuite, type SuiteAgent } from "./test-support/executor-suite.js";
+import { executorSuite } from "./test-support/executor-suite.js";
+import type { SuiteAgent } from "./test-support/suite-agent.js";
 
 const sse = (name: string, payload: unknown) =>
   `event: ${name}\ndata: ${JSON.stringify(payload)}\n\n`;

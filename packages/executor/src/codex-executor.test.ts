@@ -2,7 +2,8 @@ import { join } from "node:path";
 import { expect } from "vitest";
 import { createCodexExecutor } from "./codex-executor.js";
 import { agentBoundarySuite } from "./test-support/agent-boundary-suite.js";
-import { executorSuite, type SuiteAgent } from "./test-support/executor-suite.js";
+import { executorSuite } from "./test-support/executor-suite.js";
+import type { SuiteAgent } from "./test-support/suite-agent.js";
 
 const sse = (name: string, payload: object) =>
   `event: ${name}\ndata: ${JSON.stringify({ type: name, ...payload })}\n\n`;

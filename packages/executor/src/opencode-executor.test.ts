@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { OpencodeServerExecutor } from "./opencode-server-executor.js";
 import { agentBoundarySuite } from "./test-support/agent-boundary-suite.js";
 import { type ExecutorKind, executorHarness } from "./test-support/executor-harness.js";
-import { executorSuite, type SuiteAgent } from "./test-support/executor-suite.js";
+import { executorSuite } from "./test-support/executor-suite.js";
+import type { SuiteAgent } from "./test-support/suite-agent.js";
 
 const { scriptedServer, workDir, executorFor, runOptions, cleanup } = executorHarness();
 afterAll(cleanup);

@@ -5,7 +5,6 @@ import {
   createProcessDir,
   describeError,
   type Executor,
-  emptyUsage,
   InvalidConfigError,
   type Sandbox,
   sweepDeadProcessDirs,
@@ -20,6 +19,7 @@ import {
   cancelChannel,
   defaultQueueName,
 } from "./attempt-job.js";
+import { agentlessResult } from "./interrupted-result.js";
 import { closeWithin } from "./queue-executor.js";
 import { RedisHealth } from "./redis-health.js";
 import { redactRedisUrl, redisOptionsFromUrl } from "./redis-url.js";
@@ -235,14 +235,5 @@ export async function startAttemptWorker(
 
 /** An attempt that never started: its worktree's setup command failed on this worker. */
 function setupFailedResult(error: unknown, durationMs: number): AttemptResult {
-  return {
-    outcome: "error",
-    finalText: "",
-    toolCalls: [],
-    stepFinishReasons: [],
-    filesChanged: [],
-    usage: emptyUsage(),
-    error: `On the worker: ${describeError(error)}`,
-    durationMs,
-  };
+  return agentlessResult(`On the worker: ${describeError(error)}`, durationMs);
 }

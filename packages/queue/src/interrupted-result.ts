@@ -10,19 +10,27 @@ export function interruptedResult(jobId: string, error: unknown, started: number
   const noWorker = error instanceof NoWorkerError;
   const reason = error instanceof Error ? error.message : String(error);
   return {
+    ...agentlessResult(
+      noWorker ? reason : `The attempt was interrupted on its worker (job ${jobId}): ${reason}`,
+      performance.now() - started,
+    ),
+    ...(noWorker ? { retryable: false } : {}),
+    infrastructureError: true,
+    details: noWorker ? { noWorker: true, jobId } : { interrupted: true, jobId },
+  };
+}
+
+/** An error result of an attempt whose agent never ran or never answered: nothing but `error`. */
+export function agentlessResult(error: string, durationMs: number): AttemptResult {
+  return {
     outcome: "error",
     finalText: "",
     toolCalls: [],
     stepFinishReasons: [],
     filesChanged: [],
     usage: emptyUsage(),
-    error: noWorker
-      ? reason
-      : `The attempt was interrupted on its worker (job ${jobId}): ${reason}`,
-    ...(noWorker ? { retryable: false } : {}),
-    infrastructureError: true,
-    durationMs: performance.now() - started,
-    details: noWorker ? { noWorker: true, jobId } : { interrupted: true, jobId },
+    error,
+    durationMs,
   };
 }
 

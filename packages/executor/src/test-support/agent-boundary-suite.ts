@@ -7,7 +7,7 @@ import type { ExecuteOptions } from "@taskledger/core";
 import { createModelServer, type ScriptedReply } from "@taskledger/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { subTask } from "./executor-harness.js";
-import type { SuiteAgent, SuiteOptions, SuiteServer } from "./executor-suite.js";
+import type { SuiteAgent, SuiteOptions, SuiteServer } from "./suite-agent.js";
 
 /** What an agent says of a 401, and what it may cost before the attempt ends. */
 export interface BoundaryExpects {

@@ -8,7 +8,7 @@ import type { AttemptResult, ExecuteOptions, Executor } from "@taskledger/core";
 import { createSandbox } from "@taskledger/sandbox";
 import { pollUntil, type ScriptedReply, type ScriptedToolCall } from "@taskledger/testing";
 import { expect } from "vitest";
-import type { SuiteServer } from "./executor-suite.js";
+import type { SuiteServer } from "./suite-agent.js";
 
 /** What the sandbox case needs of the suite it runs in. */
 export interface SandboxCaseContext {

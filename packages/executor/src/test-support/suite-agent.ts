@@ -1,0 +1,76 @@
+// What the shared executor suite asks of an agent: its factory, its wire, and what it is expected
+// to do where agents differ.
+import type { AttemptResult, Executor } from "@taskledger/core";
+import type { RecordedRequest, ScriptedRawBody, ScriptedToolCall } from "@taskledger/testing";
+
+/** One case's view of the shared model server: its own requests, and those it had no step for. */
+export interface SuiteServer {
+  readonly url: string;
+  readonly openaiBaseURL: string;
+  readonly anthropicBaseURL: string;
+  readonly requests: RecordedRequest[];
+  readonly extra: RecordedRequest[];
+}
+
+/** What a case asks of the executor, in no agent's terms; each agent maps it to its options. */
+export interface SuiteOptions {
+  timeoutMs?: number;
+  maxSteps?: number;
+  keepAttemptDirs?: boolean;
+  env?: Record<string, string>;
+  binaryPath?: string;
+  /** Offer this second model too (the per-attempt model case). */
+  otherModel?: boolean;
+  /** A config the agent refuses to start with. */
+  badConfig?: boolean;
+  /** Make the agent refuse to run commands without asking (opencode: `bash: ask`). */
+  askForCommands?: boolean;
+  /** Host variables the agent gets besides its own list. */
+  passEnv?: string[];
+}
+
+/** An agent, as the suite drives it. */
+export interface SuiteAgent {
+  make(server: SuiteServer, options: SuiteOptions): Executor;
+  /**
+   * One executor serves every case made with the same options (a server executor: its servers
+   * stay up between attempts, as in a run), rather than one executor a case.
+   */
+  reusable?: boolean;
+  /** The model `agentModel` names for the per-attempt model case, and how it appears on the wire. */
+  otherModel: { agentModel: string; wire: string };
+  /** A tool call that writes `content` to `path` (relative to `cwd`). */
+  write(cwd: string, path: string, content: string): ScriptedToolCall;
+  /** A tool call that runs a shell command. */
+  shell(command: string): ScriptedToolCall;
+  /** A streamed reply in the agent's wire protocol that never says how it finished. */
+  noFinishStream: ScriptedRawBody;
+  expects: {
+    /** Length finishes the agent continues by itself before it stops (Claude Code: 3). */
+    lengthContinues: number;
+    /** Requests a provider 500/429 costs before the attempt ends (the agent's own retries). */
+    providerErrorRequests: number;
+    /** Exit code of an attempt that ended on a provider error (a server session: 0). */
+    providerErrorExit: number;
+    /** The agent reports the HTTP status of a provider error. */
+    statusCode: boolean;
+    /** Files the write tool wrote are listed as changed (not when the agent writes through a shell). */
+    writeListsFile: boolean;
+    /** Each step reports its own output tokens (Codex reports one usage per turn). */
+    perStepUsage: boolean;
+    /** The process the result names ends with the attempt (a server outlives it). */
+    leaderExits: boolean;
+    /** Words the missing-binary error must hold. */
+    installHint: string;
+    /** The error an attempt with `badConfig` ends with. */
+    badConfigError: RegExp;
+    /** How an attempt that asked to run a command nobody may approve ends. */
+    commandRefused(result: AttemptResult, requests: readonly RecordedRequest[]): void;
+    /** What the model is told when a read-only attempt tries to write. */
+    readOnlyRefusal: RegExp;
+    /** The stop caused by a stream with no finish reason (`unknown-finish-loop` for opencode). */
+    noFinishStop?: string;
+    /** Test timeout for the hung-model case, whose executor times out after `hangTimeoutMs`. */
+    hangTimeoutMs: number;
+  };
+}
