@@ -3,7 +3,7 @@ import { context, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
+import { BatchSpanProcessor, type SpanExporter, TracerProvider } from "@opentelemetry/sdk-trace";
 
 /**
  * `--otlp URL`: registers a tracer provider that sends spans to an OTLP/HTTP collector, and the
@@ -15,11 +15,29 @@ export function startOtlpTracing(
   warn: (message: string) => void,
 ): () => Promise<void> {
   const { version } = createRequire(import.meta.url)("../package.json") as { version: string };
+  const otlp = new OTLPTraceExporter({ url, timeoutMillis: 5000 });
+  // A refused export is said once, whenever it happens: the batch also exports during a long run,
+  // where the processor would only have passed the failure to OpenTelemetry's own error handler.
+  let warned = false;
+  const refused = (message: string) => {
+    if (warned) return;
+    warned = true;
+    warn(`could not send the spans to ${url}: ${message}`);
+  };
+  const exporter: SpanExporter = {
+    export(spans, done) {
+      otlp.export(spans, (result) => {
+        // 0 is ExportResultCode.SUCCESS (@opentelemetry/core).
+        if (result.code !== 0) refused(result.error?.message ?? "the export failed");
+        done(result);
+      });
+    },
+    shutdown: () => otlp.shutdown(),
+    forceFlush: () => otlp.forceFlush(),
+  };
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ "service.name": "taskledger", "service.version": version }),
-    spanProcessors: [
-      new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url, timeoutMillis: 5000 }) }),
-    ],
+    spanProcessors: [new BatchSpanProcessor({ exporter })],
   });
   const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
@@ -34,7 +52,7 @@ export function startOtlpTracing(
       if (gaveUp) warn(`the OTLP collector at ${url} did not take the spans within 10 s`);
     } catch (error) {
       // The run is done and its report stands: a collector that is down costs only its spans.
-      warn(`could not send the spans to ${url}: ${(error as Error).message}`);
+      refused((error as Error).message);
     } finally {
       trace.disable();
       context.disable();
