@@ -20,6 +20,7 @@ import {
   defaultQueueName,
 } from "./attempt-job.js";
 import { agentlessResult } from "./interrupted-result.js";
+import { type LaneJob, startJobLanes } from "./job-lanes.js";
 import { closeWithin } from "./queue-executor.js";
 import { RedisHealth } from "./redis-health.js";
 import { redactRedisUrl, redisOptionsFromUrl } from "./redis-url.js";
@@ -120,15 +121,17 @@ export async function startAttemptWorker(
     };
   const identity = { host: hostname(), pid: process.pid };
 
-  const process_ = async (
+  /**
+   * One job until its worktree is free for the next (the agent ended, its work committed and the
+   * worktree back at its start); `result` settles once the commit is pushed.
+   */
+  const runJob = async (
     job: Job<AttemptJobData, AttemptJobResult>,
-    _token?: string,
-    signal?: AbortSignal,
-  ): Promise<AttemptJobResult> => {
+    cancelled: AbortSignal,
+  ): Promise<LaneJob<AttemptJobResult>> => {
     const jobId = job.id!;
     const data = job.data;
     const waitedMs = Math.max(0, Date.now() - job.timestamp);
-    const cancelled = signal ?? new AbortController().signal;
     options.onJob?.({ type: "started", jobId });
     const slot = await clones.checkout(data, jobId, cancelled);
     let keep = false;
@@ -154,11 +157,11 @@ export async function startAttemptWorker(
           if (cancelled.aborted) throw failed;
           const result = setupFailedResult(failed, performance.now() - started);
           options.onJob?.({ type: "finished", jobId, outcome: result.outcome });
-          return { result, worker: { ...identity, jobId } };
+          return { result: Promise.resolve({ result, worker: { ...identity, jobId } }) };
         }
         await clones.markSetUp(slot, data, cancelled);
       }
-      let result: AttemptResult = await lease.executor.run(data.prompt, {
+      const result: AttemptResult = await lease.executor.run(data.prompt, {
         subTask: data.subTask,
         runId: data.runId,
         attempt: data.attempt,
@@ -172,25 +175,39 @@ export async function startAttemptWorker(
           job.updateProgress(progress as unknown as object).catch(() => {});
         },
       });
-      let commit: string | undefined;
-      try {
-        commit = await clones.commitAndPush(
+      // Committed and the worktree reset: the lane takes its next job while the commit is pushed.
+      const sent = await clones
+        .commitAndPush(
           slot,
           data,
           `${data.subTask.id}, attempt ${data.attempt}: ${data.subTask.title}`,
+        )
+        .then(
+          (made) => ({ commit: made.pushed.then(() => made.commit) }),
+          (error: unknown) => ({ commit: Promise.reject<string>(error) }),
         );
-      } catch (error) {
-        const note = `Its changes could not be pushed: ${describeError(error)}`;
-        result = { ...result, error: result.error ? `${result.error}. ${note}` : note };
-      }
-      options.onJob?.({ type: "finished", jobId, outcome: result.outcome });
       keep = !cancelled.aborted;
-      return {
-        result,
-        ...(commit ? { commit } : {}),
-        worker: { ...identity, jobId },
-        waitedMs,
-      };
+      const output = sent.commit
+        .then(
+          (commit) => ({ commit }),
+          (failure: unknown) => ({
+            note: `Its changes could not be pushed: ${describeError(failure)}`,
+          }),
+        )
+        .then((pushed): AttemptJobResult => {
+          options.onJob?.({ type: "finished", jobId, outcome: result.outcome });
+          const { error } = result;
+          return {
+            result:
+              "note" in pushed
+                ? { ...result, error: error ? `${error}. ${pushed.note}` : pushed.note }
+                : result,
+            ...("commit" in pushed ? { commit: pushed.commit } : {}),
+            worker: { ...identity, jobId },
+            waitedMs,
+          };
+        });
+      return { result: output };
     } finally {
       lease?.release();
       // Kept for the next job when the attempt ended on its own; a cancelled one's may hold processes.
@@ -198,9 +215,10 @@ export async function startAttemptWorker(
     }
   };
 
-  const worker = new Worker<AttemptJobData, AttemptJobResult>(queueName, process_, {
+  // Made without a processor: the lanes below take its jobs (BullMQ's manual processing).
+  const worker = new Worker<AttemptJobData, AttemptJobResult>(queueName, undefined, {
     connection,
-    concurrency: options.concurrency ?? 1,
+    autorun: false,
     lockDuration,
     stalledInterval: lockDuration,
     // A job whose worker died is not run again under the same attempt number: it fails, the
@@ -208,19 +226,26 @@ export async function startAttemptWorker(
     maxStalledCount: 0,
   });
   worker.on("error", () => {});
-  await subscriber.subscribe(cancelChannel(queueName));
-  subscriber.on("message", (_channel: string, jobId: string) => {
-    worker.cancelJob(jobId, "cancelled by the coordinator");
-  });
   await worker.waitUntilReady();
+  void worker.startStalledCheckTimer().catch(() => {});
+  const lanes = startJobLanes(worker, {
+    lanes: options.concurrency ?? 1,
+    lockDurationMs: lockDuration,
+    run: runJob,
+  });
+  await subscriber.subscribe(cancelChannel(queueName));
+  subscriber.on("message", (_channel: string, jobId: string) => lanes.cancel(jobId));
 
   let closing: Promise<void> | undefined;
   return {
     close() {
       closing ??= (async () => {
-        worker.cancelAllJobs("the worker is stopping");
-        // Running attempts end (their processes killed) before the connections go.
-        await closeWithin([worker], [], closeBoundMs + 30_000);
+        // Running attempts end (their processes killed) and their results reach Redis before the
+        // connections go.
+        await lanes.stop(30_000);
+        // Forced: nothing is left to wait for, and a lane's blocking wait for a job would hold a
+        // graceful close until it times out.
+        await closeWithin([{ close: () => worker.close(true) }], [], closeBoundMs);
         void worker.disconnect().catch(() => {});
         health.close();
         subscriber.disconnect();

@@ -167,20 +167,29 @@ export class WorkerClones {
     await Promise.all(this.free.splice(0).map((slot) => this.remove(slot)));
   }
 
-  /** Everything the attempt changed as one commit on its start, pushed to the job's work ref. */
-  async commitAndPush(slot: WorkerSlot, job: AttemptJobData, message: string): Promise<string> {
+  /**
+   * Everything the attempt changed as one commit on its start, pushed to the job's work ref. Returns
+   * once the slot is back at its start (a next job from the same commit, a wave's usual case, takes
+   * it without a reset); `pushed` settles once the commit is on the remote.
+   */
+  async commitAndPush(
+    slot: WorkerSlot,
+    job: AttemptJobData,
+    message: string,
+  ): Promise<{ commit: string; pushed: Promise<void> }> {
     // No signal: a cancelled attempt's work is still kept, as it is locally.
     await git(["add", "-A", "--", "."], { cwd: slot.path });
     const tree = (await git(["write-tree"], { cwd: slot.path })).stdout.trim();
     const commit = (
       await git(["commit-tree", tree, "-p", job.start, "-m", message], { cwd: slot.path })
     ).stdout.trim();
-    const push = git(["push", "-q", "--force", job.remote, `${commit}:${job.workRef}`], {
+    const pushed = git(["push", "-q", "--force", job.remote, `${commit}:${job.workRef}`], {
       cwd: slot.clone,
-    });
-    // The work is in the commit: the slot goes back to its start while the commit travels, so a
-    // next job from the same commit (a wave's usual case) takes it without a reset.
-    const reset = resetWorktree(
+    }).then(() => {});
+    // Handled by whoever awaits it; never unhandled while the reset runs.
+    pushed.catch(() => {});
+    // The work is in the commit: the slot goes back to its start while the commit travels.
+    await resetWorktree(
       slot.path,
       job.start,
       slot.setupKey === undefined ? [] : slot.keep,
@@ -191,9 +200,7 @@ export class WorkerClones {
       },
       () => {},
     );
-    const [pushed] = await Promise.allSettled([push, reset]);
-    if (pushed.status === "rejected") throw pushed.reason;
-    return commit;
+    return { commit, pushed };
   }
 
   async remove(slot: WorkerSlot): Promise<void> {

@@ -1,0 +1,168 @@
+import { execFileSync } from "node:child_process";
+import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type AttemptResult, type Executor, emptyUsage, type SubTask } from "@taskledger/core";
+import {
+  createGitRepo,
+  gitIn,
+  type RedisServer,
+  redisTestsEnabled,
+  startRedisServer,
+} from "@taskledger/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startAttemptWorker } from "./attempt-worker.js";
+import { createQueueExecutor } from "./queue-executor.js";
+
+const enabled = redisTestsEnabled();
+
+const subTask = (id: string): SubTask => ({
+  id,
+  title: id,
+  description: "",
+  successCriteria: [],
+  dependsOn: [],
+  checks: [],
+});
+
+/** Writes `<id>.txt` and notes when each attempt's agent started. */
+function notingExecutor(started: Map<string, number>): Executor {
+  return {
+    async run(_prompt, options): Promise<AttemptResult> {
+      started.set(options.subTask.id, performance.now());
+      await writeFile(join(options.cwd, `${options.subTask.id}.txt`), "done\n");
+      return {
+        outcome: "finished",
+        finalText: "done",
+        toolCalls: [],
+        stepFinishReasons: ["stop"],
+        filesChanged: [],
+        usage: emptyUsage(),
+        durationMs: 1,
+      };
+    },
+  };
+}
+
+/**
+ * A repository and a bare remote that holds every push of an attempt's work until `release()`
+ * (its pre-receive hook waits for a file); the starts' pushes go through.
+ */
+function heldRemote() {
+  const root = mkdtempSync(join(tmpdir(), "taskledger-queue-lanes-"));
+  const repo = join(root, "repo");
+  const remote = join(root, "remote.git");
+  createGitRepo(repo, { "base.txt": "base\n" });
+  execFileSync("git", ["init", "-q", "--bare", remote]);
+  const gate = join(root, "released");
+  const hook = join(remote, "hooks", "pre-receive");
+  writeFileSync(
+    hook,
+    `#!/bin/sh\ncase "$(cat)" in *"/work"*) while [ ! -e '${gate}' ]; do sleep 0.05; done;; esac\n`,
+  );
+  chmodSync(hook, 0o755);
+  const worktree = (name: string) => {
+    const path = join(root, name);
+    gitIn(repo, "worktree", "add", "-q", "--detach", path, "main");
+    return path;
+  };
+  return { remote, worktree, release: () => writeFileSync(gate, "") };
+}
+
+const until = async (done: () => boolean, ms: number) => {
+  for (const end = Date.now() + ms; !done() && Date.now() < end; )
+    await new Promise((r) => setTimeout(r, 10));
+};
+
+describe.runIf(enabled)("a worker's lanes (real Redis, real git)", () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  it("take the next job while the last one's work is still being pushed; every result arrives with its commit", async () => {
+    const { remote, worktree, release } = heldRemote();
+    const started = new Map<string, number>();
+    const worker = await startAttemptWorker({
+      redis: redis.url,
+      executor: notingExecutor(started),
+      queueName: "lanes",
+    });
+    const executor = createQueueExecutor({ redis: redis.url, remote, queueName: "lanes" });
+    try {
+      const attempt = (id: string) => {
+        const cwd = worktree(id);
+        return executor
+          .run(`Write ${id}.txt`, {
+            subTask: subTask(id),
+            runId: "lanes",
+            attempt: 1,
+            cwd,
+            abortSignal: new AbortController().signal,
+          })
+          .then((result) => ({ result, cwd }));
+      };
+      const both = Promise.all([attempt("one"), attempt("two")]);
+      // One worker, one job at a time, and no result can come back yet: the second agent starts
+      // only if the worker took its job while the first one's work waited to be pushed.
+      await until(() => started.size === 2, 15_000);
+      const startedWhileHeld = started.size;
+      release();
+      const results = await both;
+      expect(startedWhileHeld).toBe(2);
+      for (const [{ result, cwd }, id] of results.map((r, i) => [r, ["one", "two"][i]] as const)) {
+        expect(result.outcome).toBe("finished");
+        expect(result.error).toBeUndefined();
+        // The worker's commit is checked out in the attempt's directory: its own file, no other.
+        expect(gitIn(cwd, "show", "--name-only", "--format=", "HEAD")).toBe(`${id}.txt`);
+      }
+    } finally {
+      release();
+      await executor.close();
+      await worker.close();
+    }
+  }, 40_000);
+
+  it("closing waits for a result still being pushed, so it reaches the coordinator", async () => {
+    const { remote, worktree, release } = heldRemote();
+    const started = new Map<string, number>();
+    const worker = await startAttemptWorker({
+      redis: redis.url,
+      executor: notingExecutor(started),
+      queueName: "lanes-close",
+    });
+    const executor = createQueueExecutor({ redis: redis.url, remote, queueName: "lanes-close" });
+    try {
+      const cwd = worktree("one");
+      const running = executor.run("Write one.txt", {
+        subTask: subTask("one"),
+        runId: "lanes-close",
+        attempt: 1,
+        cwd,
+        abortSignal: new AbortController().signal,
+      });
+      await until(() => started.has("one"), 15_000);
+      let closed = false;
+      const closing = worker.close().then(() => {
+        closed = true;
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      const closedWhileHeld = closed;
+      release();
+      await closing;
+      const result = await running;
+      expect(closedWhileHeld).toBe(false);
+      expect(result.outcome).toBe("finished");
+      expect(result.error).toBeUndefined();
+      expect(gitIn(cwd, "show", "--name-only", "--format=", "HEAD")).toBe("one.txt");
+    } finally {
+      release();
+      await executor.close();
+      await worker.close();
+    }
+  }, 40_000);
+});
