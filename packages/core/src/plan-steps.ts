@@ -49,6 +49,7 @@ export async function planRun(ctx: RunContext): Promise<void> {
       usage: result.usage,
     });
   }
+  ctx.planned?.(currentLedger(state));
   await ctx.stop.checkSpendBudgets();
   await reviewPlan(ctx, "plan", currentLedger(state));
 }

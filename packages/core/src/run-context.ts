@@ -6,7 +6,7 @@ import type { RunRecorder } from "./run-recorder.js";
 import type { RunSettings } from "./run-settings.js";
 import type { RunState } from "./run-state.js";
 import type { StopConditions } from "./stop-conditions.js";
-import type { TaskLedgerInput } from "./task-ledger.js";
+import type { TaskLedger, TaskLedgerInput } from "./task-ledger.js";
 import type { Usage } from "./usage.js";
 import type { RunWorkspace } from "./workspace.js";
 
@@ -44,4 +44,6 @@ export interface RunContext {
   gate?: DispatchGate;
   /** The project's commands run before any change, started while the planner thinks. */
   baseline?: { done: Promise<void>; stop(): void };
+  /** Told the plan once it is made: slots and agents are warmed for its first wave. */
+  planned?(ledger: TaskLedger): void;
 }

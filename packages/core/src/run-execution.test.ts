@@ -146,10 +146,10 @@ describe("processes a check starts", () => {
 });
 
 describe("what a run warms while it plans", () => {
-  // The executor's `warm` counts, per run: how many servers it is asked to start ahead.
+  // The executor's `warm` counts, per run: how many servers it is asked to have ready, in turn.
   const warmed = async (
     subTasks: ReturnType<typeof task>[],
-    extra: { concurrency: number; reviewPlan?: boolean },
+    extra: { concurrency: number; reviewPlan?: boolean; plannerMs?: number },
   ) => {
     const counts: number[] = [];
     const base = createFakeExecutor({ fallback: { type: "success" } });
@@ -157,12 +157,21 @@ describe("what a run warms while it plans", () => {
       run: base.run.bind(base),
       warm: (input: { count: number }) => void counts.push(input.count),
     };
+    // With `plannerMs`, a planner that answers after that long; else the host's plan.
+    const model =
+      extra.plannerMs === undefined
+        ? undefined
+        : createScriptedModel({ responses: [{ object: { subTasks }, delayMs: extra.plannerMs }] });
     const report = await createManager({
       cwd: process.cwd(),
       executor,
       concurrency: extra.concurrency,
+      ...(model ? { model } : {}),
       ...(extra.reviewPlan ? { reviewPlan: () => ({ action: "approve" as const }) } : {}),
-    }).run("x", { plan: { subTasks } });
+    }).run(
+      "Build the parser, then write its tests and finally document it in the README.",
+      model ? {} : { plan: { subTasks } },
+    );
     expect(report.status).toBe("completed");
     return counts;
   };
@@ -173,7 +182,17 @@ describe("what a run warms while it plans", () => {
     expect(await warmed([task("a"), task("b"), task("c")], { concurrency: 2 })).toEqual([2]);
   });
 
-  it("a plan a review may still change: the concurrency", async () => {
-    expect(await warmed([task("a")], { concurrency: 4, reviewPlan: true })).toEqual([4]);
+  it("a plan a review may still change: one, then its first wave once it is made", async () => {
+    expect(await warmed([task("a")], { concurrency: 4, reviewPlan: true })).toEqual([1]);
+    const wide = [task("a"), task("b"), task("c"), task("d", ["a"])];
+    expect(await warmed(wide, { concurrency: 4, reviewPlan: true })).toEqual([1, 3]);
+  });
+
+  it("a planner's plan: one while it plans, then its first wave; a slow planner's time warms the concurrency", async () => {
+    const wide = [task("a"), task("b"), task("c", ["a"])];
+    expect(await warmed([task("a")], { concurrency: 4, plannerMs: 0 })).toEqual([1]);
+    expect(await warmed(wide, { concurrency: 4, plannerMs: 0 })).toEqual([1, 2]);
+    expect(await warmed(wide, { concurrency: 4, plannerMs: 2500 })).toEqual([1, 4]);
   });
 });
+

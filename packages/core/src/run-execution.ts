@@ -169,11 +169,14 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
         abortSignal: stop.signal,
       });
       warmUp = prepareFirstSlot(ctx);
+      ctx.planned = warmUp.planned;
     }
     if (!state.planned) await planRun(ctx);
     else if (state.planReviewPending) await reviewPlan(ctx, "plan", currentLedger(state));
+    warmUp?.settle();
     await warmUp?.done;
   } catch (error) {
+    warmUp?.settle();
     // Whatever planning threw once the host cancelled is the cancel's doing, not a failure.
     if (stop.cancelled && (isAbortError(error) || stop.signal.aborted)) {
       // A plan made while the first slot was prepared: its sub-tasks never started.
@@ -199,32 +202,66 @@ interface WarmUp {
   /** Settles once the first slot is ready; rejects with `error`. */
   done: Promise<void>;
   error?: unknown;
+  /** Warms for the plan's first wave, once it is known. */
+  planned(ledger: TaskLedger): void;
+  /** Planning ended without a plan: nothing more is warmed. */
+  settle(): void;
 }
+
+// A planner that answers within this gets its first wave warmed, not the concurrency: the plan may
+// be one sub-task. One that takes longer has its time used to warm the concurrency's worth.
+const warmWhilePlanningAfterMs = 1500;
 
 /**
  * Makes the first slot (the project's environment, a setup command) and warms the executor while
- * the planner thinks and the plan is reviewed. A setup that fails stops the planner at once.
+ * the planner thinks and the plan is reviewed: as many slots and agents as the first wave starts
+ * when the plan is known (the host's, or once made), else one, and the concurrency's worth once
+ * planning takes a while. A setup that fails stops the planner at once.
  */
 function prepareFirstSlot(ctx: RunContext): WarmUp {
-  const { workspace, stop, settings, options } = ctx;
-  const count = Math.min(settings.concurrency, knownFirstWave(ctx) ?? settings.concurrency);
-  options.executor.warm?.({
-    count,
-    abortSignal: stop.signal,
-    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
-  });
-  const warmUp: WarmUp = { done: Promise.resolve() };
+  const { workspace, stop, settings, options, state, input } = ctx;
+  const known = knownFirstWave(ctx);
+  const planning = known === undefined && !state.planned && !input.recovered;
+  let target = 0;
+  let prepared = false;
+  const warm = (count: number) => {
+    const capped = Math.min(settings.concurrency, Math.max(1, count));
+    if (capped <= target || stop.signal.aborted) return;
+    target = capped;
+    options.executor.warm?.({
+      count: capped,
+      abortSignal: stop.signal,
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+    });
+    if (prepared) workspace.warm?.(capped, stop.signal);
+  };
+  warm(known ?? (planning ? 1 : settings.concurrency));
+  const later = planning
+    ? setTimeout(() => warm(settings.concurrency), warmWhilePlanningAfterMs)
+    : undefined;
+  later?.unref();
+  const warmUp: WarmUp = {
+    done: Promise.resolve(),
+    settle: () => clearTimeout(later),
+    planned(ledger) {
+      clearTimeout(later);
+      const firstWave = ledger.subTasks.filter((s) => s.dependsOn.length === 0).length;
+      warm(firstWave * (settings.bestOf?.candidates ?? 1));
+    },
+  };
   warmUp.done = (async () => {
     try {
       await workspace.prepare?.(stop.signal);
     } catch (error) {
       warmUp.error = error;
+      clearTimeout(later);
       if (!stop.signal.aborted) stop.abort(error);
       throw error;
     } finally {
       await recordPreparations(ctx);
     }
-    workspace.warm?.(count, stop.signal);
+    prepared = true;
+    workspace.warm?.(target, stop.signal);
   })();
   // Awaited after planning; until then a failure is handled here, not unhandled.
   warmUp.done.catch(() => {});
@@ -234,7 +271,7 @@ function prepareFirstSlot(ctx: RunContext): WarmUp {
 /**
  * How many attempts the first wave starts, when the plan is the host's and nobody may change it
  * before it runs: its sub-tasks with no dependency. Undefined when not known yet (a planner's
- * plan, a plan review, candidates side by side, a resumed run): warm for `concurrency` then.
+ * plan, a plan review, candidates side by side, a resumed run).
  */
 function knownFirstWave(ctx: RunContext): number | undefined {
   const { input, options, settings, state } = ctx;

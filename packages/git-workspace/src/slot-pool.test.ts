@@ -40,6 +40,24 @@ function project(): string {
   return repo;
 }
 
+/** A planner whose plan is the independent sub-tasks `ids`, after `ms`. */
+function slowPlanner(ids: string[], ms: number): LanguageModel {
+  return {
+    provider: "test",
+    modelId: "planner",
+    async generate<T>(request: GenerateRequest<T>): Promise<GenerateResult<T>> {
+      await new Promise((r) => setTimeout(r, ms));
+      const ledger = { subTasks: ids.map((id) => task(id)) };
+      return {
+        text: JSON.stringify(ledger),
+        object: request.output?.schema.parse(ledger) as T,
+        usage: emptyUsage(),
+        finishReason: "stop",
+      };
+    },
+  };
+}
+
 /** Runs independent sub-tasks `ids` at concurrency `ids.length`; each attempt records its worktree. */
 async function runOnce(
   repo: string,
@@ -47,8 +65,9 @@ async function runOnce(
   hold?: Promise<void>,
   arrived?: () => void,
   concurrency = ids.length,
-  // A plan the host reviews may change before it runs: the run readies `concurrency` slots.
-  reviewed = false,
+  // The plan from a planner that answers after this long, not the host's: a run whose planner
+  // takes over 1.5 s readies `concurrency` slots while it waits.
+  plannerMs?: number,
 ) {
   const seen = new Map<string, string>();
   const executor = scriptedWorkExecutor(
@@ -73,10 +92,10 @@ async function runOnce(
     concurrency,
     replan: { enabled: false },
     workspaces: gitWorkspaces({ setup: countingSetup(repo) }),
-    ...(reviewed ? { reviewPlan: () => ({ action: "approve" as const }) } : {}),
+    ...(plannerMs === undefined ? {} : { model: slowPlanner(ids, plannerMs) }),
   });
   const report = await manager.run("x", {
-    plan: { subTasks: ids.map((id) => task(id)) },
+    ...(plannerMs === undefined ? { plan: { subTasks: ids.map((id) => task(id)) } } : {}),
     onEvent: (event) => {
       events.push(event);
       if (process.env.DEBUG_POOL) console.log(event.type, JSON.stringify(event).slice(0, 300));
@@ -114,8 +133,8 @@ describe("worktree slots outlive a run", () => {
 
   it("a run's first attempt takes the slot the last run's attempt worked in (its agent server is warm there)", async () => {
     const repo = project();
-    // At concurrency 3 a run whose plan may still change readies more slots than its one attempt uses.
-    const first = await runOnce(repo, ["a"], undefined, undefined, 3, true);
+    // At concurrency 3 a run whose planner takes a while readies more slots than its one attempt uses.
+    const first = await runOnce(repo, ["a"], undefined, undefined, 3, 1700);
     expect(first.report.status).toBe("completed");
     expect((await onlyFreeSlotsLeft(repo, first.report.runId)).length).toBeGreaterThan(1);
     sh(repo, "clean", "-qfd");
