@@ -14,8 +14,11 @@ import { removeOnExit } from "../packages/testing/src/temp-directory.ts";
 // the worktree slots runs keep between them (the cache directory), which would otherwise outlive
 // the test's repository in the user's home.
 // Named after this process: a later one tells a dead worker's leftover from a live one's.
-await sweepDeadProcessDirs(tmpdir(), "taskledger-test-");
-const root = await createProcessDir(tmpdir(), "taskledger-test-");
+// The system's temp directory, as this process found it: a worker that runs one file after another
+// set TMPDIR to the last file's own directory, which is gone with it.
+const systemTmp = (process.env.TASKLEDGER_TEST_SYSTEM_TMPDIR ??= tmpdir());
+await sweepDeadProcessDirs(systemTmp, "taskledger-test-");
+const root = await createProcessDir(systemTmp, "taskledger-test-");
 const cwd = join(root, "cwd");
 const tmp = join(root, "tmp");
 mkdirSync(cwd);
