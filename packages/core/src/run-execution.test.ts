@@ -195,4 +195,3 @@ describe("what a run warms while it plans", () => {
     expect(await warmed(wide, { concurrency: 4, plannerMs: 2500 })).toEqual([1, 4]);
   });
 });
-
