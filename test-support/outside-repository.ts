@@ -16,8 +16,9 @@ import { removeOnExit } from "../packages/testing/src/temp-directory.ts";
 // Named after this process: a later one tells a dead worker's leftover from a live one's.
 // The system's temp directory, as this process found it: a worker that runs one file after another
 // set TMPDIR to the last file's own directory, which is gone with it.
-process.env.TASKLEDGER_TEST_SYSTEM_TMPDIR ??= tmpdir();
-const systemTmp = process.env.TASKLEDGER_TEST_SYSTEM_TMPDIR;
+const shared = globalThis as { taskledgerSystemTmp?: string };
+shared.taskledgerSystemTmp ??= tmpdir();
+const systemTmp = shared.taskledgerSystemTmp;
 await sweepDeadProcessDirs(systemTmp, "taskledger-test-");
 const root = await createProcessDir(systemTmp, "taskledger-test-");
 const cwd = join(root, "cwd");
