@@ -2,13 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  type AttemptResult,
-  type Executor,
-  emptyUsage,
-  InvalidConfigError,
-  type SubTask,
-} from "@taskledger/core";
+import { type Executor, InvalidConfigError } from "@taskledger/core";
 import {
   createGitRepo,
   gitIn,
@@ -19,28 +13,12 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAttemptWorker } from "./attempt-worker.js";
 import { createQueueExecutor } from "./queue-executor.js";
+import { attemptResult, subTask } from "./test-support/queue-fixtures.js";
 import type { JobAgentSettings } from "./warm-executors.js";
 
 const enabled = redisTestsEnabled();
 
-const subTask = (id: string): SubTask => ({
-  id,
-  title: id,
-  description: "",
-  successCriteria: [],
-  dependsOn: [],
-  checks: [],
-});
-
-const finished: AttemptResult = {
-  outcome: "finished",
-  finalText: "done",
-  toolCalls: [],
-  stepFinishReasons: ["stop"],
-  filesChanged: [],
-  usage: emptyUsage(),
-  durationMs: 1,
-};
+const finished = attemptResult();
 
 describe.runIf(enabled)("a worker's executors per agent settings (real Redis, real git)", () => {
   let redis: RedisServer;

@@ -1,46 +1,27 @@
-import { execFileSync } from "node:child_process";
-import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type AttemptResult, type Executor, emptyUsage, type SubTask } from "@taskledger/core";
-import {
-  createGitRepo,
-  gitIn,
-  type RedisServer,
-  redisTestsEnabled,
-  startRedisServer,
-} from "@taskledger/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Executor } from "@taskledger/core";
+import { gitIn, redisTestsEnabled } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
 import { startAttemptWorker } from "./attempt-worker.js";
 import { createQueueExecutor } from "./queue-executor.js";
+import {
+  attemptResult,
+  redisForTests,
+  repositoryWithRemote,
+  subTask,
+} from "./test-support/queue-fixtures.js";
 
 const enabled = redisTestsEnabled();
-
-const subTask = (id: string): SubTask => ({
-  id,
-  title: id,
-  description: "",
-  successCriteria: [],
-  dependsOn: [],
-  checks: [],
-});
 
 /** Writes `<id>.txt` and notes when each attempt's agent started. */
 function notingExecutor(started: Map<string, number>): Executor {
   return {
-    async run(_prompt, options): Promise<AttemptResult> {
+    async run(_prompt, options) {
       started.set(options.subTask.id, performance.now());
       await writeFile(join(options.cwd, `${options.subTask.id}.txt`), "done\n");
-      return {
-        outcome: "finished",
-        finalText: "done",
-        toolCalls: [],
-        stepFinishReasons: ["stop"],
-        filesChanged: [],
-        usage: emptyUsage(),
-        durationMs: 1,
-      };
+      return attemptResult();
     },
   };
 }
@@ -50,11 +31,7 @@ function notingExecutor(started: Map<string, number>): Executor {
  * (its pre-receive hook waits for a file); the starts' pushes go through.
  */
 function heldRemote() {
-  const root = mkdtempSync(join(tmpdir(), "taskledger-queue-lanes-"));
-  const repo = join(root, "repo");
-  const remote = join(root, "remote.git");
-  createGitRepo(repo, { "base.txt": "base\n" });
-  execFileSync("git", ["init", "-q", "--bare", remote]);
+  const { root, repo, remote } = repositoryWithRemote("taskledger-queue-lanes-");
   const gate = join(root, "released");
   const hook = join(remote, "hooks", "pre-receive");
   writeFileSync(
@@ -76,23 +53,17 @@ const until = async (done: () => boolean, ms: number) => {
 };
 
 describe.runIf(enabled)("a worker's lanes (real Redis, real git)", () => {
-  let redis: RedisServer;
-  beforeAll(async () => {
-    redis = await startRedisServer();
-  });
-  afterAll(async () => {
-    await redis?.stop();
-  });
+  const redis = redisForTests();
 
   it("take the next job while the last one's work is still being pushed; every result arrives with its commit", async () => {
     const { remote, worktree, release } = heldRemote();
     const started = new Map<string, number>();
     const worker = await startAttemptWorker({
-      redis: redis.url,
+      redis: redis().url,
       executor: notingExecutor(started),
       queueName: "lanes",
     });
-    const executor = createQueueExecutor({ redis: redis.url, remote, queueName: "lanes" });
+    const executor = createQueueExecutor({ redis: redis().url, remote, queueName: "lanes" });
     try {
       const attempt = (id: string) => {
         const cwd = worktree(id);
@@ -131,11 +102,11 @@ describe.runIf(enabled)("a worker's lanes (real Redis, real git)", () => {
     const { remote, worktree, release } = heldRemote();
     const started = new Map<string, number>();
     const worker = await startAttemptWorker({
-      redis: redis.url,
+      redis: redis().url,
       executor: notingExecutor(started),
       queueName: "lanes-close",
     });
-    const executor = createQueueExecutor({ redis: redis.url, remote, queueName: "lanes-close" });
+    const executor = createQueueExecutor({ redis: redis().url, remote, queueName: "lanes-close" });
     try {
       const cwd = worktree("one");
       const running = executor.run("Write one.txt", {

@@ -3,13 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  type AttemptResult,
-  createManager,
-  type Executor,
-  emptyUsage,
-  type RunEvent,
-} from "@taskledger/core";
+import { type AttemptResult, createManager, type Executor, type RunEvent } from "@taskledger/core";
 import { gitWorkspaces } from "@taskledger/git-workspace";
 import {
   createGitRepo,
@@ -21,6 +15,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAttemptWorker } from "./attempt-worker.js";
 import { createQueueExecutor } from "./queue-executor.js";
+import { attemptResult } from "./test-support/queue-fixtures.js";
 
 const enabled = redisTestsEnabled();
 
@@ -29,15 +24,7 @@ const escaping: Executor = {
   async run(_prompt, options): Promise<AttemptResult> {
     await writeFile(join(options.cwd, "inside.txt"), "y\n");
     await writeFile(join(options.cwd, "../../ROOT_CONFIG.txt"), "x\n");
-    return {
-      outcome: "finished",
-      finalText: "done",
-      toolCalls: [],
-      stepFinishReasons: ["stop"],
-      filesChanged: [],
-      usage: emptyUsage(),
-      durationMs: 1,
-    };
+    return attemptResult();
   },
 };
 

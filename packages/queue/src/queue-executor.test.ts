@@ -9,9 +9,7 @@ import {
   type AttemptResult,
   type ExecuteOptions,
   type Executor,
-  emptyUsage,
   QueueError,
-  type SubTask,
 } from "@taskledger/core";
 import {
   createGitRepo,
@@ -24,19 +22,13 @@ import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type AttemptWorker, startAttemptWorker } from "./attempt-worker.js";
 import { createQueueExecutor, type QueueExecutor } from "./queue-executor.js";
+import { attemptResult, subTask as fixtureSubTask } from "./test-support/queue-fixtures.js";
 
 const enabled = redisTestsEnabled();
 
 const git = gitIn;
 
-const subTask = (id: string): SubTask => ({
-  id,
-  title: `Write ${id}.txt`,
-  description: "",
-  successCriteria: [],
-  dependsOn: [],
-  checks: [],
-});
+const subTask = (id: string) => fixtureSubTask(id, `Write ${id}.txt`);
 
 /** A repository, a bare remote, and a detached worktree at its commit (what core gives an attempt). */
 function repository() {
@@ -73,15 +65,7 @@ function writingExecutor(hold = false) {
   return { executor, calls };
 }
 
-const result = (outcome: AttemptResult["outcome"]): AttemptResult => ({
-  outcome,
-  finalText: "done",
-  toolCalls: [],
-  stepFinishReasons: ["stop"],
-  filesChanged: [],
-  usage: emptyUsage(),
-  durationMs: 1,
-});
+const result = attemptResult;
 
 describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", () => {
   let redis: RedisServer;

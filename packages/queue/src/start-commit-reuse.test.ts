@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Executor, emptyUsage, type SubTask } from "@taskledger/core";
+import type { Executor } from "@taskledger/core";
 import {
   createGitRepo,
   gitIn,
@@ -14,31 +14,15 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAttemptWorker } from "./attempt-worker.js";
 import { createQueueExecutor } from "./queue-executor.js";
+import { attemptResult, subTask } from "./test-support/queue-fixtures.js";
 
 const enabled = redisTestsEnabled();
-
-const subTask = (id: string): SubTask => ({
-  id,
-  title: id,
-  description: "",
-  successCriteria: [],
-  dependsOn: [],
-  checks: [],
-});
 
 /** Writes `<id>.txt` where it runs. */
 const writing: Executor = {
   async run(_prompt, options) {
     await writeFile(join(options.cwd, `${options.subTask.id}.txt`), "done\n");
-    return {
-      outcome: "finished",
-      finalText: "done",
-      toolCalls: [],
-      stepFinishReasons: ["stop"],
-      filesChanged: [],
-      usage: emptyUsage(),
-      durationMs: 1,
-    };
+    return attemptResult();
   },
 };
 
