@@ -254,7 +254,6 @@ function prepareFirstSlot(ctx: RunContext): WarmUp {
       await workspace.prepare?.(stop.signal);
     } catch (error) {
       warmUp.error = error;
-      clearTimeout(later);
       if (!stop.signal.aborted) stop.abort(error);
       throw error;
     } finally {

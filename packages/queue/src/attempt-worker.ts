@@ -176,18 +176,15 @@ export async function startAttemptWorker(
         },
       });
       // Committed and the worktree reset: the lane takes its next job while the commit is pushed.
-      const sent = await clones
-        .commitAndPush(
-          slot,
-          data,
-          `${data.subTask.id}, attempt ${data.attempt}: ${data.subTask.title}`,
-        )
-        .then(
-          (made) => ({ commit: made.pushed.then(() => made.commit) }),
-          (error: unknown) => ({ commit: Promise.reject<string>(error) }),
-        );
+      const committed = clones.commitAndPush(
+        slot,
+        data,
+        `${data.subTask.id}, attempt ${data.attempt}: ${data.subTask.title}`,
+      );
+      await committed.catch(() => {});
       keep = !cancelled.aborted;
-      const output = sent.commit
+      const output = committed
+        .then((made) => made.pushed.then(() => made.commit))
         .then(
           (commit) => ({ commit }),
           (failure: unknown) => ({

@@ -54,8 +54,6 @@ export function startJobLanes<D, R>(
     busy.add(work);
     void work.finally(() => busy.delete(work));
   };
-  let retrying: NodeJS.Timeout | undefined;
-  let wake = () => {};
 
   /** Runs `job` until its lane is free; `done` settles once its result is in Redis. */
   const start = async (job: Job<D, R>, token: string): Promise<{ done: Promise<void> }> => {
@@ -97,11 +95,7 @@ export function startJobLanes<D, R>(
         job = await nextJob(token);
       } catch {
         // Redis not answering: its client reconnects; ask again after a moment.
-        if (!stopping)
-          await new Promise<void>((resolve) => {
-            retrying = setTimeout(resolve, 1000);
-            wake = resolve;
-          });
+        await new Promise((resolve) => setTimeout(resolve, 1000).unref());
         continue;
       }
       if (!job) continue;
@@ -120,8 +114,6 @@ export function startJobLanes<D, R>(
     },
     async stop(boundMs) {
       stopping = true;
-      clearTimeout(retrying);
-      wake();
       for (const controller of running.values()) controller.abort();
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<void>((resolve) => {

@@ -56,16 +56,14 @@ function writingExecutor(hold = false) {
         await new Promise((resolve) =>
           options.abortSignal.addEventListener("abort", resolve, { once: true }),
         );
-        return { ...result("cancelled"), error: "aborted" };
+        return { ...attemptResult("cancelled"), error: "aborted" };
       }
       await writeFile(join(options.cwd, `${options.subTask.id}.txt`), `${options.attempt}\n`);
-      return result("finished");
+      return attemptResult("finished");
     },
   };
   return { executor, calls };
 }
-
-const result = attemptResult;
 
 describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", () => {
   let redis: RedisServer;
@@ -150,7 +148,7 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
     const fake: Executor = {
       async run(_prompt, options) {
         seen.push(readFileSync(join(options.cwd, "made-by-setup.txt"), "utf8"));
-        return result("finished");
+        return attemptResult("finished");
       },
     };
     worker = await startAttemptWorker({ redis: redis.url, executor: fake, queueName: "q-setup" });
@@ -191,7 +189,7 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
         listings.push(readdirSync(options.cwd).sort().join(","));
         await writeFile(join(options.cwd, `${options.subTask.id}.txt`), "work\n");
         await writeFile(join(options.cwd, "build", `${options.subTask.id}.log`), "ignored\n");
-        return result("finished");
+        return attemptResult("finished");
       },
     };
     worker = await startAttemptWorker({ redis: redis.url, executor: fake, queueName: "q-keep" });
