@@ -142,5 +142,5 @@ async function openGitWorkspace(
     );
   }
   const record = await startWorktreeRun(runId, repo, input.apply, environment, input.abortSignal);
-  return openWorktreeWorkspace(runId, record, record.base, limits, input.sandbox);
+  return openWorktreeWorkspace(runId, record, record.base, limits, input.sandbox, false);
 }

@@ -52,8 +52,12 @@ export async function startWorktreeRun(
     })
   ).stdout.trim();
   const refs = runRefs(runId);
-  await git(["update-ref", refs.base, base], { cwd: repo.root, abortSignal });
-  await git(["update-ref", refs.tip, base], { cwd: repo.root, abortSignal });
+  // Both refs in one transaction: a run never has a base without a tip.
+  await git(["update-ref", "--stdin"], {
+    cwd: repo.root,
+    input: `update ${refs.base} ${base}\nupdate ${refs.tip} ${base}\n`,
+    abortSignal,
+  });
   return {
     kind: "worktree",
     root: repo.root,
@@ -74,9 +78,9 @@ type Slot = EnvironmentSlot;
 const maxWarmSlots = 8;
 
 /**
- * Opens a run's worktree workspace at `tip` (its base when new). On resume the tip ref is put back
- * where the log says (a merge the log never recorded is undone, so it is made once) and worktrees
- * a stopped process left are removed.
+ * Opens a run's worktree workspace at `tip` (its base when new). On resume (`resumed`) the tip ref
+ * is put back where the log says (a merge the log never recorded is undone, so it is made once)
+ * and worktrees a stopped process left are removed; a new run, just started, has neither.
  */
 export async function openWorktreeWorkspace(
   runId: string,
@@ -84,6 +88,7 @@ export async function openWorktreeWorkspace(
   loggedTip: string,
   limits: SlotLimits | false,
   sandbox?: Sandbox,
+  resumed = true,
 ): Promise<RunWorkspace> {
   let tip = loggedTip;
   const { root } = record;
@@ -117,17 +122,25 @@ export async function openWorktreeWorkspace(
     });
   // Slots an attempt of this run worked in (`used`) are the next run's first: their agents are warm.
   const used = new Set<string>();
-  // Back to the pool with the environment it holds; one never prepared is no use to keep.
-  const releaseSlot = async (path: string) => {
-    const kept = keptOf.get(path);
-    const slot = slotOf.get(path);
-    if (!pool || !kept || slot?.key === undefined) return removeWorktree(path);
-    for (const map of [live, slotOf, keptOf]) map.delete(path);
-    await pool.release({ ...kept, key: slot.key, keep: slot.keep }, used.has(path));
+  // Back to the pool with the environment they hold; one never prepared is no use to keep.
+  const releaseSlots = async (paths: readonly string[]) => {
+    const back: { slot: KeptSlot; used: boolean }[] = [];
+    const removed: Promise<void>[] = [];
+    for (const path of paths) {
+      const kept = keptOf.get(path);
+      const slot = slotOf.get(path);
+      if (!pool || !kept || slot?.key === undefined) {
+        removed.push(removeWorktree(path));
+        continue;
+      }
+      for (const map of [live, slotOf, keptOf]) map.delete(path);
+      back.push({ slot: { ...kept, key: slot.key, keep: slot.keep }, used: used.has(path) });
+    }
+    await Promise.all([...removed, pool?.releaseAll(back)]);
   };
 
-  await git(["update-ref", refs.tip, tip], { cwd: root });
-  await removeStale(root, runId);
+  if (resumed) await git(["update-ref", refs.tip, tip], { cwd: root });
+  await removeStale(root, runId, resumed);
 
   const environment = new SlotEnvironment(
     root,
@@ -301,7 +314,8 @@ export async function openWorktreeWorkspace(
     async reword(commit, message) {
       const { stdout } = await git(["cat-file", "commit", commit], { cwd: root });
       const parents = [...stdout.matchAll(/^parent (\S+)$/gm)].flatMap((m) => ["-p", m[1]!]);
-      const tree = await treeOf(root, commit);
+      // The header names the tree: no second git for it.
+      const tree = /^tree (\S+)$/m.exec(stdout)?.[1] ?? (await treeOf(root, commit));
       return (
         await git(["commit-tree", tree, ...parents, "-m", message], { cwd: root })
       ).stdout.trim();
@@ -359,33 +373,55 @@ export async function openWorktreeWorkspace(
     },
 
     async finish({ apply }) {
-      await workspace.close();
-      const outcome = await finishRun(record, tip, apply);
-      // Only an ended run's refs may go: a running or resumable one's are never touched.
-      await markFinished(root, runId);
-      await pruneFinishedRuns(root).catch(() => undefined);
-      return outcome;
+      // The slots go back while the branch and refs are written: neither touches the other.
+      const [ended, closed] = await Promise.allSettled([
+        (async () => {
+          const outcome = await finishRun(record, tip, apply);
+          // Only an ended run's refs may go: a running or resumable one's are never touched.
+          await markFinished(root, runId);
+          await pruneFinishedRuns(root).catch(() => undefined);
+          return outcome;
+        })(),
+        workspace.close(),
+      ]);
+      if (ended.status === "rejected") throw ended.reason;
+      if (closed.status === "rejected") throw closed.reason;
+      return ended.value;
     },
 
-    async close() {
-      await Promise.all(warming);
-      free.length = 0;
-      // Kept slots go back to the pool; the rest, under `dir`, go below at once (one prune).
-      await Promise.all([...live].filter((path) => keptOf.has(path)).map(releaseSlot));
-      await pool?.prune().catch(() => undefined);
-      await serial(async () => {
-        await rm(dir, { recursive: true, force: true });
-        await git(["worktree", "prune"], { cwd: root });
+    close() {
+      // A failed close is tried again by the next call.
+      closing ??= closeSlots().catch((error: unknown) => {
+        closing = undefined;
+        throw error;
       });
+      return closing;
     },
+  };
+  // Closed once: `finish` closes, and the run closes again on its way out.
+  let closing: Promise<void> | undefined;
+  const closeSlots = async () => {
+    await Promise.all(warming);
+    free.length = 0;
+    // Kept slots go back to the pool; the rest, under `dir`, go below at once (one prune).
+    await releaseSlots([...live].filter((path) => keptOf.has(path)));
+    await pool?.prune().catch(() => undefined);
+    await serial(async () => {
+      await rm(dir, { recursive: true, force: true });
+      await git(["worktree", "prune"], { cwd: root });
+    });
   };
   return workspace;
 }
 
-/** Removes worktrees of this run that a stopped process left registered or on disk. */
-async function removeStale(root: string, runId: string): Promise<void> {
+/**
+ * Removes worktrees of this run that a stopped process left registered or on disk. A new run's
+ * id was never registered; a host's id given again is only swept on disk (`close` prunes).
+ */
+async function removeStale(root: string, runId: string, registered: boolean): Promise<void> {
   // A setup command a killed process left would go on writing into a slot removed below.
   killLeftoverSetup(runId);
+  if (!registered) return rm(worktreesDir(runId), { recursive: true, force: true });
   const { stdout } = await git(["worktree", "list", "--porcelain", "-z"], { cwd: root });
   const marker = `/taskledger-worktrees/${runId}/`;
   for (const field of splitNul(stdout)) {

@@ -121,13 +121,25 @@ export class SlotPool {
    * Lets go of a held slot, recording the environment it now holds. `used`: an attempt worked in
    * it (it becomes the most recently used); else it keeps its place.
    */
-  async release(slot: KeptSlot, used = true): Promise<void> {
-    const measured =
-      slot.measuredKey === slot.key && slot.bytes !== undefined
-        ? { bytes: slot.bytes, measuredKey: slot.measuredKey }
-        : { bytes: await diskUsage(slot.path), measuredKey: slot.key };
-    await this.write({ ...slot, ...measured, lastUsed: used ? Date.now() : slot.lastUsed });
-    await this.unlock(slot.name);
+  release(slot: KeptSlot, used = true): Promise<void> {
+    return this.releaseAll([{ slot, used }]);
+  }
+
+  /** Lets go of held slots at once: the ones whose environment is new are measured by one `du`. */
+  async releaseAll(slots: readonly { slot: KeptSlot; used: boolean }[]): Promise<void> {
+    const unmeasured = slots
+      .map(({ slot }) => slot)
+      .filter((slot) => slot.measuredKey !== slot.key || slot.bytes === undefined);
+    const usage = await diskUsage(unmeasured.map((slot) => slot.path));
+    await Promise.all(
+      slots.map(async ({ slot, used }) => {
+        const measured = unmeasured.includes(slot)
+          ? { bytes: usage.get(slot.path), measuredKey: slot.key }
+          : { bytes: slot.bytes, measuredKey: slot.measuredKey };
+        await this.write({ ...slot, ...measured, lastUsed: used ? Date.now() : slot.lastUsed });
+        await this.unlock(slot.name);
+      }),
+    );
   }
 
   /** Removes a held slot: its worktree (registration and files) and its files here. */
@@ -311,13 +323,24 @@ async function readHolder(path: string): Promise<Holder | undefined> {
 
 const execFileAsync = promisify(execFile);
 
-/** Bytes a directory takes on disk, as `du` counts them; undefined where `du` cannot tell. */
-async function diskUsage(path: string): Promise<number | undefined> {
-  try {
-    const { stdout } = await execFileAsync("du", ["-sk", path], { maxBuffer: 1024 * 1024 });
-    const kib = Number.parseInt(stdout, 10);
-    return Number.isFinite(kib) ? kib * 1024 : undefined;
-  } catch {
-    return undefined;
+/**
+ * Bytes each directory takes on disk, as `du` counts them (hard links counted in each, as if it
+ * were measured alone); a directory `du` cannot tell is left out.
+ */
+async function diskUsage(paths: readonly string[]): Promise<Map<string, number>> {
+  const sizes = new Map<string, number>();
+  if (paths.length === 0) return sizes;
+  // One process for all: `du` prints a total per argument, in order (one failing sets the exit code).
+  const stdout = await execFileAsync("du", ["-skl", "--", ...paths], {
+    maxBuffer: 1024 * 1024,
+  }).then(
+    (done) => done.stdout,
+    (error: { stdout?: string }) => error.stdout ?? "",
+  );
+  for (const line of stdout.split("\n")) {
+    const tab = line.indexOf("\t");
+    const kib = Number.parseInt(line.slice(0, tab), 10);
+    if (tab !== -1 && Number.isFinite(kib)) sizes.set(line.slice(tab + 1), kib * 1024);
   }
+  return sizes;
 }
