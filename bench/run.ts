@@ -8,6 +8,7 @@ import { benchDaemonWarm } from "./daemon-warm.ts";
 import { benchDigest } from "./digest.ts";
 import { benchFastPath } from "./fast-path.ts";
 import { benchDigestSize, benchFileAware } from "./file-aware.ts";
+import { benchGitCalls } from "./git-calls.ts";
 import { benchImportCost } from "./import-cost.ts";
 import { benchMakespan, benchMakespanWorktrees } from "./makespan.ts";
 import { demoOverhead, scriptedOverhead } from "./manager-overhead.ts";
@@ -144,6 +145,15 @@ for (const r of await benchWorkspaceCost()) {
     `${r.files.toLocaleString("en")}-file repository`,
     `${r.msPerAttempt} ms per attempt`,
     `reset ${r.msWorktree} + commit ${r.msCommit} + merge ${r.msMerge} ms; a new worktree (once per attempt running at a time) ${r.msNewWorktree} ms; per run: base ${r.msBase} ms, branch + apply ${r.msFinish} ms`,
+  );
+}
+
+for (const r of benchGitCalls()) {
+  add(
+    "16. git calls",
+    `a host holding ${r.heldMb} MB more (RSS ${r.rssMb} MB), ${r.calls} calls`,
+    `${r.helper.msPerCall} ms per call, the loop stalled ${r.helper.loopStalledMsPerCall} ms`,
+    `forked by the host itself: ${r.here.msPerCall} ms per call, the loop stalled ${r.here.loopStalledMsPerCall} ms`,
   );
 }
 

@@ -1,5 +1,5 @@
-import { spawn } from "node:child_process";
 import { AbortedError, oneLine, WorkspaceError } from "@taskledger/core";
+import { runCollected } from "./git-runner.js";
 
 export interface GitOptions {
   cwd: string;
@@ -63,65 +63,42 @@ function gitEnvironment(extra: Record<string, string> | undefined): NodeJS.Proce
 }
 
 /** Runs git without a shell, output bounded; a non-zero exit (not in `okCodes`) is a `WorkspaceError`. */
-export function git(args: readonly string[], options: GitOptions): Promise<GitResult> {
+export async function git(args: readonly string[], options: GitOptions): Promise<GitResult> {
   const signal = options.abortSignal;
-  if (signal?.aborted) return Promise.reject(new AbortedError());
+  if (signal?.aborted) throw new AbortedError();
   const limit = options.maxOutputBytes ?? defaultMaxOutput;
-  return new Promise((resolve, reject) => {
-    const child = spawn("git", [...fixedConfig, ...args], {
-      cwd: options.cwd,
-      env: gitEnvironment(options.env),
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    const out: Buffer[] = [];
-    let outBytes = 0;
-    let err = "";
-    let failure: Error | undefined;
-    const stop = (error: Error) => {
-      failure ??= error;
-      child.kill("SIGKILL");
-    };
-    const onAbort = () => stop(new AbortedError());
-    signal?.addEventListener("abort", onAbort, { once: true });
-    child.stdout.on("data", (chunk: Buffer) => {
-      outBytes += chunk.length;
-      if (outBytes > limit) {
-        stop(new WorkspaceError("git-failed", `git ${args[0]} wrote more than ${limit} bytes.`));
-      } else out.push(chunk);
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      err = (err + chunk.toString("utf8")).slice(-stderrTail);
-    });
-    child.stdin.on("error", () => {});
-    child.stdin.end(options.input ?? "");
-    child.on("error", (error: NodeJS.ErrnoException) => {
-      failure ??=
-        error.code === "ENOENT"
-          ? new WorkspaceError(
-              "git-missing",
-              'git was not found on the PATH: install git, or run with isolation "shared".',
-              { cause: error },
-            )
-          : new WorkspaceError("git-failed", `git could not start: ${error.message}`, {
-              cause: error,
-            });
-    });
-    child.on("close", (code, killedBy) => {
-      signal?.removeEventListener("abort", onAbort);
-      if (failure) return reject(failure);
-      const stdout = Buffer.concat(out).toString("utf8");
-      const exit = code ?? 128;
-      if (exit !== 0 && !(options.okCodes ?? []).includes(exit)) {
-        return reject(
-          new WorkspaceError(
-            "git-failed",
-            `git ${args.join(" ").slice(0, 200)} failed (${killedBy ?? `exit ${exit}`}): ${oneLine(err, 600) || "no message"}`,
-          ),
-        );
-      }
-      resolve({ code: exit, stdout, stderr: err });
-    });
+  const output = await runCollected({
+    command: "git",
+    args: [...fixedConfig, ...args],
+    cwd: options.cwd,
+    env: gitEnvironment(options.env),
+    input: options.input ?? "",
+    maxOutputBytes: limit,
+    stderrTail,
+    abortSignal: signal,
   });
+  if (output.aborted) throw new AbortedError();
+  if (output.overLimit) {
+    throw new WorkspaceError("git-failed", `git ${args[0]} wrote more than ${limit} bytes.`);
+  }
+  if (output.error) {
+    const cause = Object.assign(new Error(output.error.message), { code: output.error.code });
+    throw output.error.code === "ENOENT"
+      ? new WorkspaceError(
+          "git-missing",
+          'git was not found on the PATH: install git, or run with isolation "shared".',
+          { cause },
+        )
+      : new WorkspaceError("git-failed", `git could not start: ${output.error.message}`, { cause });
+  }
+  const exit = output.code ?? 128;
+  if (exit !== 0 && !(options.okCodes ?? []).includes(exit)) {
+    throw new WorkspaceError(
+      "git-failed",
+      `git ${args.join(" ").slice(0, 200)} failed (${output.signal ?? `exit ${exit}`}): ${oneLine(output.stderr, 600) || "no message"}`,
+    );
+  }
+  return { code: exit, stdout: output.stdout.toString("utf8"), stderr: output.stderr };
 }
 
 /** Splits NUL-separated git output (`-z`) into its non-empty fields. */
