@@ -119,6 +119,7 @@ export async function openWorktreeWorkspace(
       live.delete(path);
       slotOf.delete(path);
       keptOf.delete(path);
+      untouchedAt.delete(path);
     });
   // Slots an attempt of this run worked in (`used`) are the next run's first: their agents are warm.
   const used = new Set<string>();
@@ -150,6 +151,12 @@ export async function openWorktreeWorkspace(
     sandbox,
   );
   const preparations: SlotPreparation[] = [];
+  // Slots at a commit with nothing of an attempt in them: just made, or reset and not taken since.
+  // Not with a setup command, which may change tracked files that a reset puts back.
+  const untouchedAt = new Map<string, string>();
+  const untouched = (path: string, start: string) => {
+    if (!environment.settings.setup) untouchedAt.set(path, start);
+  };
   // Worktrees are reused across attempts ("slots"): resetting one to another commit rewrites only
   // the files that differ, where a new worktree writes every file of the repository; and the
   // environment (copied dependencies, setup) is kept while the lockfiles stay the same.
@@ -201,6 +208,7 @@ export async function openWorktreeWorkspace(
         throw error;
       }
       live.add(path);
+      untouched(path, start);
       if (kept) keptOf.set(path, kept);
       const made: Slot = { path, index, key: undefined, keep: [] };
       slotOf.set(path, made);
@@ -234,8 +242,12 @@ export async function openWorktreeWorkspace(
     if (reused === undefined) return newSlot(start, key, abortSignal);
     try {
       // Exactly the commit, as a new worktree would be: no file of an earlier attempt (or run)
-      // survives, except the environment, which is made again when the lockfiles change.
-      await environment.reset(reused, start, key, abortSignal);
+      // survives, except the environment, which is made again when the lockfiles change. One
+      // made or reset at this commit that no attempt has had since is that already.
+      if (untouchedAt.get(reused.path) !== start || reused.key !== key) {
+        await environment.reset(reused, start, key, abortSignal);
+        untouched(reused.path, start);
+      }
     } catch (error) {
       await removeWorktree(reused.path);
       if (abortSignal.aborted) throw error;
@@ -285,6 +297,7 @@ export async function openWorktreeWorkspace(
       const slot = await takeSlot(start, abortSignal);
       const path = slot.path;
       used.add(path);
+      untouchedAt.delete(path);
       const cwd = resolve(path, record.prefix);
       await mkdir(cwd, { recursive: true });
       let disposed = false;
