@@ -121,6 +121,17 @@ describe("the git runner", () => {
     expect(second).not.toBe(first);
   });
 
+  it("is started by a hold and stays while held, however idle; let go, it leaves", async () => {
+    const runner = new GitRunner(100);
+    const release = runner.hold();
+    expect(await until(() => runner.state().viaHelper, 10_000)).toBe(true);
+    const pid = runner.state().helperPid!;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(isProcessAlive(pid)).toBe(true);
+    release();
+    expect(await until(() => !isProcessAlive(pid), 10_000)).toBe(true);
+  });
+
   it("goes with its host, killing what it runs, when the host is killed", async () => {
     const dir = tempDirectory("taskledger-git-runner-");
     const repo = createGitRepo(tempDirectory("taskledger-git-runner-"), { "a.txt": "a\n" });

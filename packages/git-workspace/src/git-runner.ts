@@ -39,6 +39,14 @@ export function runCollected(request: RunRequest): Promise<RunOutput> {
   return runner.run(request);
 }
 
+/**
+ * Starts the helper now and keeps it while held (a run, a worker), so the first calls of a busy
+ * moment find it up; once let go, it leaves after its idle time as before.
+ */
+export function holdGitRunner(): () => void {
+  return runner.hold();
+}
+
 /** Whether calls go through the helper now (for tests and benches). */
 export function gitRunnerState(): { helperPid: number | undefined; viaHelper: boolean } {
   return runner.state();
@@ -175,8 +183,24 @@ export class GitRunner {
   private readonly pending = new Map<number, (output: RunOutput) => void>();
   private idle: NodeJS.Timeout | undefined;
 
+  private holders = 0;
+
   state() {
     return { helperPid: this.helper?.pid, viaHelper: this.ready };
+  }
+
+  /** Starts the helper and keeps it from leaving while any holder holds it. */
+  hold(): () => void {
+    this.holders++;
+    clearTimeout(this.idle);
+    if (process.env[helperSwitch] !== "off") this.start();
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.holders--;
+      if (this.ready && this.pending.size === 0) this.armIdle();
+    };
   }
 
   run(request: RunRequest): Promise<RunOutput> {
@@ -188,7 +212,7 @@ export class GitRunner {
     const helper = this.helper!;
     const id = ++this.next;
     clearTimeout(this.idle);
-    if (this.pending.size === 0) this.hold(helper, true);
+    if (this.pending.size === 0) this.keepAlive(helper, true);
     const { abortSignal, ...sent } = request;
     return new Promise<RunOutput>((resolve) => {
       const onAbort = () => {
@@ -248,7 +272,7 @@ export class GitRunner {
       this.pending.delete(message.id!);
       settle(message.output!);
       if (this.pending.size === 0) {
-        this.hold(helper, false);
+        this.keepAlive(helper, false);
         this.armIdle();
       }
     });
@@ -272,15 +296,16 @@ export class GitRunner {
       }
       this.pending.clear();
     });
-    this.hold(helper, false);
+    this.keepAlive(helper, false);
   }
 
   private leaving = false;
 
   private armIdle() {
     clearTimeout(this.idle);
+    if (this.holders > 0) return;
     this.idle = setTimeout(() => {
-      if (this.pending.size > 0 || !this.helper) return;
+      if (this.pending.size > 0 || this.holders > 0 || !this.helper) return;
       this.leaving = true;
       this.ready = false;
       this.helper.disconnect();
@@ -289,7 +314,7 @@ export class GitRunner {
   }
 
   /** Keeps this process alive for the helper only while a command is on its way. */
-  private hold(helper: ChildProcess, held: boolean) {
+  private keepAlive(helper: ChildProcess, held: boolean) {
     const channel = helper.channel as { ref?: () => void; unref?: () => void } | undefined;
     if (held) {
       helper.ref();

@@ -8,6 +8,7 @@ import {
   type WorkspaceProvider,
 } from "@taskledger/core";
 import { findRepository } from "./git-repository.js";
+import { holdGitRunner } from "./git-runner.js";
 import { openWorktreeWorkspace, startWorktreeRun } from "./git-worktree-workspace.js";
 import { defaultSetupInputs, defaultSetupTimeoutMs } from "./setup-command.js";
 import { watchOutside } from "./shared-outside-watch.js";
@@ -101,6 +102,31 @@ async function openGitWorkspace(
   environment: EnvironmentSettings,
   limits: SlotLimits | false,
 ): Promise<RunWorkspace> {
+  if (input.isolation === "shared" && !input.recorded)
+    return watchOutside(sharedWorkspace(input.cwd), input.cwd, input.abortSignal);
+  // Git's helper process is started now and kept while the run has worktrees: its busiest moments
+  // (the first slots, a wave of merges) find it up.
+  const release = holdGitRunner();
+  try {
+    const workspace = await openIsolated(input, environment, limits);
+    if (workspace.record.kind !== "worktree") {
+      release();
+      return workspace;
+    }
+    const close = workspace.close.bind(workspace);
+    workspace.close = () => close().finally(release);
+    return workspace;
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+
+async function openIsolated(
+  input: OpenWorkspaceInput,
+  environment: EnvironmentSettings,
+  limits: SlotLimits | false,
+): Promise<RunWorkspace> {
   const { runId, cwd, recorded } = input;
   if (recorded) {
     const record = recorded.record;
@@ -108,8 +134,6 @@ async function openGitWorkspace(
     if (record?.kind !== "worktree") return watchOutside(sharedWorkspace(cwd), cwd);
     return openWorktreeWorkspace(runId, record, recorded.tip ?? record.base, limits, input.sandbox);
   }
-  if (input.isolation === "shared")
-    return watchOutside(sharedWorkspace(cwd), cwd, input.abortSignal);
   let repo: Awaited<ReturnType<typeof findRepository>>;
   try {
     repo = await findRepository(cwd, input.abortSignal);

@@ -9,7 +9,7 @@ import {
   type Sandbox,
   sweepDeadProcessDirs,
 } from "@taskledger/core";
-import { runSetupCommand } from "@taskledger/git-workspace";
+import { holdGitRunner, runSetupCommand } from "@taskledger/git-workspace";
 import { type Job, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import {
@@ -233,6 +233,8 @@ export async function startAttemptWorker(
   await subscriber.subscribe(cancelChannel(queueName));
   subscriber.on("message", (_channel: string, jobId: string) => lanes.cancel(jobId));
 
+  // Git's helper process stays up while the worker does: each job's git calls find it running.
+  const releaseGit = holdGitRunner();
   let closing: Promise<void> | undefined;
   return {
     close() {
@@ -249,6 +251,7 @@ export async function startAttemptWorker(
         await warm?.close();
         await clones.close().catch(() => {});
         if (ownDir) await rm(workDir, { recursive: true, force: true });
+        releaseGit();
       })();
       return closing;
     },
