@@ -24,7 +24,9 @@ export interface CaptureRequest {
  * Everything the attempt changed in the run's directory, as one commit on top of its start; what
  * it changed elsewhere in the repository is left out and named.
  */
-export async function captureAttempt(request: CaptureRequest): Promise<AttemptCapture> {
+export async function captureAttempt(
+  request: CaptureRequest,
+): Promise<AttemptCapture & { tree: string }> {
   const { root, path, start, prefix, never, message, ref } = request;
   // No signal: a cancelled attempt's work is still kept, and this takes a moment.
   await git(["add", "-A", "--", "."], { cwd: path });
@@ -48,11 +50,16 @@ export async function captureAttempt(request: CaptureRequest): Promise<AttemptCa
   const commit = (
     await git(["commit-tree", tree, "-p", start, "-m", message], { cwd: path })
   ).stdout.trim();
-  await git(["update-ref", ref, commit], { cwd: root });
+  // The ref and the list of files do not wait for each other.
+  const [, filesChanged] = await Promise.all([
+    git(["update-ref", ref, commit], { cwd: root }),
+    changedPaths(root, start, commit),
+  ]);
   const left = outsideChanges(outside);
   return {
     commit,
-    filesChanged: await changedPaths(root, start, commit),
+    tree,
+    filesChanged,
     ...(left ? { outsideCwd: left } : {}),
   };
 }

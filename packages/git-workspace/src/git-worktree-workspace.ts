@@ -255,6 +255,8 @@ export async function openWorktreeWorkspace(
     }
     return ready(reused, key, abortSignal, earlier);
   };
+  // Commits this run's captures made: rewording one needs no git to read it back.
+  const made = new Map<string, { tree: string; parents: string[] }>();
   // Slots being made ready in the background, before any attempt asks for them.
   const warming = new Set<Promise<void>>();
   let preferred: Promise<void> | undefined;
@@ -304,7 +306,7 @@ export async function openWorktreeWorkspace(
       const space: AttemptSpace = {
         cwd,
         async capture(message): Promise<AttemptCapture> {
-          return captureAttempt({
+          const { tree, ...captured } = await captureAttempt({
             root,
             path,
             start,
@@ -313,6 +315,8 @@ export async function openWorktreeWorkspace(
             message,
             ref: refs.attempt(subTaskId, attempt),
           });
+          made.set(captured.commit, { tree, parents: ["-p", start] });
+          return captured;
         },
         async dispose() {
           if (disposed) return;
@@ -325,10 +329,7 @@ export async function openWorktreeWorkspace(
     },
 
     async reword(commit, message) {
-      const { stdout } = await git(["cat-file", "commit", commit], { cwd: root });
-      const parents = [...stdout.matchAll(/^parent (\S+)$/gm)].flatMap((m) => ["-p", m[1]!]);
-      // The header names the tree: no second git for it.
-      const tree = /^tree (\S+)$/m.exec(stdout)?.[1] ?? (await treeOf(root, commit));
+      const { tree, parents } = made.get(commit) ?? (await commitHeader(root, commit));
       return (
         await git(["commit-tree", tree, ...parents, "-m", message], { cwd: root })
       ).stdout.trim();
@@ -358,12 +359,17 @@ export async function openWorktreeWorkspace(
           )
         ).stdout.trim();
         // Compare-and-swap: the ref must still be where the log says, or nothing is written.
-        await git(["update-ref", refs.tip, merge, at], { cwd: root });
+        const [moved, filesChanged] = await Promise.allSettled([
+          git(["update-ref", refs.tip, merge, at], { cwd: root }),
+          changedPaths(root, at, merge),
+        ]);
+        if (moved.status === "rejected") throw moved.reason;
         tip = merge;
+        if (filesChanged.status === "rejected") throw filesChanged.reason;
         const integration: Integration = {
           merged: true,
           merge,
-          filesChanged: await changedPaths(root, at, merge),
+          filesChanged: filesChanged.value,
         };
         await onMerged(integration);
         return integration;
@@ -391,7 +397,7 @@ export async function openWorktreeWorkspace(
         (async () => {
           const outcome = await finishRun(record, tip, apply);
           // Only an ended run's refs may go: a running or resumable one's are never touched.
-          await markFinished(root, runId);
+          await markFinished(root, runId, record.base);
           await pruneFinishedRuns(root).catch(() => undefined);
           return outcome;
         })(),
@@ -425,6 +431,17 @@ export async function openWorktreeWorkspace(
     });
   };
   return workspace;
+}
+
+/** A commit's tree and parents (as `commit-tree` arguments), from its header. */
+async function commitHeader(
+  root: string,
+  commit: string,
+): Promise<{ tree: string; parents: string[] }> {
+  const { stdout } = await git(["cat-file", "commit", commit], { cwd: root });
+  const parents = [...stdout.matchAll(/^parent (\S+)$/gm)].flatMap((m) => ["-p", m[1]!]);
+  const tree = /^tree (\S+)$/m.exec(stdout)?.[1] ?? (await treeOf(root, commit));
+  return { tree, parents };
 }
 
 /**

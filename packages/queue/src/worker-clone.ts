@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import {
@@ -107,8 +108,8 @@ export class WorkerClones {
     );
     await this.serial(async () => {
       await rm(path, { recursive: true, force: true });
-      await git(["worktree", "prune"], { cwd: clone });
-      await git(["worktree", "add", "-q", "--detach", "--force", path, job.start], {
+      // `--force` twice: a path an earlier worker left registered (its files gone) is taken over.
+      await git(["worktree", "add", "-q", "--detach", "--force", "--force", path, job.start], {
         cwd: clone,
         abortSignal,
       });
@@ -221,8 +222,11 @@ export class WorkerClones {
         `${createHash("sha256").update(remote).digest("hex").slice(0, 16)}.git`,
       );
       clone = (async () => {
+        // A clone an earlier worker left may list worktrees whose files are gone: pruned once.
+        const earlier = existsSync(join(path, "worktrees"));
         await mkdir(path, { recursive: true });
         await git(["init", "-q", "--bare", path], { cwd: path });
+        if (earlier) await git(["worktree", "prune"], { cwd: path });
         return path;
       })();
       this.clones.set(remote, clone);
