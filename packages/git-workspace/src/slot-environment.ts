@@ -123,8 +123,10 @@ export class SlotEnvironment {
           this.sandbox,
         )
       : undefined;
-    // What is ignored now is the environment (copies, what the setup made): kept on reset.
-    slot.keep = await ignoredEntries(slot.path, abortSignal);
+    // What is ignored now is the environment (copies, what the setup made): kept on reset. With
+    // neither, the slot is a clean checkout: nothing in it is ignored.
+    slot.keep =
+      dependencies.length > 0 || setup ? await ignoredEntries(slot.path, abortSignal) : [];
     slot.key = key;
     await copyIncludedFiles(this.root, slot.path, included);
     return {
