@@ -7,7 +7,7 @@ export interface RunRequest {
   cwd: string;
   env: NodeJS.ProcessEnv;
   /** Written to its stdin, which is then closed. */
-  input: string;
+  input: string | Uint8Array;
   /** Stdout kept; past it the command is killed and `overLimit` set. */
   maxOutputBytes: number;
   /** Characters of stderr kept, the last ones. */

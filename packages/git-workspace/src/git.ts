@@ -5,8 +5,8 @@ export interface GitOptions {
   cwd: string;
   /** Extra environment (a temporary index, say) over the sanitised one. */
   env?: Record<string, string>;
-  /** Written to git's stdin. */
-  input?: string;
+  /** Written to git's stdin (bytes as they are: a pack, say). */
+  input?: string | Buffer;
   abortSignal?: AbortSignal | undefined;
   /** Exit codes that are answers rather than failures (merge-tree's 1 means "conflicts"). */
   okCodes?: readonly number[];
@@ -64,6 +64,15 @@ function gitEnvironment(extra: Record<string, string> | undefined): NodeJS.Proce
 
 /** Runs git without a shell, output bounded; a non-zero exit (not in `okCodes`) is a `WorkspaceError`. */
 export async function git(args: readonly string[], options: GitOptions): Promise<GitResult> {
+  const { code, stdout, stderr } = await gitBytes(args, options);
+  return { code, stdout: stdout.toString("utf8"), stderr };
+}
+
+/** `git`, its output kept as bytes (a pack, an object's content). */
+export async function gitBytes(
+  args: readonly string[],
+  options: GitOptions,
+): Promise<Omit<GitResult, "stdout"> & { stdout: Buffer }> {
   const signal = options.abortSignal;
   if (signal?.aborted) throw new AbortedError();
   const limit = options.maxOutputBytes ?? defaultMaxOutput;
@@ -98,7 +107,7 @@ export async function git(args: readonly string[], options: GitOptions): Promise
       `git ${args.join(" ").slice(0, 200)} failed (${output.signal ?? `exit ${exit}`}): ${oneLine(output.stderr, 600) || "no message"}`,
     );
   }
-  return { code: exit, stdout: output.stdout.toString("utf8"), stderr: output.stderr };
+  return { code: exit, stdout: output.stdout, stderr: output.stderr };
 }
 
 /** Splits NUL-separated git output (`-z`) into its non-empty fields. */

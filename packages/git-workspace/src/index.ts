@@ -1,6 +1,6 @@
 export { cacheDirectory } from "./cache-directory.js";
 export { type CleanOptions, type CleanResult, cleanRepository } from "./clean-repository.js";
-export { type GitOptions, type GitResult, git, splitNul } from "./git.js";
+export { type GitOptions, type GitResult, git, gitBytes, splitNul } from "./git.js";
 export { commitDiff, findRepository, type GitRepository } from "./git-repository.js";
 export { gitRunnerState, holdGitRunner } from "./git-runner.js";
 export { type GitWorkspaceOptions, gitWorkspaces, type SetupOptions } from "./git-workspaces.js";

@@ -26,6 +26,11 @@ export interface AttemptJobData {
   startRef: string;
   /** Where the worker pushes the attempt's commit. */
   workRef: string;
+  /**
+   * The coordinator takes the attempt's commit inside the result when its objects pack into at
+   * most this many bytes: the worker then pushes nothing. Absent (an older coordinator): pushed.
+   */
+  inlineWorkBytes?: number;
   /** The run's directory inside the repository ("" at the top, else with a trailing slash). */
   prefix: string;
   /**
@@ -48,6 +53,11 @@ export interface AttemptJobResult {
   result: AttemptResult;
   /** The attempt's commit, pushed to the job's `workRef`; absent when it could not be made. */
   commit?: string;
+  /**
+   * The commit's objects that its start lacks, as a git pack (base64), when they fit the job's
+   * `inlineWorkBytes`: the commit then travels here, not through the remote.
+   */
+  pack?: string;
   worker: WorkerIdentity;
   /** How long the job waited in the queue before this worker took it. */
   waitedMs?: number;

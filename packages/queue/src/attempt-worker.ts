@@ -184,9 +184,9 @@ export async function startAttemptWorker(
       await committed.catch(() => {});
       keep = !cancelled.aborted;
       const output = committed
-        .then((made) => made.pushed.then(() => made.commit))
+        .then((made) => made.pushed.then((sent) => ({ commit: made.commit, ...sent })))
         .then(
-          (commit) => ({ commit }),
+          (sent): { commit: string; pack?: string } | { note: string } => sent,
           (failure: unknown) => ({
             note: `Its changes could not be pushed: ${describeError(failure)}`,
           }),
@@ -200,6 +200,7 @@ export async function startAttemptWorker(
                 ? { ...result, error: error ? `${error}. ${pushed.note}` : pushed.note }
                 : result,
             ...("commit" in pushed ? { commit: pushed.commit } : {}),
+            ...("pack" in pushed && pushed.pack ? { pack: pushed.pack } : {}),
             worker: { ...identity, jobId },
             waitedMs,
           };

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { chmodSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -5,7 +6,7 @@ import type { Executor } from "@taskledger/core";
 import { gitIn, redisTestsEnabled } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import { startAttemptWorker } from "./attempt-worker.js";
-import { createQueueExecutor } from "./queue-executor.js";
+import { createQueueExecutor, maxInlineWorkBytes } from "./queue-executor.js";
 import {
   attemptResult,
   redisForTests,
@@ -15,16 +16,26 @@ import {
 
 const enabled = redisTestsEnabled();
 
-/** Writes `<id>.txt` and notes when each attempt's agent started. */
-function notingExecutor(started: Map<string, number>): Executor {
+/**
+ * Writes `<id>.txt` and notes when each attempt's agent started. `bytes` of random text make the
+ * work too large to travel with the result: it is pushed to the remote.
+ */
+function notingExecutor(started: Map<string, number>, bytes = 0): Executor {
   return {
     async run(_prompt, options) {
       started.set(options.subTask.id, performance.now());
-      await writeFile(join(options.cwd, `${options.subTask.id}.txt`), "done\n");
+      const filler = randomBytes(bytes).toString("base64");
+      await writeFile(join(options.cwd, `${options.subTask.id}.txt`), `done\n${filler}`);
       return attemptResult();
     },
   };
 }
+
+/** The attempts' work refs the remote holds. */
+const workRefs = (remote: string) =>
+  gitIn(remote, "for-each-ref", "--format=%(refname)", "refs/taskledger/")
+    .split("\n")
+    .filter((ref) => ref.endsWith("/work"));
 
 /**
  * A repository and a bare remote that holds every push of an attempt's work until `release()`
@@ -60,7 +71,7 @@ describe.runIf(enabled)("a worker's lanes (real Redis, real git)", () => {
     const started = new Map<string, number>();
     const worker = await startAttemptWorker({
       redis: redis().url,
-      executor: notingExecutor(started),
+      executor: notingExecutor(started, 2 * maxInlineWorkBytes),
       queueName: "lanes",
     });
     const executor = createQueueExecutor({ redis: redis().url, remote, queueName: "lanes" });
@@ -91,8 +102,51 @@ describe.runIf(enabled)("a worker's lanes (real Redis, real git)", () => {
         // The worker's commit is checked out in the attempt's directory: its own file, no other.
         expect(gitIn(cwd, "show", "--name-only", "--format=", "HEAD")).toBe(`${id}.txt`);
       }
+      // Too large to travel with the result: both came through the remote.
+      expect(workRefs(remote)).toHaveLength(2);
     } finally {
       release();
+      await executor.close();
+      await worker.close();
+    }
+  }, 40_000);
+
+  it("a small attempt's commit travels with its result, nothing pushed; a large one through the remote", async () => {
+    const { remote, worktree, release } = heldRemote();
+    // Nothing holds this one: a small result never reaches the remote's hook.
+    release();
+    const sizes = new Map([
+      ["small", 0],
+      ["large", 2 * maxInlineWorkBytes],
+    ]);
+    const worker = await startAttemptWorker({
+      redis: redis().url,
+      executor: {
+        run: (prompt, options) =>
+          notingExecutor(new Map(), sizes.get(options.subTask.id)).run(prompt, options),
+      },
+      queueName: "lanes-inline",
+    });
+    const executor = createQueueExecutor({ redis: redis().url, remote, queueName: "lanes-inline" });
+    try {
+      for (const id of ["small", "large"]) {
+        const cwd = worktree(id);
+        const result = await executor.run(`Write ${id}.txt`, {
+          subTask: subTask(id),
+          runId: "lanes-inline",
+          attempt: 1,
+          cwd,
+          abortSignal: new AbortController().signal,
+        });
+        expect(result.error).toBeUndefined();
+        expect(gitIn(cwd, "show", "--name-only", "--format=", "HEAD")).toBe(`${id}.txt`);
+        expect(gitIn(cwd, "status", "--porcelain")).toBe("");
+        // Only the large one's work is on the remote.
+        expect(workRefs(remote).map((ref) => ref.includes("/large/"))).toEqual(
+          id === "small" ? [] : [true],
+        );
+      }
+    } finally {
       await executor.close();
       await worker.close();
     }
@@ -103,7 +157,7 @@ describe.runIf(enabled)("a worker's lanes (real Redis, real git)", () => {
     const started = new Map<string, number>();
     const worker = await startAttemptWorker({
       redis: redis().url,
-      executor: notingExecutor(started),
+      executor: notingExecutor(started, 2 * maxInlineWorkBytes),
       queueName: "lanes-close",
     });
     const executor = createQueueExecutor({ redis: redis().url, remote, queueName: "lanes-close" });

@@ -6,7 +6,7 @@ import {
   ExecutorError,
   QueueError,
 } from "@taskledger/core";
-import { defaultSetupTimeoutMs, git } from "@taskledger/git-workspace";
+import { defaultSetupTimeoutMs, git, gitBytes } from "@taskledger/git-workspace";
 import { type Job, Queue, QueueEvents, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import {
@@ -53,6 +53,12 @@ export interface QueueExecutorOptions {
    */
   workerWaitMs?: number;
 }
+
+/**
+ * An attempt's commit whose objects pack into this much travels in its result through Redis, not
+ * through the remote: most attempts change a few files (kilobytes). Past it, a push and a fetch.
+ */
+export const maxInlineWorkBytes = 256 * 1024;
 
 /** How long an attempt waits with no worker running, unless told otherwise. */
 export const defaultWorkerWaitMs = 300_000;
@@ -205,6 +211,7 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
         start,
         startRef,
         workRef: refs.work,
+        inlineWorkBytes: maxInlineWorkBytes,
         prefix,
         ...((execute.agentModel ?? options.agentModel)
           ? { agentModel: execute.agentModel ?? options.agentModel }
@@ -317,7 +324,21 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
         });
         if (!finished.ok) return interruptedResult(jobId, finished.error, started);
         const { output } = finished;
-        if (output.commit) {
+        if (output.commit && output.pack) {
+          // The commit came with the result: its objects go straight into the repository.
+          await gitBytes(["unpack-objects", "-q"], {
+            cwd,
+            input: Buffer.from(output.pack, "base64"),
+            abortSignal,
+          }).catch((cause: unknown) => {
+            if (abortSignal.aborted) throw cause;
+            throw new QueueError(
+              "remote-failed",
+              `The attempt's commit from its worker could not be unpacked: ${cause instanceof Error ? cause.message : String(cause)}`,
+              { cause, isRetryable: true },
+            );
+          });
+        } else if (output.commit) {
           await remoteGit(
             cwd,
             [
@@ -330,9 +351,9 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
             ],
             abortSignal,
           );
-          // The worker's tree in the attempt's own directory: capturing it is then the same as local.
-          await gitIn(cwd, ["checkout", "-q", "-f", "--detach", output.commit]);
         }
+        // The worker's tree in the attempt's own directory: capturing it is then the same as local.
+        if (output.commit) await gitIn(cwd, ["checkout", "-q", "-f", "--detach", output.commit]);
         return {
           ...output.result,
           details: {

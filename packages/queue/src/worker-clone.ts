@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import {
   defaultSetupInputs,
   git,
+  gitBytes,
   ignoredEntries,
   resetWorktree,
   setupInputsAt,
@@ -177,16 +178,26 @@ export class WorkerClones {
     slot: WorkerSlot,
     job: AttemptJobData,
     message: string,
-  ): Promise<{ commit: string; pushed: Promise<void> }> {
+  ): Promise<{ commit: string; pushed: Promise<{ pack?: string }> }> {
     // No signal: a cancelled attempt's work is still kept, as it is locally.
     await git(["add", "-A", "--", "."], { cwd: slot.path });
     const tree = (await git(["write-tree"], { cwd: slot.path })).stdout.trim();
     const commit = (
       await git(["commit-tree", tree, "-p", job.start, "-m", message], { cwd: slot.path })
     ).stdout.trim();
-    const pushed = git(["push", "-q", "--force", job.remote, `${commit}:${job.workRef}`], {
-      cwd: slot.clone,
-    }).then(() => {});
+    const push = () =>
+      git(["push", "-q", "--force", job.remote, `${commit}:${job.workRef}`], {
+        cwd: slot.clone,
+      }).then(() => ({}));
+    // A small change travels with the result (one git here, one there) instead of through the
+    // remote (a push here, a fetch there: a dozen processes and a round trip); a larger one, or
+    // a pack that could not be made, is pushed.
+    const pushed = job.inlineWorkBytes
+      ? packOf(slot.clone, commit, job.start, job.inlineWorkBytes).then(
+          (pack) => (pack ? { pack } : push()),
+          push,
+        )
+      : push();
     // Handled by whoever awaits it; never unhandled while the reset runs.
     pushed.catch(() => {});
     // The work is in the commit: the slot goes back to its start while the commit travels.
@@ -240,4 +251,19 @@ export class WorkerClones {
     this.chain = next.catch(() => {});
     return next;
   }
+}
+
+/** The objects of `commit` that `start` lacks, as a thin pack in base64; undefined past `maxBytes`. */
+async function packOf(
+  clone: string,
+  commit: string,
+  start: string,
+  maxBytes: number,
+): Promise<string | undefined> {
+  const packed = await gitBytes(["pack-objects", "--revs", "--thin", "--stdout", "-q"], {
+    cwd: clone,
+    input: `${commit}\n^${start}\n`,
+    maxOutputBytes: maxBytes,
+  }).catch(() => undefined);
+  return packed?.stdout.toString("base64");
 }
