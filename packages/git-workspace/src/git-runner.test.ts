@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isProcessAlive } from "@taskledger/core";
 import { createGitRepo, tempDirectory } from "@taskledger/testing";
@@ -36,13 +36,14 @@ const until = async (check: () => boolean, ms: number) => {
   return check();
 };
 
-/** Processes whose command line holds `marker`. */
-function processesWith(marker: string): number[] {
+/** Processes whose command line starts with `program` and holds `marker`. */
+function processesWith(program: string, marker: string): number[] {
   return readdirSync("/proc")
     .filter((name) => /^\d+$/.test(name))
     .filter((name) => {
       try {
-        return readFileSync(`/proc/${name}/cmdline`, "utf8").includes(marker);
+        const words = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+        return words[0] === program && words.join(" ").includes(marker);
       } catch {
         return false;
       }
@@ -101,24 +102,40 @@ describe("the git runner", () => {
       ...request(repo, ["-c", alias, "wait"]),
       abortSignal: controller.signal,
     });
-    expect(await until(() => processesWith(`sleep ${marker}`).length > 0, 10_000)).toBe(true);
+    expect(await until(() => processesWith("sleep", marker).length > 0, 10_000)).toBe(true);
     controller.abort();
     const output = await running;
     expect(output.aborted).toBe(true);
     expect(output.signal).toBe("SIGKILL");
     // The git is gone; the sleep it started is its own (killed here).
-    expect(processesWith(alias)).toEqual([]);
-    for (const pid of processesWith(`sleep ${marker}`)) process.kill(pid, "SIGKILL");
+    expect(processesWith("git", alias)).toEqual([]);
+    for (const pid of processesWith("sleep", marker)) process.kill(pid, "SIGKILL");
   });
 
   it("leaves when idle, and is started again by the next call", async () => {
     const repo = createGitRepo(tempDirectory("taskledger-git-runner-"), { "a.txt": "a\n" });
     const runner = new GitRunner(100);
     const first = await helperUp(runner, repo);
-    expect(await until(() => !isProcessAlive(first), 10_000)).toBe(true);
-    expect(runner.state()).toEqual({ helperPid: undefined, viaHelper: false });
+    expect(await until(() => runner.state().helperPid === undefined, 10_000)).toBe(true);
+    expect(isProcessAlive(first)).toBe(false);
+    expect(runner.state().viaHelper).toBe(false);
     const second = await helperUp(runner, repo);
     expect(second).not.toBe(first);
+  });
+
+  it("starts while the host's own directory is gone", async () => {
+    const repo = createGitRepo(tempDirectory("taskledger-git-runner-"), { "a.txt": "a\n" });
+    const gone = tempDirectory("taskledger-git-runner-cwd-");
+    const before = process.cwd();
+    process.chdir(gone);
+    rmSync(gone, { recursive: true, force: true });
+    try {
+      const runner = new GitRunner(60_000);
+      await helperUp(runner, repo);
+      expect((await runner.run(request(repo, ["rev-parse", "HEAD"]))).code).toBe(0);
+    } finally {
+      process.chdir(before);
+    }
   });
 
   it("is started by a hold and stays while held, however idle; let go, it leaves", async () => {
@@ -156,12 +173,12 @@ setInterval(() => {}, 1000);
     const [line] = (await Promise.race([once(host.stdout, "data"), exited])) as [Buffer];
     const helper = Number(line.toString().trim());
     expect(isProcessAlive(helper)).toBe(true);
-    expect(await until(() => processesWith(`sleep ${marker}`).length > 0, 10_000)).toBe(true);
-    const git = processesWith(`alias.wait=!exec sleep ${marker}`);
+    expect(await until(() => processesWith("sleep", marker).length > 0, 10_000)).toBe(true);
+    const git = processesWith("git", `alias.wait=!exec sleep ${marker}`);
     expect(git.length).toBe(1);
     host.kill("SIGKILL");
     expect(await until(() => !isProcessAlive(helper), 10_000)).toBe(true);
     expect(await until(() => !isProcessAlive(git[0]!), 10_000)).toBe(true);
-    for (const pid of processesWith(`sleep ${marker}`)) process.kill(pid, "SIGKILL");
+    for (const pid of processesWith("sleep", marker)) process.kill(pid, "SIGKILL");
   });
 });

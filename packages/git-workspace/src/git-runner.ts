@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { dirname } from "node:path";
 
 /** One command to run to its end, its output collected. */
 export interface RunRequest {
@@ -243,6 +244,8 @@ export class GitRunner {
     let helper: ChildProcess;
     try {
       helper = spawn(process.execPath, ["-e", helperSource], {
+        // Not the host's directory, which a test or a tool may remove while the helper runs.
+        cwd: dirname(process.execPath),
         env,
         stdio: ["ignore", "ignore", "ignore", "ipc"],
         serialization: "advanced",
