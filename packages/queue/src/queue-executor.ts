@@ -57,8 +57,9 @@ export interface QueueExecutorOptions {
 /**
  * An attempt's commit whose objects pack into this much travels in its result through Redis, not
  * through the remote: most attempts change a few files (kilobytes). Past it, a push and a fetch.
+ * Bounded low: a result stays in Redis (the job and its events stream) for a day.
  */
-export const maxInlineWorkBytes = 256 * 1024;
+export const maxInlineWorkBytes = 64 * 1024;
 
 /** How long an attempt waits with no worker running, unless told otherwise. */
 export const defaultWorkerWaitMs = 300_000;
