@@ -4,8 +4,8 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isProcessAlive } from "@taskledger/core";
 import { createGitRepo, tempDirectory } from "@taskledger/testing";
-import { describe, expect, it } from "vitest";
-import { GitRunner, type RunRequest, runHere } from "./git-runner.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GitRunner, helperSwitch, type RunRequest, runHere } from "./git-runner.js";
 
 const request = (cwd: string, args: string[], input = ""): RunRequest => ({
   command: "git",
@@ -52,6 +52,15 @@ function processesWith(program: string, marker: string): number[] {
 }
 
 describe("the git runner", () => {
+  // The helper under test, whatever the environment running the tests says.
+  const switched = process.env[helperSwitch];
+  beforeAll(() => {
+    delete process.env[helperSwitch];
+  });
+  afterAll(() => {
+    if (switched !== undefined) process.env[helperSwitch] = switched;
+  });
+
   it("gives through its helper what git gives here: bytes, stdin, exit codes, stderr", async () => {
     const repo = createGitRepo(tempDirectory("taskledger-git-runner-"), {
       "a.txt": "a\n",
