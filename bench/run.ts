@@ -152,7 +152,9 @@ for (const r of benchGitCalls()) {
   add(
     "16. git calls",
     `a host holding ${r.heldMb} MB more (RSS ${r.rssMb} MB), ${r.calls} calls`,
-    `${r.helper.msPerCall} ms per call, the loop stalled ${r.helper.loopStalledMsPerCall} ms`,
+    r.helper
+      ? `${r.helper.msPerCall} ms per call, the loop stalled ${r.helper.loopStalledMsPerCall} ms`
+      : "helper not used (under 128 MB)",
     `forked by the host itself: ${r.here.msPerCall} ms per call, the loop stalled ${r.here.loopStalledMsPerCall} ms`,
   );
 }

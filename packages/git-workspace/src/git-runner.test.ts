@@ -66,7 +66,7 @@ describe("the git runner", () => {
       "a.txt": "a\n",
       "b c.txt": "b\n",
     });
-    const runner = new GitRunner(60_000);
+    const runner = new GitRunner(60_000, 0);
     const cases = [
       ["ls-files", "-z"],
       ["hash-object", "--stdin"],
@@ -94,7 +94,7 @@ describe("the git runner", () => {
     const repo = createGitRepo(tempDirectory("taskledger-git-runner-"), {
       "a.txt": "a\n".repeat(1000),
     });
-    const runner = new GitRunner(60_000);
+    const runner = new GitRunner(60_000, 0);
     await helperUp(runner, repo);
     const big = await runner.run({
       ...request(repo, ["cat-file", "-p", "HEAD:a.txt"]),
@@ -123,13 +123,25 @@ describe("the git runner", () => {
 
   it("leaves when idle, and is started again by the next call", async () => {
     const repo = createGitRepo(tempDirectory("taskledger-git-runner-"), { "a.txt": "a\n" });
-    const runner = new GitRunner(100);
+    const runner = new GitRunner(100, 0);
     const first = await helperUp(runner, repo);
     expect(await until(() => runner.state().helperPid === undefined, 10_000)).toBe(true);
     expect(isProcessAlive(first)).toBe(false);
     expect(runner.state().viaHelper).toBe(false);
     const second = await helperUp(runner, repo);
     expect(second).not.toBe(first);
+  });
+
+  it("is not started for a host smaller than its bound: git is forked there", async () => {
+    const repo = createGitRepo(tempDirectory("taskledger-git-runner-"), { "a.txt": "a\n" });
+    const runner = new GitRunner(60_000, Number.MAX_SAFE_INTEGER);
+    const release = runner.hold();
+    for (let i = 0; i < 5; i++) {
+      expect((await runner.run(request(repo, ["rev-parse", "HEAD"]))).code).toBe(0);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(runner.state()).toEqual({ helperPid: undefined, viaHelper: false });
+    release();
   });
 
   it("starts while the host's own directory is gone", async () => {
@@ -139,7 +151,7 @@ describe("the git runner", () => {
     process.chdir(gone);
     rmSync(gone, { recursive: true, force: true });
     try {
-      const runner = new GitRunner(60_000);
+      const runner = new GitRunner(60_000, 0);
       await helperUp(runner, repo);
       expect((await runner.run(request(repo, ["rev-parse", "HEAD"]))).code).toBe(0);
     } finally {
@@ -148,7 +160,7 @@ describe("the git runner", () => {
   });
 
   it("is started by a hold and stays while held, however idle; let go, it leaves", async () => {
-    const runner = new GitRunner(100);
+    const runner = new GitRunner(100, 0);
     const release = runner.hold();
     expect(await until(() => runner.state().viaHelper, 10_000)).toBe(true);
     const pid = runner.state().helperPid!;
@@ -167,7 +179,7 @@ describe("the git runner", () => {
     writeFileSync(
       script,
       `import { GitRunner } from ${JSON.stringify(new URL("./git-runner.ts", import.meta.url).pathname)};
-const runner = new GitRunner(60_000);
+const runner = new GitRunner(60_000, 0);
 const ask = (args) => runner.run({ command: "git", args, cwd: ${JSON.stringify(repo)}, env: process.env, input: "", maxOutputBytes: 4096, stderrTail: 100 });
 while (!runner.state().viaHelper) { await ask(["--version"]); await new Promise((r) => setTimeout(r, 10)); }
 void ask(["-c", "alias.wait=!exec sleep ${marker} >/dev/null 2>&1 </dev/null", "wait"]);

@@ -55,6 +55,8 @@ export function gitRunnerState(): { helperPid: number | undefined; viaHelper: bo
 
 // `off`: every command is forked by this process, as before the helper.
 export const helperSwitch = "TASKLEDGER_GIT_HELPER";
+// Below this much resident memory the host forks git about as fast as the helper answers (2 ms).
+const defaultMinHostBytes = 128 * 1024 * 1024;
 // Idle this long, the helper leaves: no process of ours outlives the work by more than this.
 const defaultIdleMs = 2000;
 // A helper that stops on its own this often is not started again.
@@ -172,9 +174,11 @@ collect(spawn, { command: "git", args: ["--version"], cwd: process.cwd(), env: p
 /** Where commands run: the helper once it answers, this process until then (one per process). */
 export class GitRunner {
   private readonly idleMs: number;
+  private readonly minHostBytes: number;
 
-  constructor(idleMs = defaultIdleMs) {
+  constructor(idleMs = defaultIdleMs, minHostBytes = defaultMinHostBytes) {
     this.idleMs = idleMs;
+    this.minHostBytes = minHostBytes;
   }
 
   private helper: ChildProcess | undefined;
@@ -238,6 +242,9 @@ export class GitRunner {
 
   private start() {
     if (this.helper || this.unexpectedExits >= maxUnexpectedExits || !plainNode()) return;
+    // A small host forks about as fast as the helper answers: not worth a process (asked again
+    // at the next call, as the host grows).
+    if (process.memoryUsage.rss() < this.minHostBytes) return;
     const env: NodeJS.ProcessEnv = { ...process.env, ELECTRON_RUN_AS_NODE: "1" };
     // The host's own flags (an inspector port, a loader) are not the helper's.
     delete env.NODE_OPTIONS;
