@@ -289,13 +289,19 @@ describe.runIf(enabled && process.platform === "linux")(
         expect(restarted).toBeDefined();
         await restarted;
         expect((JSON.parse(t.out()) as JsonReport).status).toBe("completed");
-        // Both started before either finished: one worker ran them at once.
-        expect(
+        // Both started before either finished: one worker ran them at once. The worker's last
+        // line may reach this process's pipe after the result reached the run through Redis.
+        const jobLines = async () =>
           worker
             .log()
             .match(/^(started|finished) \S+\.(a|b)\.1/gm)
-            ?.map((line) => line.split(" ")[0]),
-        ).toEqual(["started", "started", "finished", "finished"]);
+            ?.map((line) => line.split(" ")[0]) ?? [];
+        expect(await pollUntil(jobLines, (lines) => lines.length >= 4)).toEqual([
+          "started",
+          "started",
+          "finished",
+          "finished",
+        ]);
         const finished = attemptsFinished(setup.store);
         expect(finished.map((event) => [event.attempt, event.result.outcome])).toEqual([
           [1, "finished"],
@@ -322,7 +328,13 @@ describe.runIf(enabled && process.platform === "linux")(
       workers.push(worker);
       const { code, t } = await run(setup, controller.signal);
       expect(code, t.err()).toBe(130);
-      expect(worker.log()).toMatch(/finished \S+\.a\.1: cancelled/);
+      const cancelled = /finished \S+\.a\.1: cancelled/;
+      expect(
+        await pollUntil(
+          async () => worker.log(),
+          (log) => cancelled.test(log),
+        ),
+      ).toMatch(cancelled);
       expect(await processesUnder(worker.workDir)).toEqual([]);
       expect(worker.child.exitCode).toBeNull();
     }, 120_000);
