@@ -177,3 +177,14 @@ export async function linesChanged(
   for (const m of stdout.matchAll(/(\d+)\t(\d+)\t/g)) lines += Number(m[1]) + Number(m[2]);
   return lines;
 }
+
+/** A commit's tree and parents (as `commit-tree` arguments), from its header. */
+export async function commitHeader(
+  root: string,
+  commit: string,
+): Promise<{ tree: string; parents: string[] }> {
+  const { stdout } = await git(["cat-file", "commit", commit], { cwd: root });
+  const parents = [...stdout.matchAll(/^parent (\S+)$/gm)].flatMap((m) => ["-p", m[1]!]);
+  const tree = /^tree (\S+)$/m.exec(stdout)?.[1] ?? (await treeOf(root, commit));
+  return { tree, parents };
+}

@@ -9,10 +9,11 @@ import {
 } from "@taskledger/core";
 import { findRepository } from "./git-repository.js";
 import { holdGitRunner } from "./git-runner.js";
-import { openWorktreeWorkspace, startWorktreeRun } from "./git-worktree-workspace.js";
+import { openWorktreeWorkspace } from "./git-worktree-workspace.js";
 import { defaultSetupInputs, defaultSetupTimeoutMs } from "./setup-command.js";
 import { watchOutside } from "./shared-outside-watch.js";
 import { defaultSlotLimits, type SlotLimits } from "./slot-pool.js";
+import { startWorktreeRun } from "./worktree-run.js";
 
 /** What every slot (a worktree an attempt works in) gets of the project's environment. */
 export interface GitWorkspaceOptions {

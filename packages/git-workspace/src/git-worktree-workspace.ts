@@ -1,5 +1,4 @@
 import { mkdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type {
   AttemptCapture,
@@ -9,65 +8,16 @@ import type {
   RunWorkspace,
   Sandbox,
   SlotPreparation,
-  WorkspaceRecord,
 } from "@taskledger/core";
 import { captureAttempt } from "./capture-attempt.js";
 import { finishRun } from "./finish-run.js";
-import { git, splitNul } from "./git.js";
-import {
-  changedPaths,
-  commitDiff,
-  type GitRepository,
-  linesChanged,
-  snapshotTree,
-  treeOf,
-} from "./git-repository.js";
+import { git } from "./git.js";
+import { changedPaths, commitDiff, commitHeader, linesChanged } from "./git-repository.js";
 import { keepInside } from "./outside-changes.js";
 import { markFinished, pruneFinishedRuns, runRefs } from "./run-refs.js";
-import { killLeftoverSetup } from "./setup-command.js";
 import { type EnvironmentSlot, SlotEnvironment } from "./slot-environment.js";
 import { type KeptSlot, type SlotLimits, SlotPool } from "./slot-pool.js";
-
-type WorktreeRecord = Extract<WorkspaceRecord, { kind: "worktree" }>;
-
-/** Where a run's worktrees live when slots are not kept: outside the user's tree, by run. */
-function worktreesDir(runId: string): string {
-  return join(tmpdir(), "taskledger-worktrees", runId);
-}
-
-/** Takes the user's tree as the run's base, without touching their tree, index, stash or branches. */
-export async function startWorktreeRun(
-  runId: string,
-  repo: GitRepository,
-  apply: boolean,
-  environment: EnvironmentSettings,
-  abortSignal?: AbortSignal,
-): Promise<WorktreeRecord> {
-  const tree = await snapshotTree(repo, abortSignal);
-  const parents = repo.head ? ["-p", repo.head] : [];
-  const base = (
-    await git(["commit-tree", tree, ...parents, "-m", `taskledger: base of run ${runId}`], {
-      cwd: repo.root,
-      abortSignal,
-    })
-  ).stdout.trim();
-  const refs = runRefs(runId);
-  // Both refs in one transaction: a run never has a base without a tip.
-  await git(["update-ref", "--stdin"], {
-    cwd: repo.root,
-    input: `update ${refs.base} ${base}\nupdate ${refs.tip} ${base}\n`,
-    abortSignal,
-  });
-  return {
-    kind: "worktree",
-    root: repo.root,
-    prefix: repo.prefix,
-    base,
-    branch: `taskledger/${runId}`,
-    apply,
-    environment,
-  };
-}
+import { removeStale, type WorktreeRecord, worktreesDir } from "./worktree-run.js";
 
 // Logs from before environments: slots get the dependencies found, nothing else.
 const environmentOfOldLogs: EnvironmentSettings = { dependencies: true, include: [] };
@@ -329,7 +279,9 @@ export async function openWorktreeWorkspace(
     },
 
     async reword(commit, message) {
-      const { tree, parents } = made.get(commit) ?? (await commitHeader(root, commit));
+      const known = made.get(commit);
+      made.delete(commit);
+      const { tree, parents } = known ?? (await commitHeader(root, commit));
       return (
         await git(["commit-tree", tree, ...parents, "-m", message], { cwd: root })
       ).stdout.trim();
@@ -431,36 +383,4 @@ export async function openWorktreeWorkspace(
     });
   };
   return workspace;
-}
-
-/** A commit's tree and parents (as `commit-tree` arguments), from its header. */
-async function commitHeader(
-  root: string,
-  commit: string,
-): Promise<{ tree: string; parents: string[] }> {
-  const { stdout } = await git(["cat-file", "commit", commit], { cwd: root });
-  const parents = [...stdout.matchAll(/^parent (\S+)$/gm)].flatMap((m) => ["-p", m[1]!]);
-  const tree = /^tree (\S+)$/m.exec(stdout)?.[1] ?? (await treeOf(root, commit));
-  return { tree, parents };
-}
-
-/**
- * Removes worktrees of this run that a stopped process left registered or on disk. A new run's
- * id was never registered; a host's id given again is only swept on disk (`close` prunes).
- */
-async function removeStale(root: string, runId: string, registered: boolean): Promise<void> {
-  // A setup command a killed process left would go on writing into a slot removed below.
-  killLeftoverSetup(runId);
-  if (!registered) return rm(worktreesDir(runId), { recursive: true, force: true });
-  const { stdout } = await git(["worktree", "list", "--porcelain", "-z"], { cwd: root });
-  const marker = `/taskledger-worktrees/${runId}/`;
-  for (const field of splitNul(stdout)) {
-    if (!field.startsWith("worktree ")) continue;
-    const path = field.slice("worktree ".length);
-    if (!path.includes(marker)) continue;
-    await git(["worktree", "remove", "--force", "--force", path], { cwd: root, okCodes: [128] });
-    await rm(path, { recursive: true, force: true });
-  }
-  await rm(worktreesDir(runId), { recursive: true, force: true });
-  await git(["worktree", "prune"], { cwd: root });
 }

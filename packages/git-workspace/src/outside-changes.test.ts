@@ -4,7 +4,7 @@ import type { RunEvent } from "@taskledger/core";
 import { describe, expect, it } from "vitest";
 import { finishRun } from "./finish-run.js";
 import { findRepository } from "./git-repository.js";
-import { openWorktreeWorkspace, startWorktreeRun } from "./git-worktree-workspace.js";
+import { openWorktreeWorkspace } from "./git-worktree-workspace.js";
 import { maxOutsidePaths } from "./outside-changes.js";
 import {
   createManager,
@@ -16,6 +16,7 @@ import {
   userState,
   writeFiles,
 } from "./test-support/git-repo.js";
+import { startWorktreeRun } from "./worktree-run.js";
 
 const monorepo = {
   "README.md": "top\n",

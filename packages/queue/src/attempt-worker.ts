@@ -19,9 +19,9 @@ import {
   cancelChannel,
   defaultQueueName,
 } from "./attempt-job.js";
+import { closeWithin } from "./close-within.js";
 import { agentlessResult } from "./interrupted-result.js";
 import { type LaneJob, startJobLanes } from "./job-lanes.js";
-import { closeWithin } from "./queue-executor.js";
 import { RedisHealth } from "./redis-health.js";
 import { redactRedisUrl, redisOptionsFromUrl } from "./redis-url.js";
 import { type JobAgentSettings, WarmExecutors } from "./warm-executors.js";

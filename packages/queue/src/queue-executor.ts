@@ -6,7 +6,7 @@ import {
   ExecutorError,
   QueueError,
 } from "@taskledger/core";
-import { defaultSetupTimeoutMs, git, gitBytes } from "@taskledger/git-workspace";
+import { defaultSetupTimeoutMs, git } from "@taskledger/git-workspace";
 import { type Job, Queue, QueueEvents, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import {
@@ -18,12 +18,14 @@ import {
   cancelChannel,
   defaultQueueName,
 } from "./attempt-job.js";
+import { closeWithin } from "./close-within.js";
 import { interruptedResult, NoWorkerError } from "./interrupted-result.js";
 import { type Finished, finishOf } from "./job-finish.js";
 import { PushedStarts } from "./pushed-starts.js";
 import { RedisHealth } from "./redis-health.js";
 import { redactRedisUrl, redisOptionsFromUrl } from "./redis-url.js";
-import { gitIn, remoteGit } from "./remote-git.js";
+import { remoteGit } from "./remote-git.js";
+import { checkOutWork } from "./returned-work.js";
 
 export interface QueueExecutorOptions {
   /** `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS. */
@@ -325,36 +327,8 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
         });
         if (!finished.ok) return interruptedResult(jobId, finished.error, started);
         const { output } = finished;
-        if (output.commit && output.pack) {
-          // The commit came with the result: its objects go straight into the repository.
-          await gitBytes(["unpack-objects", "-q"], {
-            cwd,
-            input: Buffer.from(output.pack, "base64"),
-            abortSignal,
-          }).catch((cause: unknown) => {
-            if (abortSignal.aborted) throw cause;
-            throw new QueueError(
-              "remote-failed",
-              `The attempt's commit from its worker could not be unpacked: ${cause instanceof Error ? cause.message : String(cause)}`,
-              { cause, isRetryable: true },
-            );
-          });
-        } else if (output.commit) {
-          await remoteGit(
-            cwd,
-            [
-              "fetch",
-              "-q",
-              "--no-tags",
-              "--no-write-fetch-head",
-              options.remote,
-              `+${refs.work}:${refs.work}`,
-            ],
-            abortSignal,
-          );
-        }
         // The worker's tree in the attempt's own directory: capturing it is then the same as local.
-        if (output.commit) await gitIn(cwd, ["checkout", "-q", "-f", "--detach", output.commit]);
+        await checkOutWork(cwd, output, options.remote, refs.work, abortSignal);
         return {
           ...output.result,
           details: {
@@ -397,20 +371,4 @@ const checkerName = "taskledger-coordinator";
 async function workersRunning(queue: Queue): Promise<number> {
   const clients = await queue.getWorkers().catch(() => []);
   return clients.filter((client) => !client.rawname?.endsWith(`:w:${checkerName}`)).length;
-}
-
-/** Closes BullMQ clients gracefully, or drops their connections when Redis does not answer. */
-export async function closeWithin(
-  clients: readonly { close(): Promise<void> }[],
-  connections: readonly Redis[],
-  boundMs: number,
-): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const closed = Promise.allSettled(clients.map((client) => client.close()));
-  const late = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, boundMs);
-  });
-  await Promise.race([closed, late]);
-  clearTimeout(timer);
-  for (const connection of connections) connection.disconnect();
 }
