@@ -298,9 +298,12 @@ export class GitRunner {
       // Stopped under running commands: whether they ran is unknown, so each is an error.
       for (const settle of this.pending.values()) {
         settle({
-          ...abortedOutput(),
-          aborted: false,
+          code: null,
           signal: null,
+          stdout: Buffer.alloc(0),
+          stderr: "",
+          overLimit: false,
+          aborted: false,
           error: { message: "the helper process running git stopped" },
         });
       }
