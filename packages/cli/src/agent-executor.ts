@@ -1,4 +1,5 @@
 import type { Executor, Pricing } from "@taskledger/core";
+import { DaemonExecutor, type DaemonLink } from "@taskledger/daemon";
 import {
   type AgentName,
   AgentSwitchExecutor,
@@ -10,7 +11,6 @@ import {
 } from "@taskledger/executor";
 import type { PriceTable } from "@taskledger/llm";
 import type { ExecutorKind, RunOptions } from "./cli-options.js";
-import { DaemonExecutor, type DaemonLink } from "./daemon-executor.js";
 
 /** What the CLI knows when it makes the executors of a run or a worker. */
 export interface AgentExecutorInput {

@@ -1,8 +1,9 @@
 import { resolve } from "node:path";
-import { type CleanResult, cacheDirectory, cleanRepository } from "@taskledger/git-workspace";
+import { stopDaemon } from "@taskledger/daemon";
+import { type CleanResult, cleanRepository } from "@taskledger/git-workspace";
 import type { Command } from "commander";
 import { type CliIo, exitCodes } from "./cli-io.js";
-import { stopDaemon } from "./daemon-client.js";
+import { daemonAddress } from "./daemon-link.js";
 import { colorsFor } from "./terminal-session.js";
 import { terminalText } from "./terminal-text.js";
 
@@ -29,7 +30,7 @@ export function addCleanCommand(program: Command, io: CliIo, exit: (code: number
     .option("--json", "print what was removed as JSON")
     .action(async (raw: RawCleanOptions) => {
       // The daemon's servers may be serving the slots removed here: it is stopped first.
-      const daemon = raw.dryRun ? undefined : await stopDaemon(cacheDirectory());
+      const daemon = raw.dryRun ? undefined : await stopDaemon(daemonAddress());
       if (daemon && !raw.json) {
         io.stdout.write(`Stopped the taskledger daemon (process ${daemon.pid}).\n`);
       }

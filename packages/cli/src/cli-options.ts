@@ -12,7 +12,6 @@ import type { SetupOptions, SlotLimits } from "@taskledger/git-workspace";
 import { defaultModels, type Provider } from "@taskledger/llm";
 import { type AgentEnvDefaults, type AgentEnvFlags, agentEnvOf } from "./agent-env-options.js";
 import { type BestOfDefaults, type BestOfFlags, bestOfOf } from "./best-of-options.js";
-import type { DaemonChoice, DaemonFlag } from "./daemon-protocol.js";
 import { type EnvironmentDefaults, environmentOf } from "./environment-options.js";
 import { otlpUrl } from "./otlp-options.js";
 import {
@@ -34,6 +33,16 @@ export const providers: readonly Provider[] = [
 ];
 
 export { UsageError } from "./usage-error.js";
+
+/** `--no-daemon` as the command line parses it. */
+export interface DaemonFlag {
+  daemon?: boolean;
+}
+
+/** A run's choice: agent servers in the per-user daemon (kept warm between runs), or in-process. */
+export interface DaemonChoice {
+  daemon: boolean;
+}
 
 export interface RawRunOptions extends BestOfFlags, AgentEnvFlags, SandboxFlags, DaemonFlag {
   provider?: string;

@@ -1,10 +1,15 @@
+import {
+  connectDaemon,
+  DaemonService,
+  type DaemonStatus,
+  daemonStatus,
+  stopDaemon,
+} from "@taskledger/daemon";
 import { cacheDirectory } from "@taskledger/git-workspace";
 import type { Command } from "commander";
 import { type CliIo, exitCodes } from "./cli-io.js";
 import { UsageError } from "./cli-options.js";
-import { connectDaemon, daemonStatus, stopDaemon } from "./daemon-client.js";
-import type { DaemonStatus } from "./daemon-protocol.js";
-import { DaemonService } from "./daemon-service.js";
+import { daemonAddress, daemonBuild, daemonServeCommand } from "./daemon-link.js";
 
 /** `--idle <seconds>` or `TASKLEDGER_DAEMON_IDLE` (seconds): a positive whole number. */
 export function daemonIdleSeconds(
@@ -35,7 +40,7 @@ export function addDaemonCommand(program: Command, io: CliIo, exit: (code: numbe
     .description("whether it runs, and what it keeps")
     .option("--json", "print the status as JSON")
     .action(async (raw: { json?: boolean }) => {
-      const status = await daemonStatus(cacheDirectory());
+      const status = await daemonStatus(daemonAddress());
       if (raw.json) io.stdout.write(`${JSON.stringify(status ?? { running: false }, null, 2)}\n`);
       else io.stdout.write(status ? describe(status) : "The taskledger daemon is not running.\n");
       exit(exitCodes.completed);
@@ -46,14 +51,16 @@ export function addDaemonCommand(program: Command, io: CliIo, exit: (code: numbe
     .option("--idle <seconds>", "stop after this long with no run (default 600)")
     .action(async (raw: { idle?: string }) => {
       const idleSeconds = daemonIdleSeconds(raw.idle, io.env);
+      const serveCommand = daemonServeCommand();
       const connection = await connectDaemon({
-        cacheDir: cacheDirectory(),
+        ...daemonAddress(),
         start: true,
+        ...(serveCommand === undefined ? {} : { serveCommand }),
         ...(idleSeconds === undefined ? {} : { idleSeconds }),
         abortSignal: io.signal,
       });
       connection?.close();
-      const status = await daemonStatus(cacheDirectory());
+      const status = await daemonStatus(daemonAddress());
       io.stdout.write(status ? describe(status) : "The taskledger daemon did not start.\n");
       exit(status ? exitCodes.completed : exitCodes.notCompleted);
     });
@@ -61,7 +68,7 @@ export function addDaemonCommand(program: Command, io: CliIo, exit: (code: numbe
     .command("stop")
     .description("stop it and every server it keeps")
     .action(async () => {
-      const status = await stopDaemon(cacheDirectory());
+      const status = await stopDaemon(daemonAddress());
       io.stdout.write(
         status
           ? `Stopped the taskledger daemon (process ${status.pid}, ${status.servers} server(s)).\n`
@@ -77,6 +84,7 @@ export function addDaemonCommand(program: Command, io: CliIo, exit: (code: numbe
       const idleSeconds = daemonIdleSeconds(raw.idle, io.env);
       const service = new DaemonService({
         cacheDir: cacheDirectory(),
+        build: daemonBuild(),
         ...(idleSeconds === undefined ? {} : { idleMs: idleSeconds * 1000 }),
         log: (line) => io.stdout.write(`${line}\n`),
       });

@@ -1,10 +1,65 @@
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Sandbox } from "@taskledger/core";
+import {
+  connectDaemon,
+  type DaemonAddress,
+  type DaemonBuild,
+  type DaemonConnection,
+  type DaemonLink,
+  type DaemonSandboxSpec,
+} from "@taskledger/daemon";
 import { cacheDirectory } from "@taskledger/git-workspace";
 import type { RunOptions } from "./cli-options.js";
-import { connectDaemon, type DaemonConnection, daemonEntry } from "./daemon-client.js";
 import { daemonIdleSeconds } from "./daemon-command.js";
-import type { DaemonLink } from "./daemon-executor.js";
-import type { DaemonSandboxSpec } from "./daemon-protocol.js";
+
+/** The built CLI's entry the daemon is started by; undefined when run from the sources. */
+export function daemonEntry(): string | undefined {
+  const bin = fileURLToPath(new URL("./bin.js", import.meta.url));
+  return existsSync(bin) ? bin : undefined;
+}
+
+/** This taskledger's version and build: a daemon of another is replaced, not used. */
+export function daemonBuild(): DaemonBuild {
+  const version = packageVersion();
+  // The daemon's built code itself, so a rebuilt checkout of the same version replaces its old
+  // daemon too.
+  let build = version;
+  try {
+    const built = dirname(createRequire(import.meta.url).resolve("@taskledger/daemon"));
+    build = createHash("sha256")
+      .update(readFileSync(join(built, "service.js")))
+      .update(readFileSync(join(built, "daemon-executor.js")))
+      .digest("hex")
+      .slice(0, 16);
+  } catch {
+    // Not built (tests from the sources): the version alone.
+  }
+  return { version, build };
+}
+
+function packageVersion(): string {
+  try {
+    const json = readFileSync(new URL("../package.json", import.meta.url), "utf8");
+    return (JSON.parse(json) as { version?: string }).version ?? "0.0.0";
+  } catch {
+    return "0.0.0";
+  }
+}
+
+/** The user's daemon as this CLI addresses it: the cache directory's, of this build. */
+export function daemonAddress(): DaemonAddress {
+  return { cacheDir: cacheDirectory(), build: daemonBuild() };
+}
+
+/** What `node` runs to serve the daemon in the foreground; undefined from the sources. */
+export function daemonServeCommand(): readonly string[] | undefined {
+  const bin = daemonEntry();
+  return bin === undefined ? undefined : [bin, "daemon", "serve"];
+}
 
 /** The settings each sandbox this process made was made from, so the daemon makes the same. */
 export const sandboxSpecs = new WeakMap<Sandbox, DaemonSandboxSpec>();
@@ -30,7 +85,8 @@ export function daemonLink(
 ): DaemonLink & { close(): void } {
   let current: Promise<DaemonConnection | undefined> | undefined;
   let told = false;
-  const cacheDir = cacheDirectory();
+  const address = daemonAddress();
+  const serveCommand = daemonServeCommand();
   const idleSeconds = daemonIdleSeconds(undefined, env);
   return {
     async connection(signal) {
@@ -38,8 +94,9 @@ export function daemonLink(
       if (open?.closed) current = undefined;
       if (current === undefined) {
         const connecting = connectDaemon({
-          cacheDir,
+          ...address,
           start: true,
+          ...(serveCommand === undefined ? {} : { serveCommand }),
           ...(idleSeconds === undefined ? {} : { idleSeconds }),
           ...(signal ? { abortSignal: signal } : {}),
         }).catch((error: unknown) => {

@@ -3,6 +3,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isProcessAlive } from "@taskledger/core";
+import { daemonSocketPath } from "@taskledger/daemon";
 import {
   commandLineOf,
   createGitRepo,
@@ -13,7 +14,6 @@ import {
   scriptByRole,
 } from "@taskledger/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { daemonSocketPath } from "./daemon-protocol.js";
 import type { JsonReport } from "./json-report.js";
 import { compatibleProviderId } from "./runtime.js";
 import { type CliExit, compatibleArgs, spawnCli } from "./test-support/cli-harness.js";

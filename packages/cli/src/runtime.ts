@@ -10,6 +10,7 @@ import {
   type Sandbox,
   type TaskRun,
 } from "@taskledger/core";
+import { daemonSocketPath } from "@taskledger/daemon";
 import { createEvaluator } from "@taskledger/evaluator";
 import { agentEnvironment, type OpencodeConfig } from "@taskledger/executor";
 import { cacheDirectory, gitWorkspaces } from "@taskledger/git-workspace";
@@ -21,7 +22,6 @@ import { createAgentExecutor } from "./agent-executor.js";
 import type { RunOptions } from "./cli-options.js";
 import { createManager } from "./create-manager.js";
 import { daemonLink, sandboxSpecs, usesDaemon } from "./daemon-link.js";
-import { daemonSocketPath } from "./daemon-protocol.js";
 import { maxRequestChars } from "./request-source.js";
 import { agentHosts } from "./sandbox-options.js";
 

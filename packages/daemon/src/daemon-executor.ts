@@ -13,8 +13,8 @@ import {
   lostAttemptResult,
   type OpencodeServerExecutor,
 } from "@taskledger/executor";
-import type { DaemonConnection } from "./daemon-client.js";
-import type { DaemonExecutorSpec, DaemonSandboxSpec } from "./daemon-protocol.js";
+import type { DaemonConnection } from "./client.js";
+import type { DaemonExecutorSpec, DaemonSandboxSpec } from "./protocol.js";
 
 /** The daemon a process's executors share, reached on first use; `undefined`: run in-process. */
 export interface DaemonLink {

@@ -2,17 +2,16 @@ import { spawn } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, statSync, truncateSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { ExecutorError } from "@taskledger/core";
 import {
+  type DaemonBuild,
   type DaemonReply,
   type DaemonRequest,
   type DaemonStatus,
-  daemonBuild,
   daemonSocketPath,
   readMessages,
   sendMessage,
-} from "./daemon-protocol.js";
+} from "./protocol.js";
 
 /** Requests that carry an id, so their replies find them. */
 type Addressed = Extract<DaemonRequest, { id: number }>;
@@ -94,10 +93,21 @@ export class DaemonConnection {
   }
 }
 
-export interface ConnectOptions {
+/** Where the daemon is and which one a client wants. */
+export interface DaemonAddress {
   cacheDir: string;
+  /** The client's own build: a daemon of another is stopped and replaced. */
+  build: DaemonBuild;
+}
+
+export interface ConnectOptions extends DaemonAddress {
   /** Start a daemon when none answers (a run); false only looks (`status`, `stop`). */
   start: boolean;
+  /**
+   * What `node` runs to serve in the foreground (the built CLI: `[bin, "daemon", "serve"]`);
+   * `--idle <seconds>` is appended when given. Without it no daemon can be started.
+   */
+  serveCommand?: readonly string[];
   /** The idle time a daemon started here gets; default its own (10 minutes). */
   idleSeconds?: number;
   abortSignal?: AbortSignal;
@@ -111,8 +121,8 @@ export async function connectDaemon(
   options: ConnectOptions,
 ): Promise<DaemonConnection | undefined> {
   const path = daemonSocketPath(options.cacheDir);
-  const own = daemonBuild();
-  const found = await openConnection(path);
+  const own = options.build;
+  const found = await openConnection(path, own);
   if (found !== undefined) {
     if (found.version === own.version && found.build === own.build) return found.connection;
     // Another taskledger's daemon: it gives up the socket at once, then stops its servers.
@@ -126,7 +136,7 @@ export async function connectDaemon(
   while (Date.now() < deadline) {
     options.abortSignal?.throwIfAborted();
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const started = await openConnection(path);
+    const started = await openConnection(path, own);
     if (started !== undefined) {
       if (started.version === own.version && started.build === own.build) return started.connection;
       started.connection.close();
@@ -138,8 +148,8 @@ export async function connectDaemon(
 }
 
 /** The daemon's status, or undefined when none runs. */
-export async function daemonStatus(cacheDir: string): Promise<DaemonStatus | undefined> {
-  const found = await openConnection(daemonSocketPath(cacheDir));
+export async function daemonStatus(address: DaemonAddress): Promise<DaemonStatus | undefined> {
+  const found = await openConnection(daemonSocketPath(address.cacheDir), address.build);
   if (found === undefined) return undefined;
   try {
     const reply = await found.connection.ask({ type: "status" });
@@ -150,8 +160,8 @@ export async function daemonStatus(cacheDir: string): Promise<DaemonStatus | und
 }
 
 /** Stops the daemon if one runs; resolves once it has let go of its socket. */
-export async function stopDaemon(cacheDir: string): Promise<DaemonStatus | undefined> {
-  const found = await openConnection(daemonSocketPath(cacheDir));
+export async function stopDaemon(address: DaemonAddress): Promise<DaemonStatus | undefined> {
+  const found = await openConnection(daemonSocketPath(address.cacheDir), address.build);
   if (found === undefined) return undefined;
   const status = await found.connection.ask({ type: "status" }).catch(() => undefined);
   await found.connection.ask({ type: "stop" }).catch(() => {});
@@ -162,6 +172,7 @@ export async function stopDaemon(cacheDir: string): Promise<DaemonStatus | undef
 /** A connection that said hello, or undefined when nothing (or nothing of ours) answers. */
 async function openConnection(
   path: string,
+  build: DaemonBuild,
 ): Promise<{ connection: DaemonConnection; version: string; build: string } | undefined> {
   if (process.platform !== "win32" && !existsSync(path)) return undefined;
   const socket = await new Promise<Socket | undefined>((resolve) => {
@@ -187,7 +198,7 @@ async function openConnection(
       resolve(reply);
     });
     socket.once("close", () => resolve(undefined));
-    sendMessage(socket, { type: "hello", ...daemonBuild() });
+    sendMessage(socket, { type: "hello", ...build });
   });
   if (hello?.type !== "hello") {
     socket.destroy();
@@ -201,16 +212,10 @@ async function openConnection(
   };
 }
 
-/** The built CLI's entry the daemon is started by; undefined when run from the sources. */
-export function daemonEntry(): string | undefined {
-  const bin = fileURLToPath(new URL("./bin.js", import.meta.url));
-  return existsSync(bin) ? bin : undefined;
-}
-
 /** Starts `taskledger daemon serve` detached, its output appended to the cache directory's log. */
 function startDaemon(options: ConnectOptions): void {
-  const bin = daemonEntry();
-  if (bin === undefined) {
+  const serve = options.serveCommand;
+  if (serve === undefined) {
     throw new ExecutorError("the taskledger daemon needs the built CLI (bin.js is missing)");
   }
   mkdirSync(options.cacheDir, { recursive: true, mode: 0o700 });
@@ -220,7 +225,7 @@ function startDaemon(options: ConnectOptions): void {
     truncateSync(logPath, 0);
   const log = openSync(logPath, "a", 0o600);
   try {
-    const args = [bin, "daemon", "serve"];
+    const args = [...serve];
     if (options.idleSeconds !== undefined) args.push("--idle", String(options.idleSeconds));
     const child = spawn(process.execPath, args, {
       detached: true,

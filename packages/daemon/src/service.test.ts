@@ -3,18 +3,19 @@ import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { DaemonReply } from "./daemon-protocol.js";
-import { DaemonService } from "./daemon-service.js";
+import type { DaemonReply } from "./protocol.js";
+import { DaemonService } from "./service.js";
 
 // The service's protocol over its real socket, without an agent: what a client gets for good and
 // bad requests, and how the service ends.
 const services: DaemonService[] = [];
+const build = { version: "0.0.0-test", build: "test" };
 afterEach(async () => {
   for (const service of services.splice(0)) await service.stop("test over");
 });
 
 async function started(cacheDir = mkdtempSync(join(tmpdir(), "tl-daemon-svc-"))) {
-  const service = new DaemonService({ cacheDir, idleMs: 60_000 });
+  const service = new DaemonService({ cacheDir, idleMs: 60_000, build });
   services.push(service);
   expect(await service.listen()).toBe(true);
   return service;
@@ -50,7 +51,7 @@ describe("the daemon's service", () => {
     client.socket.write(`${JSON.stringify({ type: "hello", version: "x", build: "y" })}\n`);
     client.socket.write(`${JSON.stringify({ type: "status", id: 1 })}\n`);
     await until(() => client.replies.length >= 2);
-    expect(client.replies[0]).toMatchObject({ type: "hello", pid: process.pid });
+    expect(client.replies[0]).toMatchObject({ type: "hello", pid: process.pid, ...build });
     expect(client.replies[1]).toMatchObject({
       type: "status",
       id: 1,
@@ -78,7 +79,7 @@ describe("the daemon's service", () => {
   it("holds its cache directory against a second service, and stops when its socket is removed", async () => {
     const service = await started();
     const cacheDir = join(service.socketPath, "..");
-    const second = new DaemonService({ cacheDir });
+    const second = new DaemonService({ cacheDir, build });
     expect(await second.listen()).toBe(false);
     rmSync(service.socketPath);
     await service.stopped;

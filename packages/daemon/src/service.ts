@@ -11,18 +11,18 @@ import {
 } from "@taskledger/executor";
 import { createPricing } from "@taskledger/llm";
 import { createSandbox } from "@taskledger/sandbox";
-import { takeLock } from "./daemon-lock.js";
+import { takeLock } from "./lock.js";
 import {
+  type DaemonBuild,
   type DaemonExecutorSpec,
   type DaemonReply,
   type DaemonRequest,
   type DaemonSandboxSpec,
   type DaemonStatus,
-  daemonBuild,
   daemonSocketPath,
   readMessages,
   sendMessage,
-} from "./daemon-protocol.js";
+} from "./protocol.js";
 
 /** How long a daemon with no client and no attempt stays up, unless told. */
 export const defaultDaemonIdleMs = 10 * 60_000;
@@ -39,6 +39,8 @@ interface ExecutorEntry {
 
 export interface DaemonServiceOptions {
   cacheDir: string;
+  /** What it answers a client's hello with: the host's version and build. */
+  build: DaemonBuild;
   idleMs?: number;
   /** Lines for the daemon's log. */
   log?: (line: string) => void;
@@ -67,13 +69,14 @@ export class DaemonService {
   private startedServers = 0;
   readonly socketPath: string;
   private readonly idleMs: number;
-  private readonly identity = daemonBuild();
+  private readonly identity: DaemonBuild;
   private readonly startedAt = new Date().toISOString();
   /** Resolves once the service has stopped. */
   readonly stopped: Promise<void>;
   private resolveStopped!: () => void;
 
   constructor(private readonly options: DaemonServiceOptions) {
+    this.identity = { version: options.build.version, build: options.build.build };
     this.socketPath = daemonSocketPath(options.cacheDir);
     this.idleMs = options.idleMs ?? defaultDaemonIdleMs;
     this.stopped = new Promise((resolve) => {

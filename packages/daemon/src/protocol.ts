@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,14 +7,13 @@ import type { OpencodeServerExecutorOptions } from "@taskledger/executor";
 import type { PriceTable } from "@taskledger/llm";
 import type { SandboxOptions } from "@taskledger/sandbox";
 
-/** `--no-daemon` as the command line parses it. */
-export interface DaemonFlag {
-  daemon?: boolean;
-}
-
-/** A run's choice: agent servers in the per-user daemon (kept warm between runs), or in-process. */
-export interface DaemonChoice {
-  daemon: boolean;
+/**
+ * Which taskledger a daemon or client is: a daemon of another version or build is replaced, not
+ * used. The host (the CLI) says what it is; the daemon reads nothing of its own files.
+ */
+export interface DaemonBuild {
+  version: string;
+  build: string;
 }
 
 /** The settings one daemon executor is made from: equal settings share its warm servers. */
@@ -54,7 +52,7 @@ export interface DaemonStatus {
 
 /** A message from the CLI to the daemon. */
 export type DaemonRequest =
-  | { type: "hello"; version: string; build: string }
+  | ({ type: "hello" } & DaemonBuild)
   | {
       type: "run";
       id: number;
@@ -118,32 +116,6 @@ export function readMessages<T>(socket: Socket, onMessage: (message: T) => void)
 /** Writes one message as a JSON line; a closed socket drops it. */
 export function sendMessage(socket: Socket, message: DaemonRequest | DaemonReply): void {
   if (!socket.destroyed && socket.writable) socket.write(`${JSON.stringify(message)}\n`);
-}
-
-/** This taskledger's version and build: a daemon of another is replaced, not used. */
-export function daemonBuild(): { version: string; build: string } {
-  const version = packageVersion();
-  // The built code itself, so a rebuilt checkout of the same version replaces its old daemon too.
-  let build = version;
-  try {
-    build = createHash("sha256")
-      .update(readFileSync(new URL("./daemon-service.js", import.meta.url)))
-      .update(readFileSync(new URL("./daemon-executor.js", import.meta.url)))
-      .digest("hex")
-      .slice(0, 16);
-  } catch {
-    // From sources (tests): the version alone.
-  }
-  return { version, build };
-}
-
-function packageVersion(): string {
-  try {
-    const json = readFileSync(new URL("../package.json", import.meta.url), "utf8");
-    return (JSON.parse(json) as { version?: string }).version ?? "0.0.0";
-  } catch {
-    return "0.0.0";
-  }
 }
 
 /** Where a cache directory's daemon listens: inside it, or under the temp directory when too long. */
