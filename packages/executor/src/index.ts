@@ -4,23 +4,28 @@ export {
   agentEnvironment,
   baseEnvironmentNames,
   environmentNamePattern,
-} from "./agent-environment.js";
+} from "./agent/agent-environment.js";
 export {
   type AgentName,
   AgentSwitchExecutor,
   agentNames,
   parseAgentModel,
-} from "./agent-switch.js";
-export { decideOutcome, type ProcessEnd, tinyStopOutputTokens } from "./attempt-outcome.js";
-export { lostAttemptResult } from "./attempt-result.js";
+} from "./agent/agent-switch.js";
+export { decideOutcome, type ProcessEnd, tinyStopOutputTokens } from "./agent/attempt-outcome.js";
+export { lostAttemptResult } from "./agent/attempt-result.js";
+export {
+  type AgentLaunch,
+  CliAgentExecutor,
+  type CliAgentOptions,
+} from "./agent/cli-agent-executor.js";
+export { defaultTranscriptLimits, Transcript, type TranscriptLimits } from "./agent/transcript.js";
 export {
   ClaudeCodeExecutor,
   type ClaudeCodeExecutorOptions,
   claudeCodeProviderEnv,
   claudeCodeVersion,
   createClaudeCodeExecutor,
-} from "./claude-code-executor.js";
-export { type AgentLaunch, CliAgentExecutor, type CliAgentOptions } from "./cli-agent-executor.js";
+} from "./claude-code/claude-code-executor.js";
 export {
   CodexExecutor,
   type CodexExecutorOptions,
@@ -28,32 +33,31 @@ export {
   codexProviderEnv,
   codexVersion,
   createCodexExecutor,
-} from "./codex-executor.js";
-export {
-  buildRunConfig,
-  defaultPermission,
-  type OpencodeConfig,
-  opencodeHostVariables,
-} from "./hermetic-config.js";
-export { resolveOpencodeBinary } from "./opencode-binary.js";
+} from "./codex/codex-executor.js";
 export {
   defaultEventParseLimits,
   type EventParseLimits,
   type OpencodeEvent,
   parseOpencodeEvents,
-} from "./opencode-events.js";
+} from "./events/agent-events.js";
+export { opencodeHostVariables } from "./opencode/hermetic-environment.js";
+export { resolveOpencodeBinary } from "./opencode/opencode-binary.js";
+export {
+  buildRunConfig,
+  defaultPermission,
+  type OpencodeConfig,
+} from "./opencode/opencode-config.js";
 export {
   createOpencodeExecutor,
   OpencodeExecutor,
   type OpencodeExecutorOptions,
   opencodeVersion,
-} from "./opencode-executor.js";
-export { opencodeKeyVariables } from "./opencode-provider-keys.js";
+} from "./opencode/opencode-executor.js";
+export { opencodeKeyVariables } from "./opencode/opencode-provider-keys.js";
 export {
   createOpencodeServerExecutor,
   defaultServerIdleMs,
   OpencodeServerExecutor,
   type OpencodeServerExecutorOptions,
-} from "./opencode-server-executor.js";
-export { reclaimProcesses } from "./process-tree.js";
-export { defaultTranscriptLimits, Transcript, type TranscriptLimits } from "./transcript.js";
+} from "./opencode/server/opencode-server-executor.js";
+export { reclaimProcesses } from "./process/process-tree.js";

@@ -1,9 +1,9 @@
 import { InvalidConfigError } from "@taskledger/core";
 import { describe, expect, it } from "vitest";
-import { createClaudeCodeExecutor } from "./claude-code-executor.js";
-import { createCodexExecutor } from "./codex-executor.js";
-import { createOpencodeExecutor } from "./opencode-executor.js";
-import { createOpencodeServerExecutor } from "./opencode-server-executor.js";
+import { createClaudeCodeExecutor } from "./claude-code/claude-code-executor.js";
+import { createCodexExecutor } from "./codex/codex-executor.js";
+import { createOpencodeExecutor } from "./opencode/opencode-executor.js";
+import { createOpencodeServerExecutor } from "./opencode/server/opencode-server-executor.js";
 
 /** Options as a JavaScript host or a config file may pass them, past the types. */
 const loose = <T>(options: Record<string, unknown>) => options as unknown as T;

@@ -1,10 +1,10 @@
 import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { WorkspaceError } from "@taskledger/core";
-import { git, splitNul } from "./git.js";
-import { findRepository } from "./git-repository.js";
-import { listRunRefs, type RunRefs, removeRunRefs } from "./run-refs.js";
-import { type ListedSlot, poolDirectory, SlotPool } from "./slot-pool.js";
+import { git, splitNul } from "./git/git.js";
+import { findRepository } from "./git/git-repository.js";
+import { listRunRefs, type RunRefs, removeRunRefs } from "./git/run-refs.js";
+import { type ListedSlot, poolDirectory, SlotPool } from "./slots/slot-pool.js";
 
 export interface CleanOptions {
   /** A directory in the repository. */

@@ -7,13 +7,13 @@ import {
   WorkspaceError,
   type WorkspaceProvider,
 } from "@taskledger/core";
-import { findRepository } from "./git-repository.js";
-import { holdGitRunner } from "./git-runner.js";
-import { openWorktreeWorkspace } from "./git-worktree-workspace.js";
-import { defaultSetupInputs, defaultSetupTimeoutMs } from "./setup-command.js";
-import { watchOutside } from "./shared-outside-watch.js";
-import { defaultSlotLimits, type SlotLimits } from "./slot-pool.js";
-import { startWorktreeRun } from "./worktree-run.js";
+import { findRepository } from "./git/git-repository.js";
+import { holdGitRunner } from "./git/git-runner.js";
+import { openWorktreeWorkspace } from "./run/git-worktree-workspace.js";
+import { watchOutside } from "./run/shared-outside-watch.js";
+import { startWorktreeRun } from "./run/worktree-run.js";
+import { defaultSetupInputs, defaultSetupTimeoutMs } from "./slots/setup-command.js";
+import { defaultSlotLimits, type SlotLimits } from "./slots/slot-pool.js";
 
 /** What every slot (a worktree an attempt works in) gets of the project's environment. */
 export interface GitWorkspaceOptions {

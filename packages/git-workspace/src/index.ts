@@ -1,14 +1,13 @@
 export { cacheDirectory } from "./cache-directory.js";
 export { type CleanOptions, type CleanResult, cleanRepository } from "./clean-repository.js";
-export { type GitOptions, type GitResult, git, gitBytes, splitNul } from "./git.js";
-export { commitDiff, findRepository, type GitRepository } from "./git-repository.js";
-export { gitRunnerState, holdGitRunner } from "./git-runner.js";
-export { type GitWorkspaceOptions, gitWorkspaces, type SetupOptions } from "./git-workspaces.js";
 export {
   type ProjectDigestOptions,
   projectDigest,
   projectDigests,
-} from "./project-digest.js";
+} from "./digest/build-project-digest.js";
+export { type GitOptions, type GitResult, git, gitBytes, splitNul } from "./git/git.js";
+export { commitDiff, findRepository, type GitRepository } from "./git/git-repository.js";
+export { gitRunnerState, holdGitRunner } from "./git/git-runner.js";
 export {
   defaultRunRefLimits,
   listRunRefs,
@@ -16,19 +15,20 @@ export {
   type RunRefLimits,
   type RunRefs,
   runRefs,
-} from "./run-refs.js";
+} from "./git/run-refs.js";
+export { type GitWorkspaceOptions, gitWorkspaces, type SetupOptions } from "./git-workspaces.js";
 export {
   defaultSetupInputs,
   defaultSetupTimeoutMs,
   runSetupCommand,
   type SetupResult,
-} from "./setup-command.js";
-export { ignoredEntries, resetWorktree, setupInputsAt } from "./slot-environment.js";
+} from "./slots/setup-command.js";
+export { ignoredEntries, resetWorktree, setupInputsAt } from "./slots/slot-environment.js";
 export {
   defaultSlotLimits,
   type KeptSlot,
   type ListedSlot,
   poolDirectory,
   type SlotLimits,
-} from "./slot-pool.js";
-export { worktreeIncludeFile } from "./worktree-include.js";
+} from "./slots/slot-pool.js";
+export { worktreeIncludeFile } from "./slots/worktree-include.js";

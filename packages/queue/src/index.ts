@@ -1,20 +1,20 @@
 export {
+  createQueueExecutor,
+  type QueueExecutor,
+  type QueueExecutorOptions,
+} from "./coordinator/queue-executor.js";
+export {
   type AttemptJobData,
   type AttemptJobResult,
   attemptJobId,
   attemptRefs,
   defaultQueueName,
   type WorkerIdentity,
-} from "./attempt-job.js";
+} from "./job/attempt-job.js";
+export { redactRedisUrl, redisOptionsFromUrl } from "./redis/redis-url.js";
 export {
   type AttemptWorker,
   type AttemptWorkerOptions,
   startAttemptWorker,
-} from "./attempt-worker.js";
-export {
-  createQueueExecutor,
-  type QueueExecutor,
-  type QueueExecutorOptions,
-} from "./queue-executor.js";
-export { redactRedisUrl, redisOptionsFromUrl } from "./redis-url.js";
-export { defaultKeptExecutors, type JobAgentSettings } from "./warm-executors.js";
+} from "./worker/attempt-worker.js";
+export { defaultKeptExecutors, type JobAgentSettings } from "./worker/warm-executors.js";

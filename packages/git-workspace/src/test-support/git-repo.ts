@@ -23,7 +23,7 @@ import {
 import { createGitRepo } from "@taskledger/testing";
 import { expect } from "vitest";
 import { gitWorkspaces } from "../git-workspaces.js";
-import { poolDirectory } from "../slot-pool.js";
+import { poolDirectory } from "../slots/slot-pool.js";
 
 /** Runs git in `cwd` for a test and returns its trimmed output. */
 export function sh(cwd: string, ...args: string[]): string {
