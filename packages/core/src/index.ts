@@ -1,19 +1,13 @@
-export { applyRunEvent } from "./apply-run-event.js";
-export { bindToHost, type HostBinding } from "./bind-to-host.js";
-export { buildReport, type ReportContext } from "./build-report.js";
+export { outcomeEvaluator } from "./attempt/outcome-evaluator.js";
+export { buildSubTaskPrompt, type SubTaskPromptInput } from "./attempt/sub-task-prompt.js";
 export {
   type CandidateChoiceAnswer,
   candidateChoiceSchema,
   candidateChoiceSchemaName,
   candidateJudgeTokenBudget,
-} from "./candidate-judge.js";
-export { decideNext, type LadderDecision, type LadderOptions } from "./decide-next.js";
-export {
-  buildDependencyContext,
-  type CompletedOutput,
-  type DependencyContext,
-} from "./dependency-context.js";
-export { describeError } from "./describe-error.js";
+} from "./best-of/candidate-judge.js";
+export { bindToHost, type HostBinding } from "./bind-to-host.js";
+export { describeError } from "./errors/describe-error.js";
 export {
   AbortedError,
   ExecutorError,
@@ -38,56 +32,12 @@ export {
   UnsupportedLogVersionError,
   WorkspaceError,
   type WorkspaceErrorReason,
-} from "./errors.js";
+} from "./errors/errors.js";
 export {
-  type CheckRun,
-  type EvaluateOptions,
-  type EvaluationInput,
-  type Evaluator,
-  outcomeEvaluator,
-} from "./evaluator.js";
-export type {
-  AgentEvent,
-  AttemptOutcome,
-  AttemptProcess,
-  AttemptResult,
-  ExecuteOptions,
-  Executor,
-  ToolCallRecord,
-} from "./executor.js";
-export { FileRunStore } from "./file-run-store.js";
-export { HeadTailBuffer } from "./head-tail-buffer.js";
-export { describeGiven, refuseUnknownKeys } from "./host-input-check.js";
-export { createManager, Manager, type RunOptions } from "./manager.js";
-export { defaultRunSettings, type ManagerOptions } from "./manager-options.js";
-export type {
-  FinishReason,
-  GenerateRequest,
-  GenerateResult,
-  LanguageModel,
-  ModelMessage,
-  StructuredOutput,
-} from "./model.js";
-export type { PlanReview, PlanReviewDecision, ReviewPlan } from "./plan-review.js";
-export { type DecomposePolicy, type PlanResult, singleSubTaskLedger } from "./planner.js";
-export {
-  costOf,
-  type ModelPrice,
-  type PricedCall,
-  type PriceTable,
-  type Pricing,
-  priceCall,
-  priceIn,
-  withCost,
-} from "./price.js";
-export { createProcessDir, isProcessAlive, sweepDeadProcessDirs } from "./process-dirs.js";
-export {
-  commandLineOf,
-  currentProcess,
-  isHolderAlive,
-  type ProcessIdentity,
-  processStartTime,
-} from "./process-identity.js";
+  buildDependencyContext,
+  type CompletedOutput,
+  type DependencyContext,
+} from "./ledger/dependency-context.js";
 export {
   type Evidence,
   evidenceSchema,
@@ -104,25 +54,121 @@ export {
   progressJudgmentSchema,
   progressJudgmentSchemaName,
   stuckEvidenceSource,
-} from "./progress-entry.js";
+} from "./ledger/progress-entry.js";
+export {
+  type Check,
+  type CheckInput,
+  checkSchema,
+  type SubTask,
+  type SubTaskInput,
+  subTaskIdSchema,
+  subTaskSchema,
+} from "./ledger/sub-task.js";
+export {
+  defaultMaxSubTasks,
+  type Fact,
+  factSchema,
+  maxFacts,
+  type TaskLedger,
+  type TaskLedgerInput,
+  taskLedgerSchema,
+  taskLedgerSchemaName,
+  type ValidateTaskLedgerOptions,
+  validateTaskLedger,
+} from "./ledger/task-ledger.js";
+export { applyRunEvent } from "./log/apply-run-event.js";
+export {
+  type BudgetExhaustion,
+  type CandidateOutcome,
+  type CandidateRoundReason,
+  type RunEvent,
+  type RunEventOf,
+  type RunEventType,
+  runLogVersion,
+  type SubTaskMerge,
+  type TraceRef,
+} from "./log/run-events.js";
+export { recoverRun } from "./log/run-recovery.js";
+export {
+  type AttemptUsage,
+  type CandidateChoice,
+  type CandidateMember,
+  type CandidateRound,
+  createRunState,
+  currentLedger,
+  elapsedMs,
+  isFinal,
+  type RunState,
+  type SubTaskState,
+} from "./log/run-state.js";
+export {
+  callStructured,
+  type StructuredCall,
+  type StructuredCallResult,
+} from "./model-call/structured-call.js";
+export { parseStructuredOutput } from "./model-call/structured-output.js";
+export type { PlanReview, PlanReviewDecision, ReviewPlan } from "./plan/plan-review.js";
+export { type DecomposePolicy, type PlanResult, singleSubTaskLedger } from "./plan/planner.js";
+export { isTrivialRequest } from "./plan/trivial-request.js";
+export type { CheckRun, EvaluateOptions, EvaluationInput, Evaluator } from "./ports/evaluator.js";
+export type {
+  AgentEvent,
+  AttemptOutcome,
+  AttemptProcess,
+  AttemptResult,
+  ExecuteOptions,
+  Executor,
+  ToolCallRecord,
+} from "./ports/executor.js";
+export type {
+  FinishReason,
+  GenerateRequest,
+  GenerateResult,
+  LanguageModel,
+  ModelMessage,
+  StructuredOutput,
+} from "./ports/model.js";
 export {
   type ProjectCommand,
   type ProjectDigest,
   type ProjectSource,
   projectDigestTokens,
-} from "./project-digest.js";
-export { buildSubTaskPrompt, type SubTaskPromptInput } from "./prompts.js";
+} from "./ports/project-source.js";
+export {
+  definedOnly,
+  type Sandbox,
+  type SandboxedLaunch,
+  type SandboxLaunch,
+  type SandboxMode,
+  type SandboxRefusal,
+  type SandboxStatus,
+  sandboxModes,
+  unconfined,
+} from "./ports/sandbox.js";
 export type {
-  BudgetExhaustion,
-  CandidateOutcome,
-  CandidateRoundReason,
-  RunEvent,
-  RunEventOf,
-  RunEventType,
-  SubTaskMerge,
-  TraceRef,
-} from "./run-events.js";
-export { recoverRun, runLogVersion } from "./run-recovery.js";
+  AttemptCapture,
+  AttemptSpace,
+  EnvironmentSettings,
+  Integration,
+  Isolation,
+  OpenWorkspaceInput,
+  OutsideChanges,
+  RunWorkspace,
+  SetupSettings,
+  SlotPreparation,
+  WorkspaceOutcome,
+  WorkspaceProvider,
+  WorkspaceRecord,
+} from "./ports/workspace.js";
+export { createProcessDir, isProcessAlive, sweepDeadProcessDirs } from "./process-dirs.js";
+export {
+  commandLineOf,
+  currentProcess,
+  isHolderAlive,
+  type ProcessIdentity,
+  processStartTime,
+} from "./process-identity.js";
+export { buildReport, type ReportContext } from "./report/build-report.js";
 export {
   type CandidateRoundReport,
   candidateRoundReportSchema,
@@ -137,7 +183,12 @@ export {
   subTaskFailureSchema,
   subTaskReportSchema,
   subTaskStatusSchema,
-} from "./run-report.js";
+} from "./report/run-report.js";
+export { decideNext, type LadderDecision, type LadderOptions } from "./run/decide-next.js";
+export { createManager, Manager, type RunOptions } from "./run/manager.js";
+export { defaultRunSettings, type ManagerOptions } from "./run/manager-options.js";
+export { TaskRun } from "./run/task-run.js";
+export { describeGiven, refuseUnknownKeys } from "./settings/host-input-check.js";
 export {
   type BestOf,
   type BestOfInput,
@@ -146,63 +197,23 @@ export {
   type RunSettings,
   type RunSettingsInput,
   resolveRunSettings,
-} from "./run-settings.js";
+} from "./settings/run-settings.js";
+export { FileRunStore } from "./store/file-run-store.js";
+export { MemoryRunStore, type RunStore } from "./store/run-store.js";
+export { HeadTailBuffer } from "./text/head-tail-buffer.js";
+export { stripControl } from "./text/strip-control.js";
+export { clipMiddle, clipStart, oneLine } from "./text/text-clip.js";
+export { estimateTokens, truncateToTokens } from "./text/tokens.js";
 export {
-  type AttemptUsage,
-  type CandidateChoice,
-  type CandidateMember,
-  type CandidateRound,
-  createRunState,
-  currentLedger,
-  elapsedMs,
-  isFinal,
-  type RunState,
-  type SubTaskState,
-} from "./run-state.js";
-export { MemoryRunStore, type RunStore } from "./run-store.js";
-export {
-  definedOnly,
-  type Sandbox,
-  type SandboxedLaunch,
-  type SandboxLaunch,
-  type SandboxMode,
-  type SandboxRefusal,
-  type SandboxStatus,
-  sandboxModes,
-  unconfined,
-} from "./sandbox.js";
-export { stripControl } from "./strip-control.js";
-export {
-  callStructured,
-  type StructuredCall,
-  type StructuredCallResult,
-} from "./structured-call.js";
-export { parseStructuredOutput } from "./structured-output.js";
-export {
-  type Check,
-  type CheckInput,
-  checkSchema,
-  type SubTask,
-  type SubTaskInput,
-  subTaskIdSchema,
-  subTaskSchema,
-} from "./sub-task.js";
-export {
-  defaultMaxSubTasks,
-  type Fact,
-  factSchema,
-  maxFacts,
-  type TaskLedger,
-  type TaskLedgerInput,
-  taskLedgerSchema,
-  taskLedgerSchemaName,
-  type ValidateTaskLedgerOptions,
-  validateTaskLedger,
-} from "./task-ledger.js";
-export { TaskRun } from "./task-run.js";
-export { clipMiddle, clipStart, oneLine } from "./text-clip.js";
-export { estimateTokens, truncateToTokens } from "./tokens.js";
-export { isTrivialRequest } from "./trivial-request.js";
+  costOf,
+  type ModelPrice,
+  type PricedCall,
+  type PriceTable,
+  type Pricing,
+  priceCall,
+  priceIn,
+  withCost,
+} from "./usage/call-cost.js";
 export {
   addUsage,
   emptyUsage,
@@ -210,21 +221,5 @@ export {
   totalTokens,
   type Usage,
   usageSchema,
-} from "./usage.js";
-export {
-  type AttemptCapture,
-  type AttemptSpace,
-  type EnvironmentSettings,
-  type Integration,
-  type Isolation,
-  type OpenWorkspaceInput,
-  type OutsideChanges,
-  type RunWorkspace,
-  type SetupSettings,
-  type SlotPreparation,
-  sharedWorkspace,
-  sharedWorkspaces,
-  type WorkspaceOutcome,
-  type WorkspaceProvider,
-  type WorkspaceRecord,
-} from "./workspace.js";
+} from "./usage/usage.js";
+export { sharedWorkspace, sharedWorkspaces } from "./workspace/shared-workspace.js";

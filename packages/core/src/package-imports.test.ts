@@ -1,13 +1,20 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const packagesDir = join(import.meta.dirname, "..", "..");
+/** A folder's own modules, in its nested folders too (not `test-support/`), relative to it. */
 const sourcesIn = (dir: string) =>
-  readdirSync(dir).filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"));
+  readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .map((f) => f.split("\\").join("/"))
+    .filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"))
+    .filter((f) => !f.split("/").includes("test-support"));
 const importsOf = (dir: string, file: string) =>
-  [...readFileSync(join(dir, file), "utf8").matchAll(/from "\.\/([\w-]+)\.js"/g)].map(
-    (m) => `${m[1]}.ts`,
+  [...readFileSync(join(dir, file), "utf8").matchAll(/from "(\.\.?\/[\w./-]+)\.js"/g)].map(
+    (m) =>
+      `${relative(dir, join(dir, dirname(file), m[1]!))
+        .split("\\")
+        .join("/")}.ts`,
   );
 
 /** Every cycle among a folder's own modules, as "a.ts → b.ts → a.ts". */

@@ -1,8 +1,9 @@
 // The manager's collaborator for core's best-of tests, in memory. Not part of the package.
-import type { AttemptResult } from "../executor.js";
-import type { RunEvent, RunEventOf } from "../run-events.js";
-import { emptyUsage } from "../usage.js";
-import type { Integration, RunWorkspace, WorkspaceProvider } from "../workspace.js";
+
+import type { RunEvent, RunEventOf } from "../log/run-events.js";
+import type { AttemptResult } from "../ports/executor.js";
+import type { Integration, RunWorkspace, WorkspaceProvider } from "../ports/workspace.js";
+import { emptyUsage } from "../usage/usage.js";
 
 /**
  * The manager's collaborator, in memory: attempts "work" in the run's directory and their work is

@@ -1,0 +1,49 @@
+import type { TaskLedger, TaskLedgerInput } from "../ledger/task-ledger.js";
+import type { TraceRef } from "../log/run-events.js";
+import type { RunState } from "../log/run-state.js";
+import type { ReviewPlan } from "../plan/plan-review.js";
+import type { RunWorkspace } from "../ports/workspace.js";
+import type { RunSettings } from "../settings/run-settings.js";
+import type { Usage } from "../usage/usage.js";
+import type { DispatchGate } from "./dispatch-gate.js";
+import type { ResolvedManagerOptions } from "./manager-options.js";
+import type { RunRecorder } from "./run-recorder.js";
+import type { StopConditions } from "./stop-conditions.js";
+
+export interface RunInput {
+  runId: string;
+  request: string;
+  cwd: string;
+  settings: RunSettings;
+  /** A plan the host already has; skips the planning call. */
+  plan?: TaskLedgerInput;
+  /** Tokens the host's planning of `plan` took. */
+  planUsage?: Usage;
+  /** This run's plan review, instead of the manager's. */
+  reviewPlan?: ReviewPlan;
+  abortSignal?: AbortSignal;
+  /** This session's trace context, logged with its first record. */
+  trace?: TraceRef;
+  /** The run's state folded from its log: the run continues it. */
+  recovered?: RunState;
+}
+
+/** What the parts of one run share: its input, its state, its one writer and when to stop. */
+export interface RunContext {
+  options: ResolvedManagerOptions;
+  input: RunInput;
+  settings: RunSettings;
+  state: RunState;
+  recorder: RunRecorder;
+  stop: StopConditions;
+  /** Where attempts work and how their work reaches the run's branch. */
+  workspace: RunWorkspace;
+  /** Queues sub-tasks that have become ready to run. */
+  schedule(ids: Iterable<string>): void;
+  /** Sub-tasks on their way to the executor: a round's extra candidates wait for them. */
+  gate?: DispatchGate;
+  /** The project's commands run before any change, started while the planner thinks. */
+  baseline?: { done: Promise<void>; stop(): void };
+  /** Told the plan once it is made: slots and agents are warmed for its first wave. */
+  planned?(ledger: TaskLedger): void;
+}
