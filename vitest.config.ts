@@ -7,6 +7,7 @@ import { SlowFilesFirst } from "./test-support/slow-files-first.ts";
 // their sources, so tests never need a build.
 const packages = [
   "core",
+  "process",
   "daemon",
   "git-workspace",
   "sandbox",

@@ -2,8 +2,8 @@ import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
-import { createProcessDir, sweepDeadProcessDirs } from "../packages/core/src/process-dirs.ts";
-import { removeOnExit } from "../packages/testing/src/temp-directory.ts";
+import { createProcessDir, sweepDeadProcessDirs } from "../packages/process/src/process-dirs.ts";
+import { removeOnExit } from "../packages/testing/src/files/temp-directory.ts";
 
 // Tests run in an empty directory outside any git repository: a run that defaults to the current
 // directory must never take this repository as its workspace (worktrees, refs, applied changes).

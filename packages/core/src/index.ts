@@ -1,3 +1,15 @@
+export {
+  bindToHost,
+  commandLineOf,
+  createProcessDir,
+  currentProcess,
+  type HostBinding,
+  isHolderAlive,
+  isProcessAlive,
+  type ProcessIdentity,
+  processStartTime,
+  sweepDeadProcessDirs,
+} from "@taskledger/process";
 export { outcomeEvaluator } from "./attempt/outcome-evaluator.js";
 export { buildSubTaskPrompt, type SubTaskPromptInput } from "./attempt/sub-task-prompt.js";
 export {
@@ -6,7 +18,6 @@ export {
   candidateChoiceSchemaName,
   candidateJudgeTokenBudget,
 } from "./best-of/candidate-judge.js";
-export { bindToHost, type HostBinding } from "./bind-to-host.js";
 export { describeError } from "./errors/describe-error.js";
 export {
   AbortedError,
@@ -160,14 +171,6 @@ export type {
   WorkspaceProvider,
   WorkspaceRecord,
 } from "./ports/workspace.js";
-export { createProcessDir, isProcessAlive, sweepDeadProcessDirs } from "./process-dirs.js";
-export {
-  commandLineOf,
-  currentProcess,
-  isHolderAlive,
-  type ProcessIdentity,
-  processStartTime,
-} from "./process-identity.js";
 export { buildReport, type ReportContext } from "./report/build-report.js";
 export {
   type CandidateRoundReport,

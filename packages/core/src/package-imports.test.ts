@@ -51,4 +51,12 @@ describe("the packages' own sources", () => {
     );
     expect(vendors).toEqual([]);
   });
+
+  it("core starts no process (that is @taskledger/process's)", () => {
+    const dir = import.meta.dirname;
+    const spawning = sourcesIn(dir).filter((f) =>
+      /from "node:child_process"/.test(readFileSync(join(dir, f), "utf8")),
+    );
+    expect(spawning).toEqual([]);
+  });
 });

@@ -1,3 +1,4 @@
+export { reclaimProcesses } from "@taskledger/process";
 export {
   type AgentEnvironmentInput,
   type AgentEnvironmentOptions,
@@ -60,4 +61,3 @@ export {
   OpencodeServerExecutor,
   type OpencodeServerExecutorOptions,
 } from "./opencode/server/opencode-server-executor.js";
-export { reclaimProcesses } from "./process/process-tree.js";

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
-import { bindToHost, type HostBinding } from "@taskledger/core";
+import { bindToHost, type HostBinding } from "@taskledger/process";
 import { bridgesAt, sweepDeadBridges } from "./runtime-bridges.js";
 
 type Srt = typeof import("@anthropic-ai/sandbox-runtime");

@@ -1,11 +1,11 @@
 import { appendFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { processStartTime } from "@taskledger/process";
 import { createFakeExecutor } from "@taskledger/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StoreError } from "../errors/errors.js";
 import type { RunEvent } from "../log/run-events.js";
-import { processStartTime } from "../process-identity.js";
 import { createManager } from "../run/manager.js";
 import { FileRunStore } from "./file-run-store.js";
 

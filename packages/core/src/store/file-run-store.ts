@@ -1,8 +1,8 @@
 import { type FileHandle, open, readFile, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { currentProcess, isHolderAlive, type ProcessIdentity } from "@taskledger/process";
 import { StoreError } from "../errors/errors.js";
 import type { RunEvent } from "../log/run-events.js";
-import { currentProcess, isHolderAlive, type ProcessIdentity } from "../process-identity.js";
 import { ensureDirectory } from "./ensure-directory.js";
 import type { RunStore } from "./run-store.js";
 

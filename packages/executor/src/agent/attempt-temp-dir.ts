@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { isProcessAlive, sweepDeadProcessDirs } from "@taskledger/core";
-import { processesWithEnvWhere, signalTracked } from "../process/process-tree.js";
+import { processesWithEnvWhere, signalTracked } from "@taskledger/process";
 
 /** An opencode attempt directory's name starts with this, then the owning process's pid and a dash. */
 export const attemptDirPrefix = "taskledger-opencode-";

@@ -11,16 +11,16 @@ import {
   type SandboxedLaunch,
   stripControl,
 } from "@taskledger/core";
-import type { EventParseLimits, OpencodeEvent } from "../events/agent-events.js";
-import { AttemptWatchdog } from "../process/attempt-watchdog.js";
-import { spawnGroup } from "../process/process-group.js";
-import { ProcessGuard } from "../process/process-guard.js";
 import {
+  AttemptWatchdog,
   attemptMarker,
+  ProcessGuard,
   reclaimProcesses,
+  spawnGroup,
   startTimeOf,
   type TrackedProcess,
-} from "../process/process-tree.js";
+} from "@taskledger/process";
+import type { EventParseLimits, OpencodeEvent } from "../events/agent-events.js";
 import { isProviderRefusal, type ProcessEnd } from "./attempt-outcome.js";
 import { attemptResult } from "./attempt-result.js";
 import {

@@ -1,11 +1,10 @@
 import { tmpdir } from "node:os";
 import { type AttemptResult, HeadTailBuffer, InvalidConfigError } from "@taskledger/core";
+import type { AttemptWatchdog } from "@taskledger/process";
+import { attemptMarker, signalAttempt, spawnGroup, startTimeOf } from "@taskledger/process";
 import type { AttemptLimitOptions } from "../agent/attempt-settings.js";
 import { attemptSettings } from "../agent/attempt-settings.js";
 import { createAttemptRoot, removeDir } from "../agent/attempt-temp-dir.js";
-import type { AttemptWatchdog } from "../process/attempt-watchdog.js";
-import { spawnGroup } from "../process/process-group.js";
-import { attemptMarker, signalAttempt, startTimeOf } from "../process/process-tree.js";
 import { type AttemptDirs, createAttemptDirs } from "./attempt-dirs.js";
 import { type HermeticOptions, hermeticEnvironment } from "./hermetic-environment.js";
 import type { OpencodeConfig } from "./opencode-config.js";

@@ -16,6 +16,7 @@ import {
   type Executor,
   ExecutorError,
 } from "@taskledger/core";
+import { listDescendants } from "@taskledger/process";
 import {
   afterToolResult,
   alive,
@@ -27,7 +28,6 @@ import {
   type ScriptedReply,
 } from "@taskledger/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listDescendants } from "../process/process-tree.js";
 import { subTask } from "./executor-harness.js";
 import { sandboxCase } from "./sandbox-case.js";
 import type { SuiteAgent, SuiteOptions, SuiteServer } from "./suite-agent.js";

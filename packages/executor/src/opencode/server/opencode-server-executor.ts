@@ -9,6 +9,7 @@ import {
   refuseUnknownKeys,
   type Sandbox,
 } from "@taskledger/core";
+import { AttemptWatchdog, reclaimProcesses } from "@taskledger/process";
 import type { ProcessEnd } from "../../agent/attempt-outcome.js";
 import { attemptResult } from "../../agent/attempt-result.js";
 import { attemptSettings, checkExecutorOptions, checkModel } from "../../agent/attempt-settings.js";
@@ -19,8 +20,6 @@ import {
 } from "../../agent/attempt-temp-dir.js";
 import { toolOutputs } from "../../agent/cli-agent-executor.js";
 import { Transcript } from "../../agent/transcript.js";
-import { AttemptWatchdog } from "../../process/attempt-watchdog.js";
-import { reclaimProcesses } from "../../process/process-tree.js";
 import { createAttemptDirs } from "../attempt-dirs.js";
 import { hermeticEnvironment } from "../hermetic-environment.js";
 import {

@@ -1,7 +1,7 @@
 import { chmod, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { startTimeOf } from "@taskledger/process";
 import { afterAll, describe, expect, it } from "vitest";
-import { startTimeOf } from "../../process/process-tree.js";
 import { executorHarness } from "../../test-support/executor-harness.js";
 
 const { scriptedServer, workDir, executorFor, runOptions, cleanup } = executorHarness();

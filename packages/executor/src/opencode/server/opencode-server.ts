@@ -4,10 +4,7 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { createOpencodeClient, OpencodeClient } from "@opencode-ai/sdk/v2/client";
 import { HeadTailBuffer, type Sandbox, type SandboxedLaunch } from "@taskledger/core";
-import type { ProcessEnd } from "../../agent/attempt-outcome.js";
-import { removeDir } from "../../agent/attempt-temp-dir.js";
-import type { AttemptWatchdog } from "../../process/attempt-watchdog.js";
-import { spawnGroup } from "../../process/process-group.js";
+import type { AttemptWatchdog } from "@taskledger/process";
 import {
   attemptMarker,
   listDescendants,
@@ -15,9 +12,12 @@ import {
   signalAttempt,
   signalGroup,
   signalTracked,
+  spawnGroup,
   startTimeOf,
   type TrackedProcess,
-} from "../../process/process-tree.js";
+} from "@taskledger/process";
+import type { ProcessEnd } from "../../agent/attempt-outcome.js";
+import { removeDir } from "../../agent/attempt-temp-dir.js";
 import type { AttemptDirs } from "../attempt-dirs.js";
 import { freePort } from "./free-port.js";
 

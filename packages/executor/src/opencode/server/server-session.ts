@@ -1,12 +1,11 @@
 import type { ExecuteOptions, Pricing } from "@taskledger/core";
+import { ProcessGuard, type TrackedProcess, waitForExit } from "@taskledger/process";
 import type { ProcessEnd } from "../../agent/attempt-outcome.js";
 import type { AttemptSettings } from "../../agent/attempt-settings.js";
 import { priceStep } from "../../agent/price-step.js";
 import type { Transcript } from "../../agent/transcript.js";
 import { eventFromJson, type OpencodeEvent } from "../../events/agent-events.js";
 import { clip } from "../../events/clip.js";
-import { ProcessGuard } from "../../process/process-guard.js";
-import { type TrackedProcess, waitForExit } from "../../process/process-tree.js";
 import { readOnlyAgent } from "../opencode-config.js";
 import type { OpencodeServer } from "./opencode-server.js";
 import { readServerEvent } from "./server-events.js";

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { bindToHost } from "./bind-to-host.js";
-import { isProcessAlive } from "./process-dirs.js";
+import { isProcessAlive } from "./process-alive.js";
 import { commandLineOf, processStartTime } from "./process-identity.js";
 
 // A host that starts `sleep`, binds it, optionally lets go, prints its pid and waits to be killed.

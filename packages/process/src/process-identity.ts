@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { isProcessAlive } from "./process-dirs.js";
+import { isProcessAlive } from "./process-alive.js";
 
 /** A process named by pid and start time, so a pid the OS gave again to another is not it. */
 export interface ProcessIdentity {

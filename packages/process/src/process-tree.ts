@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
-import { processStartTime } from "@taskledger/core";
+import { processStartTime } from "./process-identity.js";
 
 /** A process seen under the attempt, with its start time so a reused pid is never signalled. */
 export interface TrackedProcess {
