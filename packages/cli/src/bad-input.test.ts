@@ -24,7 +24,7 @@ import {
 } from "@taskledger/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
-import { createManager } from "./create-manager.js";
+import { createManager } from "./runtime/create-manager.js";
 import { captureIo, compatibleArgs } from "./test-support/cli-harness.js";
 
 const cleanups: (() => Promise<void>)[] = [];

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { alive, commandLineOf, pollUntil } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
-import type { JsonReport } from "./json-report.js";
+import type { JsonReport } from "./output/json-report.js";
 import { processesUnder } from "./test-support/cli-harness.js";
 
 const bin = resolve(import.meta.dirname, "../dist/bin.js");

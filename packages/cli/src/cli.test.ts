@@ -1,8 +1,8 @@
 import { createModelServer, type ModelServer } from "@taskledger/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
-import { demoPlan, demoRequest } from "./demo-scenario.js";
-import type { JsonReport } from "./json-report.js";
+import { demoPlan, demoRequest } from "./demo/demo-scenario.js";
+import type { JsonReport } from "./output/json-report.js";
 import { captureIo, compatibleArgs } from "./test-support/cli-harness.js";
 
 let server: ModelServer | undefined;

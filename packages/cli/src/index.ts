@@ -49,5 +49,5 @@ export {
   type Telemetry,
   type TelemetryOptions,
 } from "@taskledger/telemetry";
-export { createManager } from "./create-manager.js";
-export { type JsonReport, toJsonReport } from "./json-report.js";
+export { type JsonReport, toJsonReport } from "./output/json-report.js";
+export { createManager } from "./runtime/create-manager.js";

@@ -15,7 +15,7 @@ import {
 } from "@taskledger/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
-import { createManager } from "./create-manager.js";
+import { createManager } from "./runtime/create-manager.js";
 import { captureIo } from "./test-support/cli-harness.js";
 
 // A key no provider would issue: if any byte of it shows up in an output, that output leaks keys.

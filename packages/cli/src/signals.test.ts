@@ -11,9 +11,9 @@ import {
   type RecordedRequest,
 } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
-import { createDemoReplies, demoRequest } from "./demo-scenario.js";
-import type { JsonReport } from "./json-report.js";
-import { compatibleProviderId } from "./runtime.js";
+import { createDemoReplies, demoRequest } from "./demo/demo-scenario.js";
+import type { JsonReport } from "./output/json-report.js";
+import { compatibleProviderId } from "./runtime/runtime.js";
 import { killProcessesUnder, processesUnder } from "./test-support/cli-harness.js";
 
 const bin = resolve(import.meta.dirname, "../dist/bin.js");

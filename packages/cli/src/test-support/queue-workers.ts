@@ -4,7 +4,7 @@ import { once } from "node:events";
 import { readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { commandLineOf } from "@taskledger/testing";
-import { compatibleProviderId } from "../runtime.js";
+import { compatibleProviderId } from "../runtime/runtime.js";
 
 const bin = resolve(import.meta.dirname, "../../dist/bin.js");
 

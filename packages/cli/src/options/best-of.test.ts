@@ -1,0 +1,273 @@
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  afterToolResult,
+  createGitRepo,
+  createModelServer,
+  gitIn,
+  type ModelServer,
+  type RecordedRequest,
+  roleOf,
+  scriptByRole,
+} from "@taskledger/testing";
+import { afterEach, describe, expect, it } from "vitest";
+import { runCli } from "../cli.js";
+import type { JsonReport } from "../output/json-report.js";
+import { compatibleProviderId } from "../runtime/runtime.js";
+import { modelOf, sumPlan, sums } from "../test-support/best-of-fixture.js";
+import {
+  captureIo,
+  compatibleArgs,
+  processesUnder,
+  worktreesLeft,
+} from "../test-support/cli-harness.js";
+
+let server: ModelServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** Each model writes its own sum.js; the executor's own model (`m`) writes `fallback`'s. */
+function agentReply(fallback: string) {
+  return (request: RecordedRequest) => {
+    if (afterToolResult(request)) return { text: "I wrote sum.js as the sub-task asks." };
+    const model = modelOf(request);
+    const content = sums[model] ?? sums[fallback]!;
+    return { toolCalls: [{ name: "write", arguments: { filePath: "sum.js", content } }] };
+  };
+}
+
+const judge = () => ({
+  text: JSON.stringify({
+    completed: true,
+    summary: "sum.js written.",
+    outputData: "",
+    feedback: "",
+  }),
+});
+
+/** The comparative judge reads the diffs: it names the candidate whose sum is `a + b`. */
+function chooseGood(request: RecordedRequest) {
+  const prompt = JSON.stringify(request.body);
+  const attemptOf = (model: string) =>
+    new RegExp(`Candidate attempt (\\d+) \\(${compatibleProviderId}/${model}\\)`).exec(prompt)?.[1];
+  const good = attemptOf("good");
+  const weak = attemptOf("weak");
+  return {
+    text: JSON.stringify({
+      winner: good ? Number(good) : null,
+      reasons: "Only one adds its arguments; the other returns 5 for 2 and 3 alone.",
+      losers: weak ? [{ attempt: Number(weak), why: "Hard-codes 2 + 3; wrong elsewhere." }] : [],
+    }),
+  };
+}
+
+function repoWithSum(): string {
+  return createGitRepo(mkdtempSync(join(tmpdir(), "taskledger-best-of-")), {
+    "sum.js": "module.exports = (a, b) => 0;\n",
+  });
+}
+
+const candidateArgs = ["good", "bad", "weak"].flatMap((m) => [
+  "--candidate-model",
+  `${compatibleProviderId}/${m}`,
+]);
+
+describe("--best-of: parallel candidates, chosen by evidence (real opencode, real git)", () => {
+  it("merges the right candidate of three, keeps the others under refs and reports why they lost", async () => {
+    const repo = repoWithSum();
+    server = await createModelServer({
+      replies: scriptByRole({
+        plan: { text: JSON.stringify(sumPlan) },
+        judge,
+        choose: chooseGood,
+        agent: agentReply("bad"),
+      }),
+    });
+    const t = captureIo();
+    const code = await runCli(
+      [
+        "run",
+        "Make sum.js add",
+        "--yes",
+        "--json",
+        ...compatibleArgs(server.openaiBaseURL),
+        "--agent-model",
+        `${compatibleProviderId}/m`,
+        "--cwd",
+        repo,
+        "--best-of",
+        "3",
+        ...candidateArgs,
+      ],
+      t.io,
+    );
+    expect(code, t.err()).toBe(0);
+    const report = JSON.parse(t.out()) as JsonReport;
+    expect(report.status).toBe("completed");
+    expect(readFileSync(join(repo, "sum.js"), "utf8")).toBe(sums.good);
+    const [round] = report.subTasks[0]!.candidates!;
+    const byModel = Object.fromEntries(
+      round!.candidates.map((c) => [c.agentModel?.split("/")[1], c]),
+    );
+    expect(round).toMatchObject({ round: 1, reason: "risky", by: "judge" });
+    expect(round!.winner).toBe(byModel.good!.attempt);
+    expect(byModel.good!.lost).toBeUndefined();
+    expect(byModel.bad).toMatchObject({
+      completed: false,
+      lost: expect.stringMatching(/^Incomplete/),
+    });
+    expect(byModel.weak).toMatchObject({
+      completed: true,
+      lost: "Hard-codes 2 + 3; wrong elsewhere.",
+    });
+    // The losers' work is kept: each ref holds the sum.js that candidate wrote.
+    for (const loser of [byModel.bad!, byModel.weak!]) {
+      expect(loser.ref).toMatch(/^refs\/taskledger\//);
+      expect(gitIn(repo, "show", `${loser.ref}:sum.js`)).toBe(
+        sums[loser.agentModel!.split("/")[1]!]!.trim(),
+      );
+    }
+    // The judge is asked of the two that passed their checks, not of the one that failed them.
+    expect(server.requests.filter((r) => roleOf(r) === "judge")).toHaveLength(2);
+    // One comparative call, shown only the two that passed their checks.
+    const choices = server.requests.filter((r) => roleOf(r) === "choose");
+    expect(choices).toHaveLength(1);
+    const shown = JSON.stringify(choices[0]!.body);
+    expect(shown).not.toContain(`${compatibleProviderId}/bad)`);
+    // It reads their diffs, where the weak one's special case is plain.
+    expect(shown).toContain("a === 2 && b === 3 ? 5 : 0");
+    expect(shown).toContain("a + b");
+    expect(report.candidates!.rounds).toBe(1);
+    const extra = report.candidates!.extraUsage;
+    expect(extra.inputTokens + extra.outputTokens).toBeGreaterThan(0);
+    expect(t.err()).toContain(`attempt ${round!.winner} chosen (judge)`);
+    expect(await worktreesLeft(repo)).toEqual({ outside: [], held: [] });
+    expect(await processesUnder(repo)).toEqual([]);
+  }, 180_000);
+
+  it("with no candidate complete, the ladder goes on: a retry on the executor's model finishes it", async () => {
+    const repo = repoWithSum();
+    server = await createModelServer({
+      replies: scriptByRole({
+        plan: { text: JSON.stringify(sumPlan) },
+        judge,
+        agent: (request: RecordedRequest) =>
+          // Every candidate writes the wrong sum; the retry on `m` writes the right one.
+          modelOf(request) === "m"
+            ? agentReply("good")(request)
+            : agentReply("bad")({
+                ...request,
+                body: { ...(request.body as object), model: "bad" },
+              }),
+      }),
+    });
+    const t = captureIo();
+    const code = await runCli(
+      [
+        "run",
+        "Make sum.js add",
+        "--yes",
+        "--json",
+        ...compatibleArgs(server.openaiBaseURL),
+        "--agent-model",
+        `${compatibleProviderId}/m`,
+        "--cwd",
+        repo,
+        "--best-of",
+        "2",
+        "--candidate-model",
+        `${compatibleProviderId}/bad`,
+        "--max-retries",
+        "1",
+      ],
+      t.io,
+    );
+    expect(code, t.err()).toBe(0);
+    const report = JSON.parse(t.out()) as JsonReport;
+    expect(report.status).toBe("completed");
+    const [sub] = report.subTasks;
+    expect(sub!.candidates).toHaveLength(1);
+    expect(sub!.candidates![0]).toMatchObject({ winner: null, by: "none" });
+    expect(sub!.attempts).toBe(3);
+    // The retry is announced under the number it runs as, past both candidates'.
+    expect(t.err()).toContain("retrying (attempt 3)");
+    expect(readFileSync(join(repo, "sum.js"), "utf8")).toBe(sums.good);
+    expect(server.requests.filter((r) => roleOf(r) === "choose")).toHaveLength(0);
+  }, 180_000);
+
+  it("a judge that chooses none merges no candidate: the ladder's retry on the executor's model lands", async () => {
+    const repo = repoWithSum();
+    server = await createModelServer({
+      replies: scriptByRole({
+        plan: { text: JSON.stringify(sumPlan) },
+        judge,
+        // Both candidates pass the weak check; the judge reads their diffs and takes neither.
+        choose: {
+          text: JSON.stringify({
+            winner: null,
+            reasons: "Both hard-code 2 + 3; neither adds.",
+            losers: [],
+          }),
+        },
+        // The candidates (on `weak`) hard-code the sum; the retry on `m` writes the right one.
+        agent: agentReply("good"),
+      }),
+    });
+    const t = captureIo();
+    const code = await runCli(
+      [
+        "run",
+        "Make sum.js add",
+        "--yes",
+        "--json",
+        ...compatibleArgs(server.openaiBaseURL),
+        "--agent-model",
+        `${compatibleProviderId}/m`,
+        "--cwd",
+        repo,
+        "--best-of",
+        "2",
+        "--candidate-model",
+        `${compatibleProviderId}/weak`,
+        "--max-retries",
+        "1",
+      ],
+      t.io,
+    );
+    expect(code, t.err()).toBe(0);
+    const report = JSON.parse(t.out()) as JsonReport;
+    const [sub] = report.subTasks;
+    expect(sub!.candidates).toHaveLength(1);
+    const [round] = sub!.candidates!;
+    expect(round).toMatchObject({ winner: null, by: "judge" });
+    expect(round!.candidates.map((c) => c.completed)).toEqual([true, true]);
+    expect(server.requests.filter((r) => roleOf(r) === "choose")).toHaveLength(1);
+    // Neither candidate's commit is on the run's branch: the retry's work is what was applied.
+    expect(readFileSync(join(repo, "sum.js"), "utf8")).toBe(sums.good);
+    const branch = gitIn(repo, "for-each-ref", "--format=%(refname)", "refs/heads/taskledger/");
+    expect(branch).not.toBe("");
+    const history = gitIn(repo, "rev-list", branch).split("\n");
+    for (const c of round!.candidates) expect(history).not.toContain(c.commit);
+    expect(sub).toMatchObject({ status: "completed", attempts: 3 });
+    expect(t.err()).toContain("retrying (attempt 3)");
+    expect(await worktreesLeft(repo)).toEqual({ outside: [], held: [] });
+  }, 180_000);
+
+  it("is a usage error with --isolation shared, and with --candidate-model alone", async () => {
+    server = await createModelServer({ replies: [] });
+    for (const extra of [
+      ["--best-of", "3", "--isolation", "shared"],
+      ["--candidate-model", `${compatibleProviderId}/x`],
+      ["--best-of", "9"],
+    ]) {
+      const t = captureIo();
+      const argv = ["run", "x", "--yes", ...compatibleArgs(server.openaiBaseURL), ...extra];
+      expect(await runCli(argv, t.io)).toBe(2);
+      expect(t.err()).toMatch(/--best-of|--candidate-model/);
+    }
+    expect(server.requests).toHaveLength(0);
+  });
+});

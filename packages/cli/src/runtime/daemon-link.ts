@@ -1,0 +1,142 @@
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Sandbox } from "@taskledger/core";
+import {
+  connectDaemon,
+  type DaemonAddress,
+  type DaemonBuild,
+  type DaemonConnection,
+  type DaemonLink,
+  type DaemonSandboxSpec,
+} from "@taskledger/daemon";
+import { cacheDirectory } from "@taskledger/git-workspace";
+import { type RunOptions, UsageError } from "../options/cli-options.js";
+
+/** The built CLI's entry the daemon is started by; undefined when run from the sources. */
+export function daemonEntry(): string | undefined {
+  const bin = fileURLToPath(new URL("../bin.js", import.meta.url));
+  return existsSync(bin) ? bin : undefined;
+}
+
+/** This taskledger's version and build: a daemon of another is replaced, not used. */
+export function daemonBuild(): DaemonBuild {
+  const version = packageVersion();
+  // The daemon's built code itself, so a rebuilt checkout of the same version replaces its old
+  // daemon too.
+  let build = version;
+  try {
+    const built = dirname(createRequire(import.meta.url).resolve("@taskledger/daemon"));
+    build = createHash("sha256")
+      .update(readFileSync(join(built, "service.js")))
+      .update(readFileSync(join(built, "daemon-executor.js")))
+      .digest("hex")
+      .slice(0, 16);
+  } catch {
+    // Not built (tests from the sources): the version alone.
+  }
+  return { version, build };
+}
+
+function packageVersion(): string {
+  try {
+    const json = readFileSync(new URL("../../package.json", import.meta.url), "utf8");
+    return (JSON.parse(json) as { version?: string }).version ?? "0.0.0";
+  } catch {
+    return "0.0.0";
+  }
+}
+
+/** The user's daemon as this CLI addresses it: the cache directory's, of this build. */
+export function daemonAddress(): DaemonAddress {
+  return { cacheDir: cacheDirectory(), build: daemonBuild() };
+}
+
+/** What `node` runs to serve the daemon in the foreground; undefined from the sources. */
+export function daemonServeCommand(): readonly string[] | undefined {
+  const bin = daemonEntry();
+  return bin === undefined ? undefined : [bin, "daemon", "serve"];
+}
+
+/** The settings each sandbox this process made was made from, so the daemon makes the same. */
+export const sandboxSpecs = new WeakMap<Sandbox, DaemonSandboxSpec>();
+
+/** `--idle <seconds>` or `TASKLEDGER_DAEMON_IDLE` (seconds): a positive whole number. */
+export function daemonIdleSeconds(
+  given: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): number | undefined {
+  const raw = given ?? env.TASKLEDGER_DAEMON_IDLE;
+  if (raw === undefined || raw === "") return undefined;
+  const seconds = Number(raw);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 7 * 24 * 3600) {
+    throw new UsageError(
+      `the daemon's idle time must be a whole number of seconds from 1 to 604800; got "${raw}"`,
+    );
+  }
+  return seconds;
+}
+
+/** `--no-daemon` or `TASKLEDGER_DAEMON=off` (also `0`, `false`) keep the servers in-process. */
+export function usesDaemon(
+  options: Pick<RunOptions, "daemon">,
+  env: Readonly<Record<string, string | undefined>>,
+): boolean {
+  const set = env.TASKLEDGER_DAEMON?.toLowerCase();
+  // Run from its sources (no built entry to start it by), the CLI keeps its servers in-process.
+  const built = daemonEntry() !== undefined;
+  return built && options.daemon && set !== "off" && set !== "0" && set !== "false";
+}
+
+/**
+ * The process's way to its daemon: connected (and started) on first use, again after the daemon
+ * went away; when none can start, one line and the attempts run in this process.
+ */
+export function daemonLink(
+  env: Readonly<Record<string, string | undefined>>,
+  warn: (line: string) => void,
+): DaemonLink & { close(): void } {
+  let current: Promise<DaemonConnection | undefined> | undefined;
+  let told = false;
+  const address = daemonAddress();
+  const serveCommand = daemonServeCommand();
+  const idleSeconds = daemonIdleSeconds(undefined, env);
+  return {
+    async connection(signal) {
+      const open = await current;
+      if (open?.closed) current = undefined;
+      if (current === undefined) {
+        const connecting = connectDaemon({
+          ...address,
+          start: true,
+          ...(serveCommand === undefined ? {} : { serveCommand }),
+          ...(idleSeconds === undefined ? {} : { idleSeconds }),
+          ...(signal ? { abortSignal: signal } : {}),
+        }).catch((error: unknown) => {
+          // A cancelled wait is not a daemon that cannot start: the next call tries again.
+          if (signal?.aborted) {
+            current = undefined;
+            throw error;
+          }
+          if (!told)
+            warn(
+              `the taskledger daemon is unavailable (${(error as Error).message}); agent servers run in this process`,
+            );
+          told = true;
+          return undefined;
+        });
+        current = connecting;
+      }
+      return current;
+    },
+    sandboxSpec: (sandbox) => sandboxSpecs.get(sandbox),
+    close() {
+      void current?.then(
+        (connection) => connection?.close(),
+        () => {},
+      );
+    },
+  };
+}
