@@ -1,6 +1,6 @@
 // A whole taskledger run with no API key and no agent: a scripted model plans a request and a
 // fake executor plays the agents, one attempt cut off on purpose so the retry can be seen.
-// Run it with `npm run demo`. Swap in `@taskledger/llm` and `@taskledger/executor` for real work.
+// Run it with `npm run example`. Swap in `@taskledger/llm` and `@taskledger/executor` for real work.
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
