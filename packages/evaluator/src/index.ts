@@ -1,5 +1,3 @@
-export { type DigestOptions, defaultDigestTokens, digestAttempt } from "./attempt-digest.js";
-export { type AttemptFingerprint, fingerprintAttempt, isStuck } from "./attempt-fingerprint.js";
 export {
   type CheckContext,
   type Checker,
@@ -7,31 +5,37 @@ export {
   type NamedCheckResult,
   runChecker,
   toEvidence,
-} from "./checker.js";
+} from "./checkers/checker.js";
 export {
   type CommandCheckerOptions,
   commandChecker,
   defaultCommandTimeoutMs,
-} from "./command-checker.js";
-export { allOf, anyOf, type CompositeOptions } from "./composite-checker.js";
-export { checkerForCheck, type DeclaredCheckOptions } from "./declared-checks.js";
-export {
-  createEvaluator,
-  type EvaluatorOptions,
-  LedgerEvaluator,
-} from "./evaluator.js";
-export { fileExistsChecker } from "./file-exists-checker.js";
-export { type FileMatchesOptions, fileMatchesChecker } from "./file-matches-checker.js";
+} from "./checkers/command-checker.js";
+export { allOf, anyOf, type CompositeOptions } from "./checkers/composite-checker.js";
+export { checkerForCheck, type DeclaredCheckOptions } from "./checkers/declared-checks.js";
+export { fileExistsChecker } from "./checkers/file-exists-checker.js";
+export { type FileMatchesOptions, fileMatchesChecker } from "./checkers/file-matches-checker.js";
 export {
   finishReasonChecker,
   hadRejectedPermission,
   rejectedToolCalls,
-} from "./finish-reason-checker.js";
+} from "./checkers/finish-reason-checker.js";
+export { type CommandRun, type RunCommandOptions, runCommand } from "./checkers/run-command.js";
+export {
+  createEvaluator,
+  type EvaluatorOptions,
+  LedgerEvaluator,
+} from "./create-evaluator.js";
+export { type DigestOptions, defaultDigestTokens, digestAttempt } from "./judge/attempt-digest.js";
+export {
+  type AttemptFingerprint,
+  fingerprintAttempt,
+  isStuck,
+} from "./judge/attempt-fingerprint.js";
 export {
   buildJudgePrompt,
   type JudgeInput,
   type JudgeOutcome,
   judgeAttempt,
   judgeSystemPrompt,
-} from "./judge.js";
-export { type CommandRun, type RunCommandOptions, runCommand } from "./run-command.js";
+} from "./judge/judge.js";

@@ -11,7 +11,7 @@ import {
   scriptedOpencodeProvider,
 } from "@taskledger/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { createEvaluator } from "./evaluator.js";
+import { createEvaluator } from "./create-evaluator.js";
 
 // The real opencode CLI and the real OpenAI SDK (the judge) over HTTP to the scripted model
 // server: the first attempt is cut off, the evaluator finds it incomplete, the retry finishes.

@@ -1,6 +1,5 @@
-export { type CreateModelOptions, createModel, type Provider } from "./create-model.js";
-export { type DefaultModels, defaultModels } from "./default-models.js";
-export { type ProviderJsonSchema, toProviderJsonSchema } from "./json-schema.js";
+export { type CreateModelOptions, createModel, type Provider } from "./models/create-model.js";
+export { type DefaultModels, defaultModels } from "./models/default-models.js";
 export {
   costOf,
   createPricing,
@@ -8,8 +7,9 @@ export {
   type PriceTable,
   type Pricing,
   type PricingOptions,
-} from "./price.js";
-export type { JsonMode } from "./provider-call.js";
-export { redactSecrets } from "./provider-error.js";
-export type { Backoff } from "./provider-model.js";
-export type { ModelWarning } from "./sdk-warnings.js";
+} from "./prices/price-table.js";
+export { type ProviderJsonSchema, toProviderJsonSchema } from "./providers/json-schema.js";
+export type { JsonMode } from "./providers/provider-call.js";
+export { redactSecrets } from "./providers/provider-error.js";
+export type { Backoff } from "./providers/provider-model.js";
+export type { ModelWarning } from "./providers/sdk-warnings.js";

@@ -6,4 +6,4 @@ export {
   type TaskledgerMcpOptions,
   type TaskledgerMcpServer,
 } from "./mcp-server.js";
-export type { RunHost } from "./run-host.js";
+export type { RunHost } from "./runs/run-host.js";

@@ -2,12 +2,12 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { RunCatalog } from "@taskledger/ui";
-import { ClientRoots } from "./client-roots.js";
-import { IdleRelease } from "./idle-release.js";
-import { LiveRuns } from "./live-runs.js";
-import { secretsOf } from "./redact.js";
-import type { RunHost } from "./run-host.js";
-import { registerTools } from "./taskledger-tools.js";
+import { IdleRelease } from "./runs/idle-release.js";
+import { LiveRuns } from "./runs/live-runs.js";
+import type { RunHost } from "./runs/run-host.js";
+import { ClientRoots } from "./security/client-roots.js";
+import { secretsOf } from "./security/redact.js";
+import { registerTools } from "./tools/taskledger-tools.js";
 
 export interface TaskledgerMcpOptions {
   host: RunHost;

@@ -1,12 +1,19 @@
-export { abortableDelay } from "./abortable-delay.js";
+export { abortableDelay } from "./fakes/abortable-delay.js";
 export {
   createFakeExecutor,
   type FakeAttempt,
   FakeExecutor,
   type FakeExecutorCall,
   type FakeExecutorOptions,
-} from "./fake-executor.js";
-export { createGitRepo, gitIn } from "./git-repo.js";
+} from "./fakes/fake-executor.js";
+export {
+  createScriptedModel,
+  ScriptedModel,
+  type ScriptedModelOptions,
+  type ScriptedResponse,
+} from "./fakes/scripted-model.js";
+export { createGitRepo, gitIn } from "./files/git-repo.js";
+export { removeOnExit, tempDirectory } from "./files/temp-directory.js";
 export {
   createModelServer,
   type Face,
@@ -21,22 +28,8 @@ export {
   type ScriptedReply,
   type ScriptedToolCall,
   type ScriptedUsage,
-} from "./model-server.js";
-export { scriptedOpencodeProvider } from "./opencode-provider.js";
-export {
-  alive,
-  commandLineOf,
-  killProcessesUnder,
-  pollUntil,
-  processesUnder,
-} from "./processes-under.js";
-export {
-  hasRedisServer,
-  type RedisServer,
-  redisMissingNote,
-  redisTestsEnabled,
-  startRedisServer,
-} from "./redis-server.js";
+} from "./model-server/model-server.js";
+export { scriptedOpencodeProvider } from "./model-server/opencode-provider.js";
 export {
   afterToolResult,
   type ModelRole,
@@ -45,11 +38,18 @@ export {
   roleOf,
   scriptByRole,
   subTaskOf,
-} from "./script-by-role.js";
+} from "./model-server/script-by-role.js";
 export {
-  createScriptedModel,
-  ScriptedModel,
-  type ScriptedModelOptions,
-  type ScriptedResponse,
-} from "./scripted-model.js";
-export { removeOnExit, tempDirectory } from "./temp-directory.js";
+  alive,
+  commandLineOf,
+  killProcessesUnder,
+  pollUntil,
+  processesUnder,
+} from "./processes/processes-under.js";
+export {
+  hasRedisServer,
+  type RedisServer,
+  redisMissingNote,
+  redisTestsEnabled,
+  startRedisServer,
+} from "./processes/redis-server.js";

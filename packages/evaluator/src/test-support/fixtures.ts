@@ -1,5 +1,5 @@
 import type { AttemptResult, SubTask } from "@taskledger/core";
-import type { CheckContext } from "../checker.js";
+import type { CheckContext } from "../checkers/checker.js";
 
 export function attemptResult(overrides: Partial<AttemptResult> = {}): AttemptResult {
   return {

@@ -3,9 +3,9 @@ import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { expect, it } from "vitest";
-import { commandLineOf, pollUntil, processesUnder } from "./processes-under.js";
+import { commandLineOf, pollUntil, processesUnder } from "../processes/processes-under.js";
 
-const repository = resolve(import.meta.dirname, "../../..");
+const repository = resolve(import.meta.dirname, "../../../..");
 const vitest = join(repository, "node_modules/.bin/vitest");
 const config = ["--config", "test-support/fixtures/temp-files/vitest.config.ts"];
 

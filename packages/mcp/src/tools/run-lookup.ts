@@ -1,5 +1,5 @@
 import { createRunState, RunNotFoundError, type RunState } from "@taskledger/core";
-import type { LiveRun } from "./live-runs.js";
+import type { LiveRun } from "../runs/live-runs.js";
 import { reportResult, statusResult } from "./result-views.js";
 import type { ToolContext } from "./tool-context.js";
 

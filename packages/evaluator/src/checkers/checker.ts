@@ -8,7 +8,7 @@ import {
   type Sandbox,
   type SubTask,
 } from "@taskledger/core";
-import { throwIfAborted } from "./abort.js";
+import { throwIfAborted } from "../abort.js";
 
 /** What a checker sees: the attempt, the sub-task it was for and where it ran. */
 export interface CheckContext {

@@ -1,9 +1,9 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { RunCatalog } from "@taskledger/ui";
-import type { ClientRoots } from "./client-roots.js";
-import type { IdleRelease } from "./idle-release.js";
-import type { LiveRuns } from "./live-runs.js";
-import type { RunHost } from "./run-host.js";
+import type { IdleRelease } from "../runs/idle-release.js";
+import type { LiveRuns } from "../runs/live-runs.js";
+import type { RunHost } from "../runs/run-host.js";
+import type { ClientRoots } from "../security/client-roots.js";
 
 /** What the tools share. */
 export interface ToolContext {

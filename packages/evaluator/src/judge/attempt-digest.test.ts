@@ -1,7 +1,7 @@
 import { estimateTokens, InvalidConfigError, type ToolCallRecord } from "@taskledger/core";
 import { describe, expect, it } from "vitest";
+import { attemptResult } from "../test-support/fixtures.js";
 import { digestAttempt } from "./attempt-digest.js";
-import { attemptResult } from "./test-support/fixtures.js";
 
 const answer = "FINAL ANSWER: slugify lives in src/slugify.ts and all 14 tests pass.";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { attemptResult, checkContext } from "../test-support/fixtures.js";
 import { finishReasonChecker } from "./finish-reason-checker.js";
-import { attemptResult, checkContext } from "./test-support/fixtures.js";
 
 const check = (overrides: Parameters<typeof attemptResult>[0]) =>
   finishReasonChecker().check(checkContext({ result: attemptResult(overrides) }));

@@ -1,7 +1,7 @@
 import { progressJudgmentSchema, progressJudgmentSchemaName } from "@taskledger/core";
 import { createModelServer, type ModelServer } from "@taskledger/testing";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createModel, defaultModels, type ModelWarning, type Provider } from "./index.js";
+import { createModel, defaultModels, type ModelWarning, type Provider } from "../index.js";
 
 const verdict = { completed: true, summary: "Done.", outputData: "", feedback: "" };
 const judge = { name: progressJudgmentSchemaName, schema: progressJudgmentSchema };

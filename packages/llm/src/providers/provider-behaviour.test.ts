@@ -9,7 +9,7 @@ import {
 } from "@taskledger/core";
 import { createModelServer, type ModelServer, type RecordedRequest } from "@taskledger/testing";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { type CreateModelOptions, createModel, type Provider } from "./index.js";
+import { type CreateModelOptions, createModel, type Provider } from "../index.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: wire bodies are read loosely in assertions
 type Loose = any;

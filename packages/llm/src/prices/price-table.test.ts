@@ -1,6 +1,6 @@
 import { emptyUsage } from "@taskledger/core";
 import { describe, expect, it } from "vitest";
-import { createPricing } from "./index.js";
+import { createPricing } from "../index.js";
 
 const million = { ...emptyUsage(), inputTokens: 1_000_000, outputTokens: 1_000_000 };
 

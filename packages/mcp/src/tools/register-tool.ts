@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { clipMiddle, describeError } from "@taskledger/core";
 import type { ZodRawShape, z } from "zod";
-import { redact } from "./redact.js";
+import { redact } from "../security/redact.js";
 import type { ToolContext } from "./tool-context.js";
 import { limits } from "./tool-schemas.js";
 

@@ -1,9 +1,9 @@
 import { AbortedError, ModelError, progressJudgmentSchemaName } from "@taskledger/core";
 import { createScriptedModel } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
+import { attemptResult, subTask } from "../test-support/fixtures.js";
 import { digestAttempt } from "./attempt-digest.js";
 import { judgeAttempt } from "./judge.js";
-import { attemptResult, subTask } from "./test-support/fixtures.js";
 
 const judgment = {
   completed: true,

@@ -1,8 +1,8 @@
 import type { ReviewPlan, RunState, TaskRun } from "@taskledger/core";
 import { describeError } from "@taskledger/core";
 import { firstAnswer, ReviewBroker } from "@taskledger/ui";
+import type { LiveRun } from "../runs/live-runs.js";
 import { canElicit, elicitReview } from "./elicit-review.js";
-import type { LiveRun } from "./live-runs.js";
 import type { ToolContext } from "./tool-context.js";
 
 /** Starts (or resumes) a run in `directory` as one of this server's, reviewed when `review`. */

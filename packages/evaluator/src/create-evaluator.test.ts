@@ -14,8 +14,8 @@ import {
 } from "@taskledger/core";
 import { createFakeExecutor, createScriptedModel } from "@taskledger/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Checker } from "./checker.js";
-import { createEvaluator } from "./evaluator.js";
+import type { Checker } from "./checkers/checker.js";
+import { createEvaluator } from "./create-evaluator.js";
 import { attemptResult, subTask } from "./test-support/fixtures.js";
 
 const node = process.execPath;

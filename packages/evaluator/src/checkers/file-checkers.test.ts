@@ -2,9 +2,9 @@ import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { checkContext } from "../test-support/fixtures.js";
 import { fileExistsChecker } from "./file-exists-checker.js";
 import { fileMatchesChecker } from "./file-matches-checker.js";
-import { checkContext } from "./test-support/fixtures.js";
 
 let root: string;
 let cwd: string;

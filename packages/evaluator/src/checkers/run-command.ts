@@ -10,7 +10,7 @@ import {
   type Sandbox,
   type SandboxedLaunch,
 } from "@taskledger/core";
-import { throwIfAborted } from "./abort.js";
+import { throwIfAborted } from "../abort.js";
 import { programPath } from "./program-path.js";
 
 export interface RunCommandOptions {

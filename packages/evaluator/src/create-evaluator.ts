@@ -19,18 +19,18 @@ import {
   stuckEvidenceSource,
 } from "@taskledger/core";
 import { throwIfAborted } from "./abort.js";
-import { defaultDigestTokens, digestAttempt } from "./attempt-digest.js";
-import { fingerprintAttempt } from "./attempt-fingerprint.js";
 import {
   type CheckContext,
   type Checker,
   type NamedCheckResult,
   runChecker,
   toEvidence,
-} from "./checker.js";
-import { checkerForCheck } from "./declared-checks.js";
-import { finishReasonChecker } from "./finish-reason-checker.js";
-import { type JudgeOutcome, judgeAttempt } from "./judge.js";
+} from "./checkers/checker.js";
+import { checkerForCheck } from "./checkers/declared-checks.js";
+import { finishReasonChecker } from "./checkers/finish-reason-checker.js";
+import { defaultDigestTokens, digestAttempt } from "./judge/attempt-digest.js";
+import { fingerprintAttempt } from "./judge/attempt-fingerprint.js";
+import { type JudgeOutcome, judgeAttempt } from "./judge/judge.js";
 
 export interface EvaluatorOptions {
   /** The judge. Without one, an attempt is complete when every checker passes. */

@@ -1,7 +1,7 @@
 import { createManager, type Evaluator, emptyUsage, taskLedgerSchemaName } from "@taskledger/core";
 import { createFakeExecutor, createModelServer, type ModelServer } from "@taskledger/testing";
 import { afterEach, expect, it } from "vitest";
-import { createModel } from "./index.js";
+import { createModel } from "../index.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: wire bodies are read loosely in assertions
 type Loose = any;

@@ -6,7 +6,7 @@ import {
 } from "@taskledger/core";
 import { createModelServer, type ModelServer, scriptByRole } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
-import { createModel, type JsonMode, type Provider } from "./index.js";
+import { createModel, type JsonMode, type Provider } from "../index.js";
 
 // @taskledger/testing's scriptByRole, against what each SDK really sends in each JSON mode.
 const plan = {

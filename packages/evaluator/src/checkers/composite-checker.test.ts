@@ -1,9 +1,9 @@
 import { AbortedError } from "@taskledger/core";
 import { describe, expect, it } from "vitest";
+import { checkContext } from "../test-support/fixtures.js";
 import type { Checker, CheckResult } from "./checker.js";
 import { runChecker } from "./checker.js";
 import { allOf, anyOf } from "./composite-checker.js";
-import { checkContext } from "./test-support/fixtures.js";
 
 /** A custom checker (any object with `check`) that records whether it ran. */
 function fixed(name: string, result: CheckResult): Checker & { ran: number } {

@@ -2,8 +2,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { attemptResult } from "../test-support/fixtures.js";
 import { fingerprintAttempt, isStuck } from "./attempt-fingerprint.js";
-import { attemptResult } from "./test-support/fixtures.js";
 
 let cwd: string;
 beforeEach(async () => {

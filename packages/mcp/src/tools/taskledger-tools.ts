@@ -1,6 +1,7 @@
 import { InvalidRequestError, isFinal, RunNotFoundError, recoverRun } from "@taskledger/core";
 import type { z } from "zod";
-import { isInside } from "./client-roots.js";
+import { waitForRun } from "../runs/wait-for-run.js";
+import { isInside } from "../security/client-roots.js";
 import { launch } from "./launch-run.js";
 import { toolRegistrar } from "./register-tool.js";
 import { plannedOf, statusResult, usageOf } from "./result-views.js";
@@ -8,7 +9,6 @@ import { finishedReport, liveStatus, statusOf, storedState } from "./run-lookup.
 import type { ToolContext } from "./tool-context.js";
 import type { RunStatusResult } from "./tool-schemas.js";
 import * as schemas from "./tool-schemas.js";
-import { waitForRun } from "./wait-for-run.js";
 
 /** Registers taskledger's tools on `ctx.mcp`. */
 export function registerTools(ctx: ToolContext): void {

@@ -1,6 +1,6 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { AbortedError, clipMiddle, oneLine, type ReviewPlan } from "@taskledger/core";
-import { redact } from "./redact.js";
+import { redact } from "../security/redact.js";
 import { limits } from "./tool-schemas.js";
 
 /** The client can show a form to its user (MCP elicitation). */

@@ -13,7 +13,7 @@ import {
   truncateToTokens,
   type Usage,
 } from "@taskledger/core";
-import { throwIfAborted } from "./abort.js";
+import { throwIfAborted } from "../abort.js";
 
 export interface JudgeInput {
   request: string;

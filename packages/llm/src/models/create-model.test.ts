@@ -5,7 +5,7 @@ import {
 } from "@taskledger/core";
 import { createModelServer, type ModelServer } from "@taskledger/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createModel } from "./index.js";
+import { createModel } from "../index.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: wire bodies are read loosely in assertions
 type Loose = any;

@@ -1,11 +1,15 @@
 import { InvalidConfigError, type LanguageModel } from "@taskledger/core";
-import { createAnthropicCall } from "./anthropic-call.js";
-import { createGoogleCall } from "./google-call.js";
-import { createOpenAICall } from "./openai-call.js";
-import { createPricing, type PriceTable, type Pricing } from "./price.js";
-import type { JsonMode, ProviderCall } from "./provider-call.js";
-import { type Backoff, ProviderModel } from "./provider-model.js";
-import { emitModelWarning, type ModelWarning, routeSdkWarnings } from "./sdk-warnings.js";
+import { createPricing, type PriceTable, type Pricing } from "../prices/price-table.js";
+import { createAnthropicCall } from "../providers/anthropic-call.js";
+import { createGoogleCall } from "../providers/google-call.js";
+import { createOpenAICall } from "../providers/openai-call.js";
+import type { JsonMode, ProviderCall } from "../providers/provider-call.js";
+import { type Backoff, ProviderModel } from "../providers/provider-model.js";
+import {
+  emitModelWarning,
+  type ModelWarning,
+  routeSdkWarnings,
+} from "../providers/sdk-warnings.js";
 
 export type Provider = "anthropic" | "openai" | "google" | "xai" | "openai-compatible";
 

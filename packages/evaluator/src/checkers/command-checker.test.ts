@@ -5,9 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AbortedError, InvalidConfigError } from "@taskledger/core";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { checkContext } from "../test-support/fixtures.js";
 import { commandChecker } from "./command-checker.js";
 import { gate } from "./run-command.js";
-import { checkContext } from "./test-support/fixtures.js";
 
 const node = process.execPath;
 let dir: string;
