@@ -44,8 +44,10 @@ const problems = [];
 for (const name of new Set([...Object.keys(recorded), ...Object.keys(current)])) {
   const before = new Set(recorded[name] ?? []);
   const now = new Set(current[name] ?? []);
-  for (const gone of before) if (!now.has(gone)) problems.push(`${name}: ${gone} is no longer exported`);
-  for (const added of now) if (!before.has(added)) problems.push(`${name}: ${added} is newly exported`);
+  for (const gone of before)
+    if (!now.has(gone)) problems.push(`${name}: ${gone} is no longer exported`);
+  for (const added of now)
+    if (!before.has(added)) problems.push(`${name}: ${added} is newly exported`);
 }
 if (problems.length > 0) {
   console.error(
@@ -53,4 +55,6 @@ if (problems.length > 0) {
   );
   process.exit(1);
 }
-console.log(`public-api: ${Object.keys(current).length} packages export what scripts/public-api.json records`);
+console.log(
+  `public-api: ${Object.keys(current).length} packages export what scripts/public-api.json records`,
+);
