@@ -26,12 +26,18 @@ const setupFiles = [
   fileURLToPath(new URL("./test-support/outside-repository.ts", import.meta.url)),
 ];
 
-const alias = Object.fromEntries(
-  packages.map((name) => [
-    `@taskledger/${name}`,
-    fileURLToPath(new URL(`./packages/${name}/src/index.ts`, import.meta.url)),
-  ]),
-);
+// A subpath entry first: the package's own alias would take it as a path under its index.
+const alias = {
+  "@taskledger/process/lifetime": fileURLToPath(
+    new URL("./packages/process/src/lifetime.ts", import.meta.url),
+  ),
+  ...Object.fromEntries(
+    packages.map((name) => [
+      `@taskledger/${name}`,
+      fileURLToPath(new URL(`./packages/${name}/src/index.ts`, import.meta.url)),
+    ]),
+  ),
+};
 
 // Files at once: as many as cores. Vitest's default (cores - 1) runs one file at a time on 2
 // cores, leaving a core idle while that file waits on a model reply, a lock or a restart. Not

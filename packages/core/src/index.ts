@@ -9,7 +9,7 @@ export {
   type ProcessIdentity,
   processStartTime,
   sweepDeadProcessDirs,
-} from "@taskledger/process";
+} from "@taskledger/process/lifetime";
 export { outcomeEvaluator } from "./attempt/outcome-evaluator.js";
 export { buildSubTaskPrompt, type SubTaskPromptInput } from "./attempt/sub-task-prompt.js";
 export {

@@ -1,16 +1,18 @@
 export { AttemptWatchdog, type WatchdogMessage } from "./attempt-watchdog.js";
-export { bindToHost, type HostBinding } from "./bind-to-host.js";
-export { isProcessAlive } from "./process-alive.js";
-export { createProcessDir, sweepDeadProcessDirs } from "./process-dirs.js";
-export { type GroupSpawnOptions, spawnGroup } from "./process-group.js";
-export { ProcessGuard, type ProcessGuardOptions } from "./process-guard.js";
 export {
+  bindToHost,
   commandLineOf,
+  createProcessDir,
   currentProcess,
+  type HostBinding,
   isHolderAlive,
+  isProcessAlive,
   type ProcessIdentity,
   processStartTime,
-} from "./process-identity.js";
+  sweepDeadProcessDirs,
+} from "./lifetime.js";
+export { type GroupSpawnOptions, spawnGroup } from "./process-group.js";
+export { ProcessGuard, type ProcessGuardOptions } from "./process-guard.js";
 export {
   attemptAlive,
   attemptMarker,

@@ -1,7 +1,7 @@
 import { appendFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { processStartTime } from "@taskledger/process";
+import { processStartTime } from "@taskledger/process/lifetime";
 import { createFakeExecutor } from "@taskledger/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StoreError } from "../errors/errors.js";

@@ -1,6 +1,6 @@
 import { type FileHandle, open, readFile, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { currentProcess, isHolderAlive, type ProcessIdentity } from "@taskledger/process";
+import { currentProcess, isHolderAlive, type ProcessIdentity } from "@taskledger/process/lifetime";
 import { StoreError } from "../errors/errors.js";
 import type { RunEvent } from "../log/run-events.js";
 import { ensureDirectory } from "./ensure-directory.js";
