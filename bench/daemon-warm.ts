@@ -60,6 +60,42 @@ export function cliEnvironment(cacheDir: string): Record<string, string> {
   return env;
 }
 
+/** A sub-task of the warm benches' plans: it asks for nothing. */
+export interface WarmSubTask {
+  id: string;
+  title: string;
+  description: string;
+  successCriteria: string[];
+}
+
+/**
+ * The scripted models of the warm benches: the planner plans `subTasks()` after thinking 2 s, the
+ * judge passes, an agent says done at once, or `firstDelayMs()` later on its sub-task's first
+ * request; that first request's time goes into `firstRequest`.
+ */
+export function warmReplies(
+  subTasks: () => WarmSubTask[],
+  firstRequest: Map<string, number>,
+  firstDelayMs: () => number = () => 0,
+): (request: RecordedRequest) => ScriptedReply {
+  return (request) => {
+    const role = roleOf(request);
+    if (role === "plan") return { text: JSON.stringify({ subTasks: subTasks() }), delayMs: 2000 };
+    if (role !== "agent")
+      return {
+        text: JSON.stringify({ completed: true, summary: "ok", outputData: "", feedback: "" }),
+      };
+    const id = subTaskOf(request);
+    const first = id !== undefined && !firstRequest.has(id);
+    if (first) firstRequest.set(id, Date.now());
+    const delayMs = first ? firstDelayMs() : 0;
+    return {
+      text: "Done: nothing was needed for this step, it is complete.",
+      ...(delayMs > 0 ? { delayMs } : {}),
+    };
+  };
+}
+
 export interface CliExit {
   code: number | null;
   stdout: string;
@@ -173,28 +209,17 @@ export async function benchDaemonWarm(
   mkdirSync(cacheDir, { recursive: true });
   const env = cliEnvironment(cacheDir);
   const firstRequest = new Map<string, number>();
-  let subTasks: { id: string; title: string; description: string; successCriteria: string[] }[] =
-    [];
+  let subTasks: WarmSubTask[] = [];
   let firstRun = false;
   const server = await createModelServer({
-    replies: (request: RecordedRequest): ScriptedReply => {
-      const role = roleOf(request);
-      if (role === "plan") return { text: JSON.stringify({ subTasks }), delayMs: 2000 };
-      if (role !== "agent")
-        return {
-          text: JSON.stringify({ completed: true, summary: "ok", outputData: "", feedback: "" }),
-        };
-      const id = subTaskOf(request);
-      const first = id !== undefined && !firstRequest.has(id);
-      if (first) firstRequest.set(id, Date.now());
-      return {
-        text: "Done: nothing was needed for this step, it is complete.",
-        // A first run's attempts last as real ones do, longer than a new slot takes to make: each
-        // holds its own slot, so the run warms as many rooms as its concurrency (instant attempts
-        // ran 4 sub-tasks in 2–3 slots, leaving the second run rooms to start).
-        ...(first && firstRun ? { delayMs: 30_000 } : {}),
-      };
-    },
+    replies: warmReplies(
+      () => subTasks,
+      firstRequest,
+      // A first run's attempts last as real ones do, longer than a new slot takes to make: each
+      // holds its own slot, so the run warms as many rooms as its concurrency (instant attempts
+      // ran 4 sub-tasks in 2–3 slots, leaving the second run rooms to start).
+      () => (firstRun ? 30_000 : 0),
+    ),
   });
   const stop = () => runCli(["daemon", "stop"], env);
   const rows: DaemonWarmRow[] = [];

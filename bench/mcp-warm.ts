@@ -6,18 +6,9 @@
 // has passed. The repository of bench/fast-path.ts; a planner that thinks 2 s. Needs the build.
 import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import {
-  commandLineOf,
-  createModelServer,
-  pollUntil,
-  type RecordedRequest,
-  roleOf,
-  type ScriptedReply,
-  subTaskOf,
-  tempDirectory,
-} from "@taskledger/testing";
+import { commandLineOf, createModelServer, pollUntil, tempDirectory } from "@taskledger/testing";
 import { connectMcp } from "../packages/cli/src/test-support/mcp-client.ts";
-import { cliEnvironment } from "./daemon-warm.ts";
+import { cliEnvironment, type WarmSubTask, warmReplies } from "./daemon-warm.ts";
 import { project } from "./fast-path.ts";
 
 export interface McpWarmRow {
@@ -103,21 +94,8 @@ export async function benchMcpWarm(
   const cacheDir = join(benchDir, "cache");
   mkdirSync(cacheDir, { recursive: true });
   const firstRequest = new Map<string, number>();
-  let subTasks: { id: string; title: string; description: string; successCriteria: string[] }[] =
-    [];
-  const server = await createModelServer({
-    replies: (request: RecordedRequest): ScriptedReply => {
-      const role = roleOf(request);
-      if (role === "plan") return { text: JSON.stringify({ subTasks }), delayMs: 2000 };
-      if (role !== "agent")
-        return {
-          text: JSON.stringify({ completed: true, summary: "ok", outputData: "", feedback: "" }),
-        };
-      const id = subTaskOf(request);
-      if (id !== undefined && !firstRequest.has(id)) firstRequest.set(id, Date.now());
-      return { text: "Done: nothing was needed for this step, it is complete." };
-    },
-  });
+  let subTasks: WarmSubTask[] = [];
+  const server = await createModelServer({ replies: warmReplies(() => subTasks, firstRequest) });
   const repo = project(tracked, dependencies, benchDir);
   let approvedAt = Number.NaN;
   const client = await connectMcp({

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -17,26 +17,17 @@ import { createOpencodeExecutor } from "@taskledger/executor";
 import { createModel, type Provider } from "@taskledger/llm";
 import {
   createFakeExecutor,
-  createModelServer,
   type ModelServer,
   type ModelServerOptions,
   scriptedOpencodeProvider,
 } from "@taskledger/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
 import { createManager } from "./runtime/create-manager.js";
-import { captureIo, compatibleArgs } from "./test-support/cli-harness.js";
+import { captureIo, compatibleArgs, testScratch } from "./test-support/cli-harness.js";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
-
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "bad-input-"));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
+const scratch = testScratch("all");
+const tempDir = () => scratch.directory("bad-input-");
 
 /** What a call threw (or rejected with); fails the test when it did not. */
 async function thrown(call: () => unknown): Promise<unknown> {
@@ -67,10 +58,8 @@ const okPlan: TaskLedgerInput = {
   ],
 };
 
-async function modelServer(replies: ModelServerOptions["replies"]): Promise<ModelServer> {
-  const server = await createModelServer({ replies });
-  cleanups.push(() => server.close());
-  return server;
+function modelServer(replies: ModelServerOptions["replies"]): Promise<ModelServer> {
+  return scratch.server({ replies });
 }
 
 describe.concurrent("bad input: a typed error that says what is wrong, and no partial state", () => {

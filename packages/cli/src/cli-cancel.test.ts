@@ -1,35 +1,23 @@
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { alive, commandLineOf, pollUntil } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import type { JsonReport } from "./output/json-report.js";
-import { processesUnder } from "./test-support/cli-harness.js";
-
-const bin = resolve(import.meta.dirname, "../dist/bin.js");
+import { builtCli, processesUnder, spawnCli } from "./test-support/cli-harness.js";
 
 describe("Ctrl-C", () => {
   it.runIf(process.platform === "linux")(
     "cancels cleanly: running attempts stopped, report printed, exit 130, no opencode left",
     async () => {
-      expect(existsSync(bin), "run `npm run build` first").toBe(true);
-      const child = spawn(process.execPath, [bin, "demo", "--json", "--keep"], {
-        env: { ...process.env, CI: "true" },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d) => {
-        stdout += d;
-      });
+      expect(existsSync(builtCli), "run `npm run build` first").toBe(true);
+      const { child, exit, stdout, stderr } = spawnCli(["demo", "--json", "--keep"]);
       const started = new Promise<[string, string]>((resolveDir) => {
-        child.stderr.on("data", (d) => {
-          stderr += d;
-          const dir = /agents working in (\S+)/.exec(stderr)?.[1];
-          const runId = /branch taskledger\/([\w-]+)\)/.exec(stderr)?.[1];
-          if (dir && runId && stderr.includes("▶ Step 1/3")) resolveDir([dir, runId]);
+        child.stderr?.on("data", () => {
+          const dir = /agents working in (\S+)/.exec(stderr())?.[1];
+          const runId = /branch taskledger\/([\w-]+)\)/.exec(stderr())?.[1];
+          if (dir && runId && stderr().includes("▶ Step 1/3")) resolveDir([dir, runId]);
         });
       });
       const [dir, runId] = await started;
@@ -52,9 +40,9 @@ describe("Ctrl-C", () => {
       }
       expect(agents.length).toBeGreaterThan(0);
       child.kill("SIGINT");
-      const code = await new Promise<number | null>((r) => child.on("exit", r));
+      const { code } = await exit;
       expect(code).toBe(130);
-      const report = JSON.parse(stdout) as JsonReport;
+      const report = JSON.parse(stdout()) as JsonReport;
       expect(report.status).toBe("cancelled");
       expect(report.subTasks[0]?.status).toBe("cancelled");
       // Killed before the CLI exits; a killed process can take a moment to be torn down under

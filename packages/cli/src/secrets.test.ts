@@ -1,22 +1,20 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { inspect } from "node:util";
 import { FileRunStore, ModelError, type RunEvent, type TaskLedgerInput } from "@taskledger/core";
 import { createModel } from "@taskledger/llm";
 import {
   createFakeExecutor,
-  createModelServer,
   type ModelServer,
   type RecordedRequest,
   type ScriptedReply,
   scriptedOpencodeProvider,
 } from "@taskledger/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runCli } from "./cli.js";
 import { createManager } from "./runtime/create-manager.js";
-import { captureIo } from "./test-support/cli-harness.js";
+import { captureIo, testScratch } from "./test-support/cli-harness.js";
 
 // A key no provider would issue: if any byte of it shows up in an output, that output leaks keys.
 const key = `sk-ant-PLANTED-${randomBytes(12).toString("hex")}`;
@@ -98,21 +96,45 @@ async function filesUnder(directory: string): Promise<string> {
   return names.join("\n") + texts.join("\n");
 }
 
-const cleanups: (() => Promise<void>)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
+// The tests run at once: what they made goes after all of them.
+const scratch = testScratch("all");
 
-async function server(script: Record<CallKind, ScriptedReply[]>): Promise<ModelServer> {
-  const created = await createModelServer({ replies: repliesByKind(script) });
-  cleanups.push(() => created.close());
-  return created;
+function server(script: Record<CallKind, ScriptedReply[]>): Promise<ModelServer> {
+  return scratch.server({ replies: repliesByKind(script) });
 }
 
-async function tempDir(prefix: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  return dir;
+function tempDir(prefix: string): Promise<string> {
+  return scratch.directory(prefix);
+}
+
+/** A manager on `target` as a library host makes one: a fake executor, a store of its own. */
+async function managerOn(
+  target: ModelServer,
+  options: Partial<Parameters<typeof createManager>[0]> = {},
+) {
+  const storeDir = await tempDir("secrets-store-");
+  const events: RunEvent[] = [];
+  const manager = createManager({
+    cwd: process.cwd(),
+    model: modelFor(target),
+    executor: createFakeExecutor({ fallback: { type: "success" } }),
+    store: new FileRunStore(storeDir),
+    decompose: "always",
+    ...options,
+  });
+  return { manager, storeDir, events, onEvent: (event: RunEvent) => events.push(event) };
+}
+
+/** The options that point `taskledger` at `target`'s Anthropic face. */
+function anthropicArgs(target: ModelServer): string[] {
+  return [
+    "--provider",
+    "anthropic",
+    "--model",
+    "claude-test",
+    "--base-url",
+    target.anthropicBaseURL,
+  ];
 }
 
 function modelFor(target: ModelServer) {
@@ -140,18 +162,10 @@ describe.concurrent("a planted API key appears nowhere", () => {
       judge: [echoingError(429, "rate_limit_error"), { text: JSON.stringify(verdict) }],
       agent: [],
     });
-    const storeDir = await tempDir("secrets-store-");
-    const events: RunEvent[] = [];
-    const manager = createManager({
-      cwd: process.cwd(),
-      model: modelFor(target),
+    const { manager, storeDir, events, onEvent } = await managerOn(target, {
       executor: createFakeExecutor({ fallback: { type: "success", text: "Wrote notes.txt." } }),
-      store: new FileRunStore(storeDir),
-      decompose: "always",
     });
-    const report = await manager.run("Write notes.txt saying hello, then check it", {
-      onEvent: (event) => events.push(event),
-    });
+    const report = await manager.run("Write notes.txt saying hello, then check it", { onEvent });
     expect(report.status).toBe("completed");
     // Both echoing errors were answered and retried through.
     expect(target.requests.map(callKind)).toEqual(["plan", "plan", "judge", "judge"]);
@@ -175,18 +189,8 @@ describe.concurrent("a planted API key appears nowhere", () => {
       judge: [],
       agent: [],
     });
-    const storeDir = await tempDir("secrets-store-");
-    const events: RunEvent[] = [];
-    const manager = createManager({
-      cwd: process.cwd(),
-      model: modelFor(target),
-      executor: createFakeExecutor({ fallback: { type: "success" } }),
-      store: new FileRunStore(storeDir),
-      decompose: "always",
-    });
-    const run = manager.start("Write notes.txt saying hello, then check it", {
-      onEvent: (event) => events.push(event),
-    });
+    const { manager, storeDir, events, onEvent } = await managerOn(target);
+    const run = manager.start("Write notes.txt saying hello, then check it", { onEvent });
     const error = await run.result.then(
       () => undefined,
       (thrown: unknown) => thrown,
@@ -205,10 +209,9 @@ describe.concurrent("a planted API key appears nowhere", () => {
 
   it("in the error of an OpenAI-compatible server that quotes a key shaped like no provider's", async () => {
     const plain = `PLANTED-plain-${randomBytes(12).toString("hex")}`;
-    const target = await createModelServer({
+    const target = await scratch.server({
       replies: [{ status: 401, body: { error: { message: `bad token ${plain}`, code: plain } } }],
     });
-    cleanups.push(() => target.close());
     const model = createModel({
       provider: "openai-compatible",
       model: "local",
@@ -237,19 +240,8 @@ describe.concurrent("a planted API key appears nowhere", () => {
       judge: [echoingError(401, "authentication_error")],
       agent: [],
     });
-    const storeDir = await tempDir("secrets-store-");
-    const events: RunEvent[] = [];
-    const manager = createManager({
-      cwd: process.cwd(),
-      model: modelFor(target),
-      executor: createFakeExecutor({ fallback: { type: "success" } }),
-      store: new FileRunStore(storeDir),
-      decompose: "always",
-      maxRetries: 0,
-    });
-    const report = await manager.run("Write notes.txt saying hello, then check it", {
-      onEvent: (event) => events.push(event),
-    });
+    const { manager, storeDir, events, onEvent } = await managerOn(target, { maxRetries: 0 });
+    const report = await manager.run("Write notes.txt saying hello, then check it", { onEvent });
     expect(report.status).toBe("failed");
     const failed = report.subTasks.find((s) => s.id === "write");
     expect(failed?.status).toBe("failed");
@@ -278,12 +270,7 @@ describe.concurrent("a planted API key appears nowhere", () => {
       [
         "run",
         "Write notes.txt saying hello, then check it",
-        "--provider",
-        "anthropic",
-        "--model",
-        "claude-test",
-        "--base-url",
-        target.anthropicBaseURL,
+        ...anthropicArgs(target),
         "--agent-model",
         "scripted/test-model",
         "--opencode-config",
@@ -318,17 +305,7 @@ describe.concurrent("a planted API key appears nowhere", () => {
     });
     const t = captureIo({ env: { CI: "true", ANTHROPIC_API_KEY: key } });
     const code = await runCli(
-      [
-        "plan",
-        "Write notes.txt saying hello, then check it",
-        "--provider",
-        "anthropic",
-        "--model",
-        "claude-test",
-        "--base-url",
-        target.anthropicBaseURL,
-        "--json",
-      ],
+      ["plan", "Write notes.txt saying hello, then check it", ...anthropicArgs(target), "--json"],
       t.io,
     );
     expect(code).toBe(1);

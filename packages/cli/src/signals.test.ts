@@ -1,9 +1,6 @@
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import type { RunEvent } from "@taskledger/core";
+import { readdir, rm, stat } from "node:fs/promises";
+import { join } from "node:path";
 import {
   commandLineOf,
   createModelServer,
@@ -13,10 +10,16 @@ import {
 import { describe, expect, it } from "vitest";
 import { createDemoReplies, demoRequest } from "./demo/demo-scenario.js";
 import type { JsonReport } from "./output/json-report.js";
-import { compatibleProviderId } from "./runtime/runtime.js";
-import { killProcessesUnder, processesUnder } from "./test-support/cli-harness.js";
-
-const bin = resolve(import.meta.dirname, "../dist/bin.js");
+import {
+  agentArgs,
+  builtCli,
+  killProcessesUnder,
+  processesUnder,
+  runDirectories,
+  runLogOf,
+  spawnCli,
+} from "./test-support/cli-harness.js";
+import { writeCall } from "./test-support/scripted-replies.js";
 
 /** How long the agent's first model call takes: the time a leaked agent has to write `late.txt`. */
 const agentReplyDelayMs = 1500;
@@ -31,10 +34,7 @@ const isAgentCall = (request: RecordedRequest) =>
  * call arrives (its answer, a write of `late.txt`, is held back), sends `signals` to the CLI.
  */
 async function signalMidAttempt(signals: NodeJS.Signals[], json: boolean) {
-  const root = await mkdtemp(join(tmpdir(), "taskledger-signals-"));
-  const cwd = join(root, "work");
-  const store = join(root, "store");
-  await mkdir(cwd);
+  const { root, cwd, store } = await runDirectories("taskledger-signals-");
   const demo = createDemoReplies();
   const agentCalls: number[] = [];
   let agentCalled: () => void = () => {};
@@ -46,36 +46,17 @@ async function signalMidAttempt(signals: NodeJS.Signals[], json: boolean) {
       if (!isAgentCall(request)) return demo(request);
       agentCalls.push(Date.now());
       agentCalled();
-      return {
-        delayMs: agentReplyDelayMs,
-        toolCalls: [{ name: "write", arguments: { filePath: "late.txt", content: "late\n" } }],
-      };
+      return { delayMs: agentReplyDelayMs, ...writeCall("late.txt", "late\n") };
     },
   });
-  const args = ["run", demoRequest, "--yes", "--provider", "openai-compatible"];
-  args.push("--model", "demo-manager", "--base-url", server.openaiBaseURL);
-  args.push("--agent-model", `${compatibleProviderId}/demo-agent`);
+  const args = ["run", demoRequest, "--yes"];
+  args.push(...agentArgs(server.openaiBaseURL, "demo-agent", "demo-manager"));
   args.push("--store", store, "--cwd", cwd, ...(json ? ["--json"] : []));
   // A process per attempt, started in `root`: every agent is found there (these tests run at once,
   // and the server executor's servers live under the shared TMPDIR).
   args.push("--executor", "cli");
   // Started in `root`, so everything it starts (agents, the watchdog) is found under it.
-  const child = spawn(process.execPath, [bin, ...args], {
-    cwd: root,
-    env: { ...process.env, CI: "true" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d) => {
-    stdout += d;
-  });
-  child.stderr.on("data", (d) => {
-    stderr += d;
-  });
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
-    child.on("exit", (code, signal) => r({ code, signal })),
-  );
+  const { child, exit, stdout, stderr } = spawnCli(args, {}, root);
   try {
     await agentCall;
     const agents = (await processesUnder(root)).filter((pid) =>
@@ -85,12 +66,12 @@ async function signalMidAttempt(signals: NodeJS.Signals[], json: boolean) {
       // A second signal goes once the first is being handled, as a second Ctrl-C would.
       if (i > 0)
         await pollUntil(
-          async () => stderr,
+          async () => stderr(),
           (text) => text.includes("Cancelling"),
         );
       child.kill(signal);
     }
-    const ended = await exit;
+    const { code, signal } = await exit;
     const exitedAt = Date.now();
     // Processes SIGKILLed just before the exit may take a moment to go: polled, bounded.
     const leftLater = (
@@ -106,15 +87,12 @@ async function signalMidAttempt(signals: NodeJS.Signals[], json: boolean) {
     for (const name of await readdir(cwd)) {
       if ((await stat(join(cwd, name))).mtimeMs > exitedAt) written.push(name);
     }
-    const [logFile] = await readdir(store);
-    const log = (await readFile(join(store, logFile as string), "utf8"))
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as RunEvent);
+    const log = await runLogOf(store);
     return {
-      ...ended,
-      stdout,
-      stderr,
+      code,
+      signal,
+      stdout: stdout(),
+      stderr: stderr(),
       agents,
       leftLater,
       written,
@@ -139,7 +117,7 @@ describe.runIf(process.platform === "linux")("SIGTERM and SIGHUP cancel like Ctr
   ] as const)(
     "%s mid-attempt: exit %i, the report printed (--json: %s), no agent left, nothing written after",
     async (signal, code, json) => {
-      expect(existsSync(bin), "run `npm run build` first").toBe(true);
+      expect(existsSync(builtCli), "run `npm run build` first").toBe(true);
       const ended = await signalMidAttempt([signal], json);
       expect(ended.signal, ended.stderr).toBeNull();
       expect(ended.code, ended.stderr).toBe(code);
@@ -169,7 +147,7 @@ describe.runIf(process.platform === "linux")("SIGTERM and SIGHUP cancel like Ctr
   ] as const)(
     "%s then %s quits at once (exit %i), killing the agents first",
     async (first, second, code) => {
-      expect(existsSync(bin), "run `npm run build` first").toBe(true);
+      expect(existsSync(builtCli), "run `npm run build` first").toBe(true);
       const ended = await signalMidAttempt([first, second], true);
       if (ended.signal === second) {
         // On a loaded machine the first cancel can finish before the second signal lands, while

@@ -1,25 +1,19 @@
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  afterToolResult,
-  createGitRepo,
-  createModelServer,
-  type ModelServer,
-  type RecordedRequest,
-  scriptByRole,
-} from "@taskledger/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import { type RecordedRequest, scriptByRole } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
 import { runCli } from "../cli.js";
-import type { JsonReport } from "../output/json-report.js";
-import { compatibleProviderId } from "../runtime/runtime.js";
-import { captureIo, compatibleArgs } from "../test-support/cli-harness.js";
+import {
+  agentArgs,
+  captureIo,
+  compatibleArgs,
+  runJson,
+  tempRepo,
+  testScratch,
+} from "../test-support/cli-harness.js";
+import { callThenAnswer, completedJudge, writeCall } from "../test-support/scripted-replies.js";
 
-let server: ModelServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const scratch = testScratch();
 
 const facts = [
   { kind: "given", text: "Tests run with node --test." },
@@ -41,13 +35,13 @@ const plan = {
 
 describe("taskledger plan on a project", () => {
   it("gives the planner the project's files, test script and AGENTS.md, and prints the plan's facts", async () => {
-    const repo = createGitRepo(mkdtempSync(join(tmpdir(), "taskledger-grounded-")), {
+    const repo = tempRepo("taskledger-grounded-", {
       "package.json": JSON.stringify({ name: "greeter", scripts: { test: "node --test" } }),
       "AGENTS.md": "# For agents\nKeep every function in its own file under src/.\n",
       "src/index.js": "export {};\n",
       "test/index.test.js": "import '../index.js';\n",
     });
-    server = await createModelServer({ replies: [{ text: JSON.stringify(plan) }] });
+    const server = await scratch.server({ replies: [{ text: JSON.stringify(plan) }] });
     const t = captureIo();
     const code = await runCli(
       [
@@ -90,61 +84,34 @@ const exploring = (request: RecordedRequest) =>
 
 describe("taskledger run --explore (real opencode)", () => {
   it("looks around read-only first: its write is refused and reported, its findings reach the planner", async () => {
-    const repo = createGitRepo(mkdtempSync(join(tmpdir(), "taskledger-explore-")), {
+    const repo = tempRepo("taskledger-explore-", {
       "package.json": JSON.stringify({ name: "greeter" }),
       "AGENTS.md": "Keep every function in its own file under src/.\n",
       "src/index.js": "export {};\n",
     });
-    server = await createModelServer({
+    // Looking around, the agent tries a write (refused) and reports; then the sub-task writes.
+    const explorer = callThenAnswer(
+      writeCall("escaped.txt", "x"),
+      "Findings:\n- greet belongs in src/greet.js (AGENTS.md)",
+    );
+    const writer = callThenAnswer(
+      writeCall("src/greet.js", "export const greet = () => 'hi';\n"),
+      "I wrote src/greet.js.",
+    );
+    const server = await scratch.server({
       replies: scriptByRole({
         plan: { text: JSON.stringify(plan) },
-        judge: {
-          text: JSON.stringify({ completed: true, summary: "Done.", outputData: "", feedback: "" }),
-        },
-        agent: (request: RecordedRequest) => {
-          if (exploring(request)) {
-            return afterToolResult(request)
-              ? { text: "Findings:\n- greet belongs in src/greet.js (AGENTS.md)" }
-              : {
-                  toolCalls: [
-                    { name: "write", arguments: { filePath: "escaped.txt", content: "x" } },
-                  ],
-                };
-          }
-          return afterToolResult(request)
-            ? { text: "I wrote src/greet.js." }
-            : {
-                toolCalls: [
-                  {
-                    name: "write",
-                    arguments: {
-                      filePath: "src/greet.js",
-                      content: "export const greet = () => 'hi';\n",
-                    },
-                  },
-                ],
-              };
-        },
+        judge: completedJudge("Done."),
+        agent: (request: RecordedRequest) => (exploring(request) ? explorer : writer)(request),
       }),
     });
-    const t = captureIo();
-    const code = await runCli(
-      [
-        "run",
-        "Add a greet function",
-        "--yes",
-        "--json",
-        "--explore",
-        ...compatibleArgs(server.openaiBaseURL),
-        "--agent-model",
-        `${compatibleProviderId}/agent`,
-        "--cwd",
-        repo,
-      ],
-      t.io,
-    );
-    expect(code, t.err()).toBe(0);
-    const report = JSON.parse(t.out()) as JsonReport;
+    const { code, report, err } = await runJson("Add a greet function", [
+      "--explore",
+      ...agentArgs(server.openaiBaseURL),
+      "--cwd",
+      repo,
+    ]);
+    expect(code, err()).toBe(0);
     expect(report.explore).toMatchObject({
       outcome: "finished",
       findings: "Findings:\n- greet belongs in src/greet.js (AGENTS.md)",
@@ -155,7 +122,7 @@ describe("taskledger run --explore (real opencode)", () => {
     expect(readFileSync(join(repo, "src/greet.js"), "utf8")).toContain("greet");
     const planning = server.requests.find((r) => JSON.stringify(r.body).includes("task_ledger"));
     expect(JSON.stringify(planning?.body)).toContain("greet belongs in src/greet.js");
-    expect(t.err()).toMatch(
+    expect(err()).toMatch(
       /Looked around in [\d.]+m?s \(finished\): 2 line\(s\) of findings; 1 change\(s\) refused\./,
     );
     expect(report.facts).toEqual(facts);

@@ -1,23 +1,24 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, watch } from "node:fs";
-import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { processStartTime, type RunEvent } from "@taskledger/core";
-import { poolDirectory } from "@taskledger/git-workspace";
+import { processStartTime } from "@taskledger/core";
 import { createModelServer, type RecordedRequest, scriptByRole } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import { createDemoReplies, demoRequest } from "../demo/demo-scenario.js";
 import type { JsonReport } from "../output/json-report.js";
-import { compatibleProviderId } from "../runtime/runtime.js";
 import {
+  agentArgs,
   builtCli,
-  compatibleArgs,
   killProcessesUnder,
+  processesLeft,
   processesUnder,
+  runDirectories,
+  runLogOf,
   spawnCli,
   worktreesLeft,
 } from "../test-support/cli-harness.js";
+import { bashCall, completedJudge } from "../test-support/scripted-replies.js";
 
 type KillPoint = "planning" | "mid-attempt" | "before-evaluation";
 
@@ -31,10 +32,7 @@ function nameOf(request: RecordedRequest): string | undefined {
  * `point`, then resumes it with a second process: the report must be the uninterrupted one's.
  */
 async function killAndResume(point: KillPoint, extraArgs: string[] = []) {
-  const root = await mkdtemp(join(tmpdir(), `taskledger-kill-${point}-`));
-  const cwd = join(root, "work");
-  const store = join(root, "store");
-  await import("node:fs/promises").then((fs) => fs.mkdir(cwd));
+  const { root, cwd, store } = await runDirectories(`taskledger-kill-${point}-`);
   // A repository: attempts run in worktrees, so a kill also leaves a worktree behind to clean up.
   execFileSync("git", ["init", "-q"], { cwd });
   let victim: ChildProcess | undefined;
@@ -66,9 +64,7 @@ async function killAndResume(point: KillPoint, extraArgs: string[] = []) {
     },
   });
   const args = [
-    ...compatibleArgs(server.openaiBaseURL, "demo-manager"),
-    "--agent-model",
-    `${compatibleProviderId}/demo-agent`,
+    ...agentArgs(server.openaiBaseURL, "demo-agent", "demo-manager"),
     "--store",
     store,
     "--cwd",
@@ -82,24 +78,15 @@ async function killAndResume(point: KillPoint, extraArgs: string[] = []) {
     expect(ended.signal).toBe("SIGKILL");
     const [file] = await readdir(store);
     const runId = file!.replace(/\.jsonl$/, "");
-    const before = (await readFile(join(store, file!), "utf8"))
-      .split("\n")
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as RunEvent);
+    const before = await runLogOf(store);
 
     // The run logged its options: the store alone resumes it.
     const second = spawnCli(["resume", runId, "--store", store, "--json"]);
     const resumed = await second.exit;
     expect(resumed.code, resumed.stdout).toBe(0);
     const report = JSON.parse(resumed.stdout) as JsonReport;
-    const after = (await readFile(join(store, file!), "utf8"))
-      .split("\n")
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as RunEvent);
-    const leftover = [
-      ...(await processesUnder(root)),
-      ...(await processesUnder(await poolDirectory(cwd))),
-    ];
+    const after = await runLogOf(store);
+    const leftover = await processesLeft(root, cwd);
     const files = (await readdir(cwd)).filter((name) => !name.startsWith(".")).sort();
     const worktrees = await worktreesLeft(cwd);
     return { report, before, after, leftover, files, worktrees };
@@ -200,10 +187,7 @@ describe.runIf(process.platform === "linux")(
   () => {
     it("resume stops the tool by its attempt's TMPDIR before going on: nothing runs once it is done", async () => {
       expect(existsSync(builtCli), "run `npm run build` first").toBe(true);
-      const root = await mkdtemp(join(tmpdir(), "taskledger-kill-tool-"));
-      const cwd = join(root, "work");
-      const store = join(root, "store");
-      await mkdir(cwd);
+      const { root, cwd, store } = await runDirectories("taskledger-kill-tool-");
       // Attempt directories, so every attempt's marker, under `root`.
       await mkdir(join(root, "tmp"));
       const plan = {
@@ -222,37 +206,16 @@ describe.runIf(process.platform === "linux")(
       const server = await createModelServer({
         replies: scriptByRole({
           plan: { text: JSON.stringify(plan) },
-          judge: {
-            text: JSON.stringify({ completed: true, summary: "ok", outputData: "", feedback: "" }),
-          },
+          judge: completedJudge("ok"),
           // The first attempt's tool runs 45 s; the resumed attempt just answers.
           agent: () =>
             ++agentCalls === 1
-              ? {
-                  toolCalls: [
-                    {
-                      name: "bash",
-                      arguments: {
-                        command: "echo started > started.txt; sleep 45; echo bye > bye.txt",
-                        description: "wait",
-                      },
-                    },
-                  ],
-                }
+              ? bashCall("echo started > started.txt; sleep 45; echo bye > bye.txt", "wait")
               : { text: "Done." },
         }),
       });
       const env = { ...process.env, CI: "true", TMPDIR: join(root, "tmp") };
-      const args = [
-        ...compatibleArgs(server.openaiBaseURL),
-        "--agent-model",
-        `${compatibleProviderId}/agent`,
-        "--store",
-        store,
-        "--cwd",
-        cwd,
-        "--json",
-      ];
+      const args = [...agentArgs(server.openaiBaseURL), "--store", store, "--cwd", cwd, "--json"];
       // Unconfined: inside the OS sandbox the tool dies with its room (sandbox-run.test.ts); here
       // only the resume's search by the attempt's TMPDIR can find it.
       const first = spawn(
@@ -284,25 +247,11 @@ describe.runIf(process.platform === "linux")(
         const [file] = await readdir(store);
         const runId = (file as string).replace(/\.jsonl$/, "");
         // Not spawnSync: the model server answers from this process.
-        const second = spawn(
-          process.execPath,
-          [builtCli, "resume", runId, "--store", store, "--json"],
-          {
-            env,
-            stdio: ["ignore", "pipe", "pipe"],
-          },
-        );
-        let stdout = "";
-        let stderr = "";
-        second.stdout.on("data", (d) => {
-          stdout += d;
+        const second = spawnCli(["resume", runId, "--store", store, "--json"], {
+          TMPDIR: env.TMPDIR,
         });
-        second.stderr.on("data", (d) => {
-          stderr += d;
-        });
-        const code = await new Promise<number | null>((r) => second.on("exit", r));
-        const resumed = { status: code, stdout, stderr };
-        expect(resumed.status, resumed.stderr).toBe(0);
+        const resumed = await second.exit;
+        expect(resumed.code, resumed.stderr).toBe(0);
         expect((JSON.parse(resumed.stdout) as JsonReport).status).toBe("completed");
         const left = await processesUnder(root);
         expect(left.map((pid) => `${pid} ${commandLine(pid)}`)).toEqual([]);

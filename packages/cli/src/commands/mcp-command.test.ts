@@ -1,15 +1,11 @@
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import type { ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import type { TaskLedgerInput } from "@taskledger/core";
 import {
   afterToolResult,
   commandLineOf,
-  createModelServer,
-  killProcessesUnder,
-  type ModelServer,
   pollUntil,
   processesUnder,
   type RecordedRequest,
@@ -18,31 +14,17 @@ import {
   subTaskOf,
 } from "@taskledger/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compatibleProviderId } from "../runtime/runtime.js";
-import { compatibleArgs } from "../test-support/cli-harness.js";
-import { connectMcp, type TestMcpClient } from "../test-support/mcp-client.js";
+import type { connectMcp, TestMcpClient } from "../test-support/mcp-client.js";
+import { fileAskedFor, fileSubTask, mcpFixture } from "../test-support/mcp-fixture.js";
+import { completedJudge, writeCall } from "../test-support/scripted-replies.js";
 
-const bin = resolve(import.meta.dirname, "../../dist/bin.js");
 const secret = "sk-test-0123456789-do-not-show";
 
-/** Each request names the file its one sub-task writes: "Create <name>.txt ...". */
-function fileOf(text: string): string {
-  return /Create (\w+)\.txt/.exec(text)?.[1] ?? "unknown";
-}
-
 function planFor(name: string): TaskLedgerInput {
+  // A model that echoes a key it saw must not get it into a result.
+  const leak = name === "leak" ? ` Use ${secret}.` : "";
   return {
-    subTasks: [
-      {
-        id: name,
-        title: `Write ${name}.txt`,
-        // A model that echoes a key it saw must not get it into a result.
-        description: `Create ${name}.txt containing the word done.${name === "leak" ? ` Use ${secret}.` : ""}`,
-        successCriteria: [`${name}.txt exists`],
-        dependsOn: [],
-        checks: [{ type: "file-exists", path: `${name}.txt` }],
-      },
-    ],
+    subTasks: [fileSubTask(name, `Create ${name}.txt containing the word done.${leak}`)],
   };
 }
 
@@ -55,12 +37,8 @@ const slowCalled = new Promise<void>((resolve) => {
 
 function replies(request: RecordedRequest): ScriptedReply {
   const role = roleOf(request);
-  const body = JSON.stringify(request.body);
-  if (role === "plan") return { text: JSON.stringify(planFor(fileOf(body))) };
-  if (role === "judge")
-    return {
-      text: JSON.stringify({ completed: true, summary: "Wrote it.", outputData: "", feedback: "" }),
-    };
+  if (role === "plan") return { text: JSON.stringify(planFor(fileAskedFor(request))) };
+  if (role === "judge") return completedJudge("Wrote it.");
   const id = subTaskOf(request) ?? "";
   if (afterToolResult(request)) return { text: `Wrote ${id}.txt.` };
   const attempt = (attempts.get(id) ?? 0) + 1;
@@ -68,52 +46,22 @@ function replies(request: RecordedRequest): ScriptedReply {
   if (id === "slow") slowStarted();
   return {
     ...(id === "slow" && attempt === 1 ? { delayMs: 60_000 } : {}),
-    toolCalls: [{ name: "write", arguments: { filePath: `${id}.txt`, content: "done\n" } }],
+    ...writeCall(`${id}.txt`, "done\n"),
   };
 }
 
-let server: ModelServer;
-let root: string;
-let work: string;
-let store: string;
-let args: string[];
-const clients: TestMcpClient[] = [];
+const mcp = mcpFixture("taskledger-mcp-", replies);
 
 async function connect(
   options: Omit<Parameters<typeof connectMcp>[0], "args" | "cwd"> & { extra?: string[] } = {},
 ) {
-  const client = await connectMcp({
-    args: [...args, ...(options.extra ?? [])],
-    cwd: work,
+  return mcp.connect({
+    args: [...mcp.args, ...(options.extra ?? [])],
+    cwd: mcp.work,
     env: { TASKLEDGER_TEST_API_KEY: secret },
     ...options,
   });
-  clients.push(client);
-  return client;
 }
-
-beforeAll(async () => {
-  expect(existsSync(bin), "run `npm run build` first").toBe(true);
-  root = await mkdtemp(join(tmpdir(), "taskledger-mcp-"));
-  work = join(root, "work");
-  store = join(root, "store");
-  await mkdir(work);
-  server = await createModelServer({ replies });
-  args = [
-    ...compatibleArgs(server.openaiBaseURL),
-    "--agent-model",
-    `${compatibleProviderId}/agent`,
-    "--store",
-    store,
-  ];
-});
-
-afterAll(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await server?.close();
-  await killProcessesUnder(root);
-  await rm(root, { recursive: true, force: true });
-});
 
 describe.runIf(process.platform === "linux")("taskledger mcp over stdio (the SDK's client)", () => {
   // Answers come from this queue, one a review; a function sees the request and its signal.
@@ -122,7 +70,7 @@ describe.runIf(process.platform === "linux")("taskledger mcp over stdio (the SDK
 
   beforeAll(async () => {
     reviewing = await connect({
-      roots: [work],
+      roots: [mcp.work],
       elicit: async (_request, signal) => {
         const answer = answers.shift();
         if (!answer) throw new Error("an unexpected review");
@@ -161,7 +109,7 @@ describe.runIf(process.platform === "linux")("taskledger mcp over stdio (the SDK
     // The plan states no facts; the field is there, empty.
     expect(plan.facts).toEqual([]);
     expect(plan.subTasks[0]!.description).toContain("[redacted]");
-    expect(existsSync(join(work, "leak.txt"))).toBe(false);
+    expect(existsSync(join(mcp.work, "leak.txt"))).toBe(false);
   });
 
   it("malformed calls are tool errors that say what is wrong", async () => {
@@ -184,10 +132,12 @@ describe.runIf(process.platform === "linux")("taskledger mcp over stdio (the SDK
   it("refuses a directory outside the client's roots, naming it", async () => {
     const result = await reviewing.call("start_run", {
       request: "Create out.txt and check it",
-      directory: root,
+      directory: mcp.root,
     });
     expect(result.isError).toBe(true);
-    expect(JSON.stringify(result.content)).toContain(`The directory ${root} is outside your roots`);
+    expect(JSON.stringify(result.content)).toContain(
+      `The directory ${mcp.root} is outside your roots`,
+    );
   });
 
   it("asks for the plan through elicitation: accepted, the run finishes with progress on the way", async () => {
@@ -195,7 +145,7 @@ describe.runIf(process.platform === "linux")("taskledger mcp over stdio (the SDK
     const started = await reviewing.ok<{ runId: string; directory: string }>("start_run", {
       request: "Create first.txt and check it",
     });
-    expect(started.directory).toBe(work);
+    expect(started.directory).toBe(mcp.work);
     const progress: { progress: number; message?: string }[] = [];
     const waited = await reviewing.ok<{
       outcome: string;
@@ -204,7 +154,7 @@ describe.runIf(process.platform === "linux")("taskledger mcp over stdio (the SDK
     expect(waited.outcome, reviewing.log()).toBe("finished");
     expect(waited.report.status).toBe("completed");
     expect(waited.report.applied).toBe(true);
-    expect(await readFile(join(work, "first.txt"), "utf8")).toBe("done\n");
+    expect(await readFile(join(mcp.work, "first.txt"), "utf8")).toBe("done\n");
     expect(progress.length).toBeGreaterThan(0);
     for (let i = 1; i < progress.length; i++)
       expect(progress[i]!.progress).toBeGreaterThan(progress[i - 1]!.progress);
@@ -226,7 +176,7 @@ describe.runIf(process.platform === "linux")("taskledger mcp over stdio (the SDK
     }>("wait_for_run", { runId });
     expect(waited.report.status).toBe("rejected");
     expect(waited.report.reason).toContain("declined in the client");
-    expect(existsSync(join(work, "declined.txt"))).toBe(false);
+    expect(existsSync(join(mcp.work, "declined.txt"))).toBe(false);
   });
 
   it("the answer tool and the form race: the first answer wins, the form is withdrawn, a second answer is refused", async () => {
@@ -282,7 +232,7 @@ describe.runIf(process.platform === "linux")(
       const first = await connect({ extra: ["--max-runs", "1"] });
       const outside = await first.call("start_run", {
         request: "Create x.txt and check it",
-        directory: root,
+        directory: mcp.root,
       });
       expect(JSON.stringify(outside.content)).toContain("where taskledger mcp was started");
 
@@ -340,7 +290,7 @@ describe.runIf(process.platform === "linux")(
       expect(first.log()).not.toContain("SIGTERM");
       // The executor's watchdog outlives its host by design, for a moment.
       const left = await pollUntil(
-        () => processesUnder(work),
+        () => processesUnder(mcp.work),
         (pids) => pids.length === 0,
       );
       expect(left.map(commandLineOf)).toEqual([]);
@@ -364,15 +314,15 @@ describe.runIf(process.platform === "linux")(
       expect(
         done,
         `${JSON.stringify(await second.ok("get_run_status", { runId }))}\n${(
-          await readFile(join(store, `${runId}.jsonl`), "utf8")
+          await readFile(join(mcp.store, `${runId}.jsonl`), "utf8")
         )
           .split("\n")
           .map((l) => l.slice(0, 150))
           .join(
             "\n",
-          )}\n${second.log()}\n${JSON.stringify(server.requests.map((r) => [roleOf(r), subTaskOf(r), JSON.stringify(r.body).length]))}`,
+          )}\n${second.log()}\n${JSON.stringify(mcp.server.requests.map((r) => [roleOf(r), subTaskOf(r), JSON.stringify(r.body).length]))}`,
       ).toMatchObject({ outcome: "finished", report: { status: "completed" } });
-      expect(await readFile(join(work, "slow.txt"), "utf8")).toBe("done\n");
+      expect(await readFile(join(mcp.work, "slow.txt"), "utf8")).toBe("done\n");
 
       // Cancel stops a run; no result of any client showed the key.
       const { runId: cancelled } = await second.ok<{ runId: string }>("start_run", {
@@ -381,7 +331,8 @@ describe.runIf(process.platform === "linux")(
       });
       const stopped = await second.ok<{ status: string }>("cancel_run", { runId: cancelled });
       expect(stopped.status).toBe("cancelled");
-      for (const client of clients) expect(JSON.stringify(client.results)).not.toContain(secret);
+      for (const client of mcp.clients)
+        expect(JSON.stringify(client.results)).not.toContain(secret);
     }, 120_000);
   },
 );

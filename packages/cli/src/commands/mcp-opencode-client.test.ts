@@ -1,12 +1,8 @@
-import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { createOpencodeExecutor } from "@taskledger/executor";
 import {
   afterToolResult,
-  createModelServer,
-  killProcessesUnder,
   type RecordedRequest,
   roleOf,
   type ScriptedReply,
@@ -14,10 +10,9 @@ import {
   subTaskOf,
 } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
-import { compatibleProviderId } from "../runtime/runtime.js";
-import { compatibleArgs } from "../test-support/cli-harness.js";
-
-const bin = resolve(import.meta.dirname, "../../dist/bin.js");
+import { builtCli } from "../test-support/cli-harness.js";
+import { fileSubTask, mcpFixture } from "../test-support/mcp-fixture.js";
+import { completedJudge, writeCall } from "../test-support/scripted-replies.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: OpenAI chat bodies are read loosely
 type Loose = any;
@@ -34,25 +29,11 @@ function toolNamed(request: RecordedRequest, tool: string): string | undefined {
  */
 function replies(request: RecordedRequest): ScriptedReply {
   const role = roleOf(request);
-  if (role === "plan")
-    return {
-      text: JSON.stringify({
-        subTasks: [
-          {
-            id: "greeting",
-            title: "Write greeting.txt",
-            description: "Create greeting.txt containing hello.",
-            successCriteria: ["greeting.txt exists"],
-            dependsOn: [],
-            checks: [{ type: "file-exists", path: "greeting.txt" }],
-          },
-        ],
-      }),
-    };
-  if (role === "judge")
-    return {
-      text: JSON.stringify({ completed: true, summary: "Wrote it.", outputData: "", feedback: "" }),
-    };
+  if (role === "plan") {
+    const subTask = fileSubTask("greeting", "Create greeting.txt containing hello.");
+    return { text: JSON.stringify({ subTasks: [subTask] }) };
+  }
+  if (role === "judge") return completedJudge("Wrote it.");
   const start = toolNamed(request, "start_run");
   const wait = toolNamed(request, "wait_for_run");
   if (start && wait) {
@@ -76,9 +57,7 @@ function replies(request: RecordedRequest): ScriptedReply {
   }
   const id = subTaskOf(request);
   if (afterToolResult(request)) return { text: `Wrote ${id}.txt.` };
-  return {
-    toolCalls: [{ name: "write", arguments: { filePath: `${id}.txt`, content: "hello\n" } }],
-  };
+  return writeCall(`${id}.txt`, "hello\n");
 }
 
 function textOf(content: Loose): string {
@@ -86,13 +65,11 @@ function textOf(content: Loose): string {
   return Array.isArray(content) ? content.map((part) => part?.text ?? "").join("") : "";
 }
 
+const mcp = mcpFixture("taskledger-mcp-opencode-", replies);
+
 describe.runIf(process.platform === "linux")("the real opencode as taskledger's MCP client", () => {
   it("its model starts a run and waits for it; taskledger runs the sub-task in its own session; the result comes back to the calling session", async () => {
-    expect(existsSync(bin), "run `npm run build` first").toBe(true);
-    const root = await mkdtemp(join(tmpdir(), "taskledger-mcp-opencode-"));
-    const work = join(root, "work");
-    await mkdir(work);
-    const server = await createModelServer({ replies });
+    const { server, work } = mcp;
     const caller = createOpencodeExecutor({
       model: "scripted/test-model",
       config: {
@@ -101,51 +78,34 @@ describe.runIf(process.platform === "linux")("the real opencode as taskledger's 
           taskledger: {
             type: "local",
             enabled: true,
-            command: [
-              process.execPath,
-              bin,
-              "mcp",
-              ...compatibleArgs(server.openaiBaseURL),
-              "--agent-model",
-              `${compatibleProviderId}/agent`,
-              "--store",
-              join(root, "store"),
-              "--cwd",
-              work,
-            ],
+            command: [process.execPath, builtCli, "mcp", ...mcp.args, "--cwd", work],
             environment: { CI: "true" },
           },
         },
       },
     });
-    try {
-      const result = await caller.run("Get greeting.txt written, through taskledger.", {
-        subTask: {
-          id: "caller",
-          title: "caller",
-          description: "caller",
-          successCriteria: ["done"],
-          dependsOn: [],
-          checks: [],
-        },
-        attempt: 1,
-        cwd: work,
-        abortSignal: AbortSignal.timeout(90_000),
-      });
-      expect(result.toolCalls.map((call) => call.tool)).toEqual([
-        "taskledger_start_run",
-        "taskledger_wait_for_run",
-      ]);
-      expect(result.finalText).toMatch(/^taskledger finished run [\w-]+: completed$/);
-      expect(await readFile(join(work, "greeting.txt"), "utf8")).toBe("hello\n");
-      // Three sessions: the caller's two turns plus its answer, and the sub-task's own.
-      const sessions = server.requests.filter((r) => roleOf(r) === "agent");
-      expect(sessions.filter((r) => toolNamed(r, "start_run")).length).toBe(3);
-      expect(sessions.filter((r) => subTaskOf(r) === "greeting").length).toBe(2);
-    } finally {
-      await server.close();
-      await killProcessesUnder(root);
-      await rm(root, { recursive: true, force: true });
-    }
+    const result = await caller.run("Get greeting.txt written, through taskledger.", {
+      subTask: {
+        id: "caller",
+        title: "caller",
+        description: "caller",
+        successCriteria: ["done"],
+        dependsOn: [],
+        checks: [],
+      },
+      attempt: 1,
+      cwd: work,
+      abortSignal: AbortSignal.timeout(90_000),
+    });
+    expect(result.toolCalls.map((call) => call.tool)).toEqual([
+      "taskledger_start_run",
+      "taskledger_wait_for_run",
+    ]);
+    expect(result.finalText).toMatch(/^taskledger finished run [\w-]+: completed$/);
+    expect(await readFile(join(work, "greeting.txt"), "utf8")).toBe("hello\n");
+    // Three sessions: the caller's two turns plus its answer, and the sub-task's own.
+    const sessions = server.requests.filter((r) => roleOf(r) === "agent");
+    expect(sessions.filter((r) => toolNamed(r, "start_run")).length).toBe(3);
+    expect(sessions.filter((r) => subTaskOf(r) === "greeting").length).toBe(2);
   }, 120_000);
 });

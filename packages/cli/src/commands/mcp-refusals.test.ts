@@ -1,75 +1,47 @@
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import {
   afterToolResult,
-  createModelServer,
-  killProcessesUnder,
-  type ModelServer,
   pollUntil,
   type RecordedRequest,
   roleOf,
   type ScriptedReply,
   subTaskOf,
 } from "@taskledger/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compatibleProviderId } from "../runtime/runtime.js";
-import { compatibleArgs } from "../test-support/cli-harness.js";
-import { connectMcp, type TestMcpClient } from "../test-support/mcp-client.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { TestMcpClient } from "../test-support/mcp-client.js";
+import { fileAskedFor, fileSubTask, mcpFixture, waitForGo } from "../test-support/mcp-fixture.js";
+import { completedJudge } from "../test-support/scripted-replies.js";
 
-const bin = resolve(import.meta.dirname, "../../dist/bin.js");
 const secret = "sk-test-refusals-0123456789";
-
-let server: ModelServer;
-let root: string;
-let work: string;
-let args: string[];
-const clients: TestMcpClient[] = [];
 
 /** The agent's one call waits for `go-<sub-task>` under the test's root, then writes its file. */
 function replies(request: RecordedRequest): ScriptedReply {
-  const body = JSON.stringify(request.body);
   const role = roleOf(request);
   if (role === "plan") {
-    const name = /Create (\w+)\.txt/.exec(body)?.[1] ?? "unknown";
-    return {
-      text: JSON.stringify({
-        subTasks: [
-          {
-            id: name,
-            title: `Write ${name}.txt`,
-            description: `Create ${name}.txt containing done.`,
-            successCriteria: [`${name}.txt exists`],
-            dependsOn: [],
-            checks: [{ type: "file-exists", path: `${name}.txt` }],
-          },
-        ],
-      }),
-    };
+    const name = fileAskedFor(request);
+    const subTask = fileSubTask(name, `Create ${name}.txt containing done.`);
+    return { text: JSON.stringify({ subTasks: [subTask] }) };
   }
-  if (role === "judge")
-    return {
-      text: JSON.stringify({ completed: true, summary: "Wrote it.", outputData: "", feedback: "" }),
-    };
+  if (role === "judge") return completedJudge("Wrote it.");
   const id = subTaskOf(request) ?? "unknown";
   if (afterToolResult(request)) return { text: `Wrote ${id}.txt.` };
-  const command = `while [ ! -f ${join(root, `go-${id}`)} ]; do sleep 0.1; done; echo done > ${id}.txt`;
-  return { toolCalls: [{ name: "bash", arguments: { command, description: "wait then write" } }] };
+  return waitForGo(mcp.root, id);
 }
+
+const mcp = mcpFixture("taskledger-mcp-refusals-", replies);
 
 async function connect(
   options: { elicit?: (request: ElicitRequest) => Promise<ElicitResult> } = {},
 ) {
-  const client = await connectMcp({
-    args,
-    cwd: work,
+  return mcp.connect({
+    args: mcp.args,
+    cwd: mcp.work,
     env: { TASKLEDGER_TEST_API_KEY: secret },
     ...(options.elicit ? { elicit: options.elicit } : {}),
   });
-  clients.push(client);
-  return client;
 }
 
 /** A tool error's text. */
@@ -78,28 +50,6 @@ async function refusal(client: TestMcpClient, name: string, input: Record<string
   expect(result.isError, `${name} ${JSON.stringify(input)}: ${JSON.stringify(result)}`).toBe(true);
   return (result.content as { text: string }[])[0]!.text;
 }
-
-beforeAll(async () => {
-  expect(existsSync(bin), "run `npm run build` first").toBe(true);
-  root = await mkdtemp(join(tmpdir(), "taskledger-mcp-refusals-"));
-  work = join(root, "work");
-  await mkdir(work);
-  server = await createModelServer({ replies });
-  args = [
-    ...compatibleArgs(server.openaiBaseURL),
-    "--agent-model",
-    `${compatibleProviderId}/agent`,
-    "--store",
-    join(root, "store"),
-  ];
-});
-
-afterAll(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await server?.close();
-  await killProcessesUnder(root);
-  await rm(root, { recursive: true, force: true });
-});
 
 describe.runIf(process.platform === "linux")("taskledger mcp refusals and reviews", () => {
   // The form's answers, one a review; each sees the form's request.
@@ -206,7 +156,7 @@ describe.runIf(process.platform === "linux")("taskledger mcp refusals and review
   });
 
   it("progress counts sub-tasks done of all and names the run; a finished run is not resumed", async () => {
-    await writeFile(join(root, "go-hold"), "");
+    await writeFile(join(mcp.root, "go-hold"), "");
     const progress: { progress: number; total?: number; message?: string }[] = [];
     const done = await here.ok<{ outcome: string; report: { status: string } }>(
       "wait_for_run",
@@ -246,6 +196,6 @@ describe.runIf(process.platform === "linux")("taskledger mcp refusals and review
       expect(status).toMatchObject({ status: "rejected", reason: "wrong file" });
       expect(status.next).not.toContain("resume_run");
     }
-    expect(existsSync(join(work, "never.txt"))).toBe(false);
+    expect(existsSync(join(mcp.work, "never.txt"))).toBe(false);
   });
 });

@@ -1,19 +1,14 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunEvent } from "@taskledger/core";
 import {
   afterToolResult,
   alive,
-  createGitRepo,
-  createModelServer,
   gitIn,
-  type ModelServer,
   pollUntil,
   type RecordedRequest,
-  type RedisServer,
   redisTestsEnabled,
   roleOf,
   type ScriptedReply,
@@ -21,18 +16,21 @@ import {
   startRedisServer,
   subTaskOf,
 } from "@taskledger/testing";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+// The queue's own fixtures, shared here rather than copied.
+import { repositoryWithRemote } from "../../../queue/src/test-support/queue-fixtures.js";
 import { runCli } from "../cli.js";
 import type { JsonReport } from "../output/json-report.js";
-import { compatibleProviderId } from "../runtime/runtime.js";
 import {
+  agentArgs,
   builtCli,
   captureIo,
   compatibleArgs,
   processesUnder,
   spawnCli,
 } from "../test-support/cli-harness.js";
-import { serversOf, startWorker, type WorkerProcess } from "../test-support/queue-workers.js";
+import { queueTestBed, serversOf, startWorker } from "../test-support/queue-workers.js";
+import { completedJudge, writeCall } from "../test-support/scripted-replies.js";
 
 const enabled = redisTestsEnabled();
 
@@ -49,11 +47,9 @@ const step = (id: string) => ({
 
 /** A repository with one commit, a bare repository as the shared remote, a store. */
 function setUp(ids: string[]) {
-  const root = mkdtempSync(join(tmpdir(), "taskledger-queue-run-"));
-  const repo = join(root, "repo");
-  const remote = join(root, "remote.git");
-  createGitRepo(repo, { "README.md": "hello\n" });
-  execFileSync("git", ["init", "-q", "--bare", remote]);
+  const { root, repo, remote } = repositoryWithRemote("taskledger-queue-run-", {
+    "README.md": "hello\n",
+  });
   const plan = { subTasks: ids.map(step) };
   return { root, repo, remote, store: join(root, "store"), plan };
 }
@@ -65,21 +61,12 @@ function replies(
 ) {
   return scriptByRole({
     plan: { text: JSON.stringify(plan) },
-    judge: (request) => ({
-      text: JSON.stringify({
-        completed: true,
-        summary: `Did ${subTaskOf(request)}.`,
-        outputData: "",
-        feedback: "",
-      }),
-    }),
+    judge: (request) => completedJudge(`Did ${subTaskOf(request)}.`),
     agent: (request) => {
       const id = subTaskOf(request) ?? "";
       if (afterToolResult(request)) return { text: `Done with ${id}.` };
       if (hold?.(id, request)) return { hang: true };
-      return {
-        toolCalls: [{ name: "write", arguments: { filePath: `${id}.txt`, content: `${id}\n` } }],
-      };
+      return writeCall(`${id}.txt`, `${id}\n`);
     },
   });
 }
@@ -111,20 +98,8 @@ function logOf(store: string): RunEvent[] {
 describe.runIf(enabled && process.platform === "linux")(
   "taskledger run --redis with `taskledger worker`s (real Redis, real opencode, real git)",
   () => {
-    let redis: RedisServer;
-    let server: ModelServer | undefined;
-    const workers: WorkerProcess[] = [];
-    beforeAll(async () => {
-      redis = await startRedisServer();
-    });
-    afterAll(async () => {
-      await redis?.stop();
-    });
-    afterEach(async () => {
-      await Promise.all(workers.splice(0).map((worker) => worker.stop()));
-      await server?.close();
-      server = undefined;
-    });
+    const bed = queueTestBed();
+    const { workers } = bed;
 
     const run = async (
       setup: ReturnType<typeof setUp>,
@@ -138,9 +113,7 @@ describe.runIf(enabled && process.platform === "linux")(
           "Write the files",
           "--yes",
           "--json",
-          ...compatibleArgs(server!.openaiBaseURL),
-          "--agent-model",
-          `${compatibleProviderId}/agent`,
+          ...agentArgs(bed.server!.openaiBaseURL),
           "--cwd",
           setup.repo,
           "--store",
@@ -148,7 +121,7 @@ describe.runIf(enabled && process.platform === "linux")(
           "--concurrency",
           "4",
           "--redis",
-          redis.url,
+          bed.redis.url,
           "--remote",
           setup.remote,
           ...extra,
@@ -162,9 +135,11 @@ describe.runIf(enabled && process.platform === "linux")(
       expect(existsSync(builtCli), "run `npm run build` first").toBe(true);
       const ids = ["a", "b", "c", "d"];
       const setup = setUp(ids);
-      server = await createModelServer({ replies: replies(setup.plan) });
+      const server = await bed.serve({ replies: replies(setup.plan) });
       for (const name of ["w1", "w2"])
-        workers.push(await startWorker(redis.url, server.openaiBaseURL, join(setup.root, name)));
+        workers.push(
+          await startWorker(bed.redis.url, server.openaiBaseURL, join(setup.root, name)),
+        );
       const { code, t } = await run(setup);
       expect(code, t.err()).toBe(0);
       const report = JSON.parse(t.out()) as JsonReport;
@@ -194,7 +169,7 @@ describe.runIf(enabled && process.platform === "linux")(
         held = done;
       });
       let first = true;
-      server = await createModelServer({
+      const server = await bed.serve({
         replies: replies(setup.plan, () => {
           if (!first) return false;
           first = false;
@@ -204,7 +179,7 @@ describe.runIf(enabled && process.platform === "linux")(
       });
       const lock = ["--lock-duration", "2000"];
       const victim = await startWorker(
-        redis.url,
+        bed.redis.url,
         server.openaiBaseURL,
         join(setup.root, "w1"),
         lock,
@@ -225,7 +200,7 @@ describe.runIf(enabled && process.platform === "linux")(
       );
       expect(interrupted.some((event) => event.type === "attempt-finished")).toBe(true);
       const survivor = await startWorker(
-        redis.url,
+        bed.redis.url,
         server.openaiBaseURL,
         join(setup.root, "w2"),
         lock,
@@ -266,7 +241,7 @@ describe.runIf(enabled && process.platform === "linux")(
       try {
         let waiting = 2;
         let restarted: Promise<void> | undefined;
-        server = await createModelServer({
+        const server = await bed.serve({
           replies: (request) => {
             if (roleOf(request) === "agent" && !afterToolResult(request) && --waiting === 0)
               restarted = persistent.restart();
@@ -318,13 +293,13 @@ describe.runIf(enabled && process.platform === "linux")(
     it("cancelling the run reaches the worker: the attempt's processes there are killed, the worker goes on", async () => {
       const setup = setUp(["a"]);
       const controller = new AbortController();
-      server = await createModelServer({
+      const server = await bed.serve({
         replies: replies(setup.plan, () => {
           controller.abort();
           return true;
         }),
       });
-      const worker = await startWorker(redis.url, server.openaiBaseURL, join(setup.root, "w1"));
+      const worker = await startWorker(bed.redis.url, server.openaiBaseURL, join(setup.root, "w1"));
       workers.push(worker);
       const { code, t } = await run(setup, controller.signal);
       expect(code, t.err()).toBe(130);
@@ -341,21 +316,21 @@ describe.runIf(enabled && process.platform === "linux")(
 
     it("with no worker running, a run of a given plan (--plan FILE, no planning call) fails after --worker-wait saying no worker took the attempt", async () => {
       const setup = setUp(["a"]);
-      server = await createModelServer({ replies: replies(setup.plan) });
+      const server = await bed.serve({ replies: replies(setup.plan) });
       const planFile = join(setup.root, "plan.json");
       writeFileSync(planFile, JSON.stringify(setup.plan));
       const { code, t } = await run(setup, undefined, ["--worker-wait", "300", "--plan", planFile]);
       expect(code).toBe(1);
       expect((JSON.parse(t.out()) as JsonReport).status).toBe("failed");
       expect(t.err()).toMatch(/No worker took the attempt \(job \S+\.a\.1\)/);
-      expect(t.err()).toContain(`taskledger worker --redis ${redis.url}`);
+      expect(t.err()).toContain(`taskledger worker --redis ${bed.redis.url}`);
       // The plan in the file ran as given: the model was never asked for one.
       expect(server.requests).toHaveLength(0);
     }, 60_000);
 
     it("an unreachable Redis ends the run with a queue error after --redis-timeout, and the process exits", async () => {
       const setup = setUp(["a"]);
-      server = await createModelServer({ replies: replies(setup.plan) });
+      const server = await bed.serve({ replies: replies(setup.plan) });
       const closed = await startRedisServer();
       await closed.stop({ hard: true });
       const child = spawn(
@@ -391,31 +366,33 @@ describe.runIf(enabled && process.platform === "linux")(
       const setup = setUp(["a"]);
       let coordinator: ChildProcess | undefined;
       let agentCalls = 0;
-      server = await createModelServer({
+      const server = await bed.serve({
         replies: (request) => {
           if (roleOf(request) === "agent" && !afterToolResult(request)) {
             agentCalls++;
             // The coordinator dies while the worker's agent waits on this answer.
             setImmediate(() => coordinator?.kill("SIGKILL"));
-            return {
-              toolCalls: [{ name: "write", arguments: { filePath: "a.txt", content: "a\n" } }],
-              delayMs: 2000,
-            };
+            return { ...writeCall("a.txt", "a\n"), delayMs: 2000 };
           }
           return replies(setup.plan)(request);
         },
       });
-      const worker = await startWorker(redis.url, server.openaiBaseURL, join(setup.root, "w1"));
+      const worker = await startWorker(bed.redis.url, server.openaiBaseURL, join(setup.root, "w1"));
       workers.push(worker);
-      const queueArgs = ["--redis", redis.url, "--remote", setup.remote, "--store", setup.store];
+      const queueArgs = [
+        "--redis",
+        bed.redis.url,
+        "--remote",
+        setup.remote,
+        "--store",
+        setup.store,
+      ];
       const first = spawnCli([
         "run",
         "Write the files",
         "--yes",
         "--json",
-        ...compatibleArgs(server.openaiBaseURL),
-        "--agent-model",
-        `${compatibleProviderId}/agent`,
+        ...agentArgs(server.openaiBaseURL),
         "--cwd",
         setup.repo,
         ...queueArgs,
@@ -444,16 +421,16 @@ describe.runIf(enabled && process.platform === "linux")(
     it("a Redis restart without persistence mid-attempt: the attempt ends interrupted, unjudged, and the next one completes", async () => {
       const setup = setUp(["a"]);
       let first = true;
-      server = await createModelServer({
+      const server = await bed.serve({
         replies: (request) => {
           const reply = replies(setup.plan)(request);
           if (roleOf(request) !== "agent" || afterToolResult(request) || !first) return reply;
           first = false;
-          void redis.restart();
+          void bed.redis.restart();
           return delayed(reply, request, 1500);
         },
       });
-      const worker = await startWorker(redis.url, server.openaiBaseURL, join(setup.root, "w1"));
+      const worker = await startWorker(bed.redis.url, server.openaiBaseURL, join(setup.root, "w1"));
       workers.push(worker);
       const { code, t } = await run(setup);
       expect(code, t.err()).toBe(0);

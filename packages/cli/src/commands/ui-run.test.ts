@@ -17,13 +17,7 @@ import { browserTests, launchBrowser } from "../../../ui/src/test-support/browse
 import { runCli } from "../cli.js";
 import type { CliIo } from "../cli-io.js";
 import { createDemoReplies, demoRequest } from "../demo/demo-scenario.js";
-import { compatibleProviderId } from "../runtime/runtime.js";
-import {
-  captureIo,
-  compatibleArgs,
-  processesUnder,
-  terminal,
-} from "../test-support/cli-harness.js";
+import { agentArgs, captureIo, processesUnder, terminal } from "../test-support/cli-harness.js";
 
 const screenshots = process.env.TASKLEDGER_SCREENSHOTS;
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -67,9 +61,7 @@ async function setup(slowLibrary = false, hold = { agents: false }) {
   const args = [
     "run",
     demoRequest,
-    ...compatibleArgs(server.openaiBaseURL, "demo-manager"),
-    "--agent-model",
-    `${compatibleProviderId}/demo-agent`,
+    ...agentArgs(server.openaiBaseURL, "demo-agent", "demo-manager"),
     "--cwd",
     cwd,
     "--store",
@@ -277,9 +269,7 @@ describe.runIf(browserTests)("taskledger run --ui with a replan", () => {
     const args = [
       "run",
       "Write notes",
-      ...compatibleArgs(server.openaiBaseURL),
-      "--agent-model",
-      `${compatibleProviderId}/agent`,
+      ...agentArgs(server.openaiBaseURL),
       "--cwd",
       cwd,
       "--max-retries",

@@ -1,23 +1,14 @@
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AttemptResult, SubTask } from "@taskledger/core";
 import { createQueueExecutor } from "@taskledger/queue";
-import {
-  afterToolResult,
-  alive,
-  createGitRepo,
-  createModelServer,
-  gitIn,
-  type ModelServer,
-  type RedisServer,
-  redisTestsEnabled,
-  startRedisServer,
-} from "@taskledger/testing";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterToolResult, alive, redisTestsEnabled } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
+// The queue's own fixtures, shared here rather than copied.
+import { repositoryWithRemote } from "../../../queue/src/test-support/queue-fixtures.js";
 import { builtCli } from "../test-support/cli-harness.js";
-import { serversOf, startWorker, type WorkerProcess } from "../test-support/queue-workers.js";
+import { queueTestBed, serversOf, startWorker } from "../test-support/queue-workers.js";
+import { writeCall } from "../test-support/scripted-replies.js";
 
 const enabled = redisTestsEnabled();
 
@@ -33,47 +24,22 @@ const subTask = (id: string): SubTask => ({
 describe.runIf(enabled && process.platform === "linux")(
   "taskledger worker keeps its agent warm between jobs (real Redis, real opencode, real git)",
   () => {
-    let redis: RedisServer;
-    let server: ModelServer | undefined;
-    const workers: WorkerProcess[] = [];
-    beforeAll(async () => {
-      redis = await startRedisServer();
-    });
-    afterAll(async () => {
-      await redis?.stop();
-    });
-    afterEach(async () => {
-      await Promise.all(workers.splice(0).map((worker) => worker.stop()));
-      await server?.close();
-      server = undefined;
-    });
+    const bed = queueTestBed();
 
     it("two jobs in a row on one worker start one opencode server, which serves both and stops with the worker", async () => {
       expect(existsSync(builtCli), "run `npm run build` first").toBe(true);
-      const root = mkdtempSync(join(tmpdir(), "taskledger-worker-warm-"));
-      const repo = join(root, "repo");
-      const remote = join(root, "remote.git");
-      createGitRepo(repo, { "README.md": "hello\n" });
-      execFileSync("git", ["init", "-q", "--bare", remote]);
-      const cwd = join(root, "attempt");
-      gitIn(repo, "worktree", "add", "-q", "--detach", cwd, "main");
-      let written = 0;
-      server = await createModelServer({
-        replies: (request) =>
-          afterToolResult(request)
-            ? { text: "Done." }
-            : {
-                toolCalls: [
-                  {
-                    name: "write",
-                    arguments: { filePath: `job-${++written}.txt`, content: "x\n" },
-                  },
-                ],
-              },
+      const { root, remote, worktree } = repositoryWithRemote("taskledger-worker-warm-", {
+        "README.md": "hello\n",
       });
-      const worker = await startWorker(redis.url, server.openaiBaseURL, join(root, "w1"));
-      workers.push(worker);
-      const queue = createQueueExecutor({ redis: redis.url, remote });
+      const cwd = worktree("attempt");
+      let written = 0;
+      const server = await bed.serve({
+        replies: (request) =>
+          afterToolResult(request) ? { text: "Done." } : writeCall(`job-${++written}.txt`, "x\n"),
+      });
+      const worker = await startWorker(bed.redis.url, server.openaiBaseURL, join(root, "w1"));
+      bed.workers.push(worker);
+      const queue = createQueueExecutor({ redis: bed.redis.url, remote });
       const results: AttemptResult[] = [];
       try {
         for (const id of ["a", "b"])

@@ -2,31 +2,22 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { poolDirectory } from "@taskledger/git-workspace";
-import {
-  afterToolResult,
-  createGitRepo,
-  createModelServer,
-  gitIn,
-  type ModelServer,
-  scriptByRole,
-  subTaskOf,
-} from "@taskledger/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterToolResult, gitIn, scriptByRole, subTaskOf } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
 import { runCli } from "../cli.js";
-import type { JsonReport } from "../output/json-report.js";
-import { compatibleProviderId } from "../runtime/runtime.js";
 import {
+  agentArgs,
   captureIo,
   compatibleArgs,
   processesUnder,
+  runJson,
+  tempRepo,
+  testScratch,
   worktreesLeft,
 } from "../test-support/cli-harness.js";
+import { completedJudge, writeCall } from "../test-support/scripted-replies.js";
 
-let server: ModelServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const scratch = testScratch();
 
 const git = gitIn;
 
@@ -56,17 +47,16 @@ function agentReply(request: Parameters<typeof subTaskOf>[0]) {
   if (afterToolResult(request)) return { text: `Done with ${id}.` };
   const prompt = JSON.stringify(request.body);
   let content = `1\n${id.toUpperCase()}\n3\n`;
-  if (id === "c")
-    return { toolCalls: [{ name: "write", arguments: { filePath: "c.txt", content: "c\n" } }] };
+  if (id === "c") return writeCall("c.txt", "c\n");
   const met = /changed by (\w+)/.exec(prompt)?.[1];
   if (met) content = `1\n${met.toUpperCase()}\n${id.toUpperCase()}\n3\n`;
-  return { toolCalls: [{ name: "write", arguments: { filePath: "f.txt", content } }] };
+  return writeCall("f.txt", content);
 }
 
 describe("taskledger run in a git repository (real opencode, real git)", () => {
   it("--isolation worktree outside a repository is a usage error (exit 2) before any model call", async () => {
     const dir = mkdtempSync(join(tmpdir(), "taskledger-cli-plain-"));
-    server = await createModelServer({ replies: [] });
+    const server = await scratch.server({ replies: [] });
     const t = captureIo();
     const argv = ["run", "x", "--yes", "--isolation", "worktree", "--cwd", dir];
     expect(await runCli([...argv, ...compatibleArgs(server.openaiBaseURL)], t.io)).toBe(2);
@@ -75,45 +65,25 @@ describe("taskledger run in a git repository (real opencode, real git)", () => {
   });
 
   it("isolates each attempt, merges the conflict's loser after a retry from the new tip, and applies the result", async () => {
-    const repo = createGitRepo(mkdtempSync(join(tmpdir(), "taskledger-cli-repo-")), {
-      "f.txt": "1\n2\n3\n",
-    });
+    const repo = tempRepo("taskledger-cli-repo-", { "f.txt": "1\n2\n3\n" });
     const index = readFileSync(join(repo, ".git", "index"));
-    server = await createModelServer({
+    const server = await scratch.server({
       replies: scriptByRole({
         plan: { text: JSON.stringify(plan) },
-        judge: (request) => ({
-          text: JSON.stringify({
-            completed: true,
-            summary: `Did ${subTaskOf(request)}.`,
-            outputData: "",
-            feedback: "",
-          }),
-        }),
+        judge: (request) => completedJudge(`Did ${subTaskOf(request)}.`),
         agent: agentReply,
       }),
     });
-    const t = captureIo();
-    const code = await runCli(
-      [
-        "run",
-        "Change f.txt twice and write c.txt",
-        "--yes",
-        "--json",
-        ...compatibleArgs(server.openaiBaseURL),
-        "--agent-model",
-        `${compatibleProviderId}/agent`,
-        "--cwd",
-        repo,
-        "--concurrency",
-        "3",
-      ],
-      t.io,
-    );
-    const report = JSON.parse(t.out()) as JsonReport;
-    expect(code, t.err()).toBe(0);
+    const { code, report, err } = await runJson("Change f.txt twice and write c.txt", [
+      ...agentArgs(server.openaiBaseURL),
+      "--cwd",
+      repo,
+      "--concurrency",
+      "3",
+    ]);
+    expect(code, err()).toBe(0);
     expect(report.status).toBe("completed");
-    expect(t.err()).toContain("did not merge: f.txt also changed by");
+    expect(err()).toContain("did not merge: f.txt also changed by");
     const [first, second] = readFileSync(join(repo, "f.txt"), "utf8").split("\n").slice(1, 3);
     expect([first, second].sort()).toEqual(["A", "B"]);
     expect(readFileSync(join(repo, "c.txt"), "utf8")).toBe("c\n");

@@ -1,12 +1,13 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterToolResult, createModelServer, scriptByRole } from "@taskledger/testing";
+import { createModelServer, type RoleReplies, scriptByRole } from "@taskledger/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../cli.js";
 import { exitCodes } from "../cli-io.js";
 import { compatibleProviderId } from "../runtime/runtime.js";
 import { captureIo, compatibleArgs, processesUnder } from "../test-support/cli-harness.js";
+import { bashCall, callThenAnswer, completedJudge } from "../test-support/scripted-replies.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 // Secrets of the host's that an agent gets only when the user names them.
@@ -32,11 +33,21 @@ afterAll(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-const verdict = {
-  completed: true,
-  summary: "env.txt was written.",
-  outputData: "env.txt",
-  feedback: "",
+/** A server whose agents get `agent`, and whose judge finds env.txt written. */
+async function serve(agent: RoleReplies) {
+  const server = await createModelServer({
+    replies: scriptByRole({ agent, judge: completedJudge("env.txt was written.", "env.txt") }),
+  });
+  cleanups.push(() => server.close());
+  return server;
+}
+
+/** What OpenAI answers a key it does not know. */
+const refused = {
+  status: 401,
+  body: {
+    error: { message: "Incorrect API key provided: sk-refused", type: "invalid_request_error" },
+  },
 };
 
 /** A directory with a one-step plan, `plan.json`, and a `work/` directory for the agent. */
@@ -80,20 +91,9 @@ describe.concurrent("an agent's environment and sign-in through the CLI", {
 }, () => {
   for (const executor of ["cli", "server"]) {
     it(`--pass-env gives opencode (${executor} executor) one host variable, and no other`, async () => {
-      const server = await createModelServer({
-        replies: scriptByRole({
-          agent: (request) =>
-            afterToolResult(request)
-              ? { text: "I wrote the environment into env.txt." }
-              : {
-                  toolCalls: [
-                    { name: "bash", arguments: { command: "env > env.txt", description: "env" } },
-                  ],
-                },
-          judge: { text: JSON.stringify(verdict) },
-        }),
-      });
-      cleanups.push(() => server.close());
+      const server = await serve(
+        callThenAnswer(bashCall("env > env.txt", "env"), "I wrote the environment into env.txt."),
+      );
       const { plan, work } = await project();
       const t = captureIo();
       const args = runArgs(server.openaiBaseURL, plan, work, "--executor", executor);
@@ -113,16 +113,7 @@ describe.concurrent("an agent's environment and sign-in through the CLI", {
   }
 
   it("a 401 from opencode's provider fails the run after one attempt, naming the provider's error", async () => {
-    const refused = {
-      status: 401,
-      body: {
-        error: { message: "Incorrect API key provided: sk-refused", type: "invalid_request_error" },
-      },
-    };
-    const server = await createModelServer({
-      replies: scriptByRole({ agent: refused, judge: { text: JSON.stringify(verdict) } }),
-    });
-    cleanups.push(() => server.close());
+    const server = await serve(refused);
     const { plan, work } = await project();
     const t = captureIo();
     const args = runArgs(
@@ -146,16 +137,7 @@ describe.concurrent("an agent's environment and sign-in through the CLI", {
   });
 
   it("Codex at --agent-base-url signs in with OPENAI_API_KEY; a 401 there fails the run at once", async () => {
-    const refused = {
-      status: 401,
-      body: {
-        error: { message: "Incorrect API key provided: sk-refused", type: "invalid_request_error" },
-      },
-    };
-    const server = await createModelServer({
-      replies: scriptByRole({ agent: refused, judge: { text: JSON.stringify(verdict) } }),
-    });
-    cleanups.push(() => server.close());
+    const server = await serve(refused);
     const { plan, work } = await project();
     // The CLI decides Codex's sign-in from its own environment: the host's, with the key.
     const t = captureIo({ env: { ...process.env, CI: "true" } });

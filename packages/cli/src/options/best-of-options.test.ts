@@ -1,87 +1,46 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  afterToolResult,
-  createGitRepo,
-  createModelServer,
-  type ModelServer,
-  type RecordedRequest,
-  roleOf,
-  scriptByRole,
-} from "@taskledger/testing";
-import { afterEach, describe, expect, it } from "vitest";
-import { runCli } from "../cli.js";
-import type { JsonReport } from "../output/json-report.js";
+import { createGitRepo, roleOf, scriptByRole } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
 import { compatibleProviderId } from "../runtime/runtime.js";
-import { modelOf, sumPlan, sums } from "../test-support/best-of-fixture.js";
-import { captureIo, compatibleArgs } from "../test-support/cli-harness.js";
+import { modelOf, ownSum, sumPlan, sums } from "../test-support/best-of-fixture.js";
+import { agentArgs, runJson, testScratch } from "../test-support/cli-harness.js";
+import { completedJudge } from "../test-support/scripted-replies.js";
 
-let server: ModelServer | undefined;
-let dir: string | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  if (dir) await rm(dir, { recursive: true, force: true });
-  dir = undefined;
-});
+const scratch = testScratch();
 
 // The same sub-task, not marked risky: only --best-of-all, the config or the ladder give it a round.
 const plainPlan = { subTasks: sumPlan.subTasks.map((s) => ({ ...s, risky: false })) };
 const good = `${compatibleProviderId}/good`;
 const bad = `${compatibleProviderId}/bad`;
 
-/** Each model writes its own sum.js; the executor's own model (`m`) writes the wrong one. */
-function agent(request: RecordedRequest) {
-  if (afterToolResult(request)) return { text: "I wrote sum.js." };
-  const content = sums[modelOf(request)] ?? sums.bad!;
-  return { toolCalls: [{ name: "write", arguments: { filePath: "sum.js", content } }] };
-}
-
 /** A run of the plain sub-task on real opencode and git, with `extra` arguments. */
 async function run(extra: string[], config?: unknown) {
-  dir = mkdtempSync(join(tmpdir(), "taskledger-best-of-options-"));
+  const dir = await scratch.directory("taskledger-best-of-options-");
   createGitRepo(dir, {
-    "sum.js": "module.exports = (a, b) => 0;\n",
+    "sum.js": sums.bad!,
     ...(config === undefined ? {} : { "taskledger.json": JSON.stringify(config) }),
   });
-  server = await createModelServer({
+  const server = await scratch.server({
     replies: scriptByRole({
       plan: { text: JSON.stringify(plainPlan) },
-      judge: {
-        text: JSON.stringify({
-          completed: true,
-          summary: "Wrote sum.js.",
-          outputData: "",
-          feedback: "",
-        }),
-      },
-      agent,
+      judge: completedJudge("Wrote sum.js."),
+      // Each model writes its own sum.js; the executor's own model (`m`) writes the wrong one.
+      agent: ownSum("bad", "I wrote sum.js."),
     }),
   });
-  const t = captureIo();
-  const code = await runCli(
-    [
-      "run",
-      "Make sum.js add",
-      "--yes",
-      "--json",
-      ...compatibleArgs(server.openaiBaseURL),
-      "--agent-model",
-      `${compatibleProviderId}/m`,
-      "--cwd",
-      dir,
-      "--max-retries",
-      "0",
-      "--no-replan",
-      ...extra,
-    ],
-    t.io,
-  );
-  const report = JSON.parse(t.out()) as JsonReport;
+  const { code, err, report } = await runJson("Make sum.js add", [
+    ...agentArgs(server.openaiBaseURL, "m"),
+    "--cwd",
+    dir,
+    "--max-retries",
+    "0",
+    "--no-replan",
+    ...extra,
+  ]);
   const models = server.requests.filter((r) => roleOf(r) === "agent").map(modelOf);
-  return { code, err: t.err(), report, sub: report.subTasks[0]!, models, dir };
+  return { code, err: err(), report, sub: report.subTasks[0]!, models, dir, server };
 }
 
 const candidates = ["--best-of", "2", "--candidate-model", good, "--candidate-model", bad];
@@ -124,7 +83,7 @@ describe("--best-of's scope and ladder, from the command line and taskledger.jso
       expect.objectContaining({ reason: "all", winner: 2, by: "single" }),
     ]);
     expect(readFileSync(join(r.dir, "sum.js"), "utf8")).toBe(sums.good);
-    await server?.close();
+    await r.server.close();
     await rm(r.dir, { recursive: true, force: true });
     // --best-of 1 over the config's 2: one attempt at a time, and with the ladder off it fails.
     const one = await run(["--best-of", "1"], config);

@@ -1,44 +1,33 @@
 import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { RunEvent } from "@taskledger/core";
-import { poolDirectory } from "@taskledger/git-workspace";
 import { afterToolResult, createGitRepo, createModelServer, roleOf } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import type { JsonReport } from "../output/json-report.js";
 import { compatibleProviderId } from "../runtime/runtime.js";
 import { modelOf, sumPlan, sums } from "../test-support/best-of-fixture.js";
 import {
+  agentArgs,
   builtCli,
-  compatibleArgs,
   killProcessesUnder,
-  processesUnder,
+  processesLeft,
+  runDirectories,
+  runLogOf,
   spawnCli,
   worktreesLeft,
 } from "../test-support/cli-harness.js";
+import { completedJudge, writeCall } from "../test-support/scripted-replies.js";
 
 type Stop = "kill-candidates" | "kill-choice" | "cancel-candidates";
-
-async function logOf(store: string): Promise<RunEvent[]> {
-  const [file] = existsSync(store) ? await readdir(store) : [];
-  if (!file) return [];
-  return (await readFile(join(store, file), "utf8"))
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as RunEvent);
-}
 
 /**
  * A best-of-3 run through the built CLI, stopped at `stop` (`kill -9` of the manager, or a
  * SIGINT), then resumed from its store by a second process.
  */
 async function stopAndResume(stop: Stop) {
-  const root = await mkdtemp(join(tmpdir(), `taskledger-best-of-${stop}-`));
-  const cwd = join(root, "work");
-  const store = join(root, "store");
-  await mkdir(cwd);
+  const { root, cwd, store } = await runDirectories(`taskledger-best-of-${stop}-`);
   createGitRepo(cwd, { "sum.js": sums.bad! });
   let victim: ChildProcess | undefined;
   let stopped = false;
@@ -51,7 +40,7 @@ async function stopAndResume(stop: Stop) {
   const stopWhen = (ready: (log: RunEvent[]) => boolean) => {
     const timer = setInterval(async () => {
       if (stopped) return clearInterval(timer);
-      if (ready(await logOf(store))) {
+      if (ready(await runLogOf(store))) {
         clearInterval(timer);
         stopNow();
       }
@@ -62,15 +51,7 @@ async function stopAndResume(stop: Stop) {
     replies: (request) => {
       const role = roleOf(request);
       if (role === "plan") return { text: JSON.stringify(sumPlan) };
-      if (role === "judge")
-        return {
-          text: JSON.stringify({
-            completed: true,
-            summary: "Wrote sum.js.",
-            outputData: "",
-            feedback: "",
-          }),
-        };
+      if (role === "judge") return completedJudge("Wrote sum.js.");
       if (role === "choose") {
         if (!stopped && stop === "kill-choice") {
           stopNow();
@@ -100,15 +81,11 @@ async function stopAndResume(stop: Stop) {
         return { hang: true };
       }
       if (afterToolResult(request)) return { text: "I wrote sum.js as the sub-task asks." };
-      return {
-        toolCalls: [{ name: "write", arguments: { filePath: "sum.js", content: sums[model] } }],
-      };
+      return writeCall("sum.js", sums[model]!);
     },
   });
   const args = [
-    ...compatibleArgs(server.openaiBaseURL, "manager"),
-    "--agent-model",
-    `${compatibleProviderId}/m`,
+    ...agentArgs(server.openaiBaseURL, "m", "manager"),
     "--store",
     store,
     "--cwd",
@@ -131,22 +108,16 @@ async function stopAndResume(stop: Stop) {
     ]);
     victim = first.child;
     const ended = await first.exit;
-    const before = await logOf(store);
+    const before = await runLogOf(store);
     // A cancelled run's processes are gone before it exits; a killed one's are the resume's to stop.
-    const leftAtStop =
-      stop === "cancel-candidates"
-        ? [...(await processesUnder(root)), ...(await processesUnder(await poolDirectory(cwd)))]
-        : [];
+    const leftAtStop = stop === "cancel-candidates" ? await processesLeft(root, cwd) : [];
     const runId = before[0]!.runId;
     const second = spawnCli(["resume", runId, "--store", store, "--json"]);
     const resumed = await second.exit;
     expect(resumed.code, resumed.stderr).toBe(0);
     const report = JSON.parse(resumed.stdout) as JsonReport;
-    const after = await logOf(store);
-    const leftover = [
-      ...(await processesUnder(root)),
-      ...(await processesUnder(await poolDirectory(cwd))),
-    ];
+    const after = await runLogOf(store);
+    const leftover = await processesLeft(root, cwd);
     return {
       ended,
       before,

@@ -1,52 +1,25 @@
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  afterToolResult,
-  createGitRepo,
-  createModelServer,
-  gitIn,
-  type ModelServer,
-  type RecordedRequest,
-  roleOf,
-  scriptByRole,
-} from "@taskledger/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import { gitIn, type RecordedRequest, roleOf, scriptByRole } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
 import { runCli } from "../cli.js";
-import type { JsonReport } from "../output/json-report.js";
 import { compatibleProviderId } from "../runtime/runtime.js";
-import { modelOf, sumPlan, sums } from "../test-support/best-of-fixture.js";
+import { modelOf, ownSum, sumPlan, sums } from "../test-support/best-of-fixture.js";
 import {
+  agentArgs,
   captureIo,
   compatibleArgs,
   processesUnder,
+  runJson,
+  tempRepo,
+  testScratch,
   worktreesLeft,
 } from "../test-support/cli-harness.js";
+import { completedJudge } from "../test-support/scripted-replies.js";
 
-let server: ModelServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const scratch = testScratch();
 
-/** Each model writes its own sum.js; the executor's own model (`m`) writes `fallback`'s. */
-function agentReply(fallback: string) {
-  return (request: RecordedRequest) => {
-    if (afterToolResult(request)) return { text: "I wrote sum.js as the sub-task asks." };
-    const model = modelOf(request);
-    const content = sums[model] ?? sums[fallback]!;
-    return { toolCalls: [{ name: "write", arguments: { filePath: "sum.js", content } }] };
-  };
-}
-
-const judge = () => ({
-  text: JSON.stringify({
-    completed: true,
-    summary: "sum.js written.",
-    outputData: "",
-    feedback: "",
-  }),
-});
+const judge = completedJudge("sum.js written.");
 
 /** The comparative judge reads the diffs: it names the candidate whose sum is `a + b`. */
 function chooseGood(request: RecordedRequest) {
@@ -65,9 +38,7 @@ function chooseGood(request: RecordedRequest) {
 }
 
 function repoWithSum(): string {
-  return createGitRepo(mkdtempSync(join(tmpdir(), "taskledger-best-of-")), {
-    "sum.js": "module.exports = (a, b) => 0;\n",
-  });
+  return tempRepo("taskledger-best-of-", { "sum.js": sums.bad! });
 }
 
 const candidateArgs = ["good", "bad", "weak"].flatMap((m) => [
@@ -75,37 +46,36 @@ const candidateArgs = ["good", "bad", "weak"].flatMap((m) => [
   `${compatibleProviderId}/${m}`,
 ]);
 
+/** Best of two, both candidates on `model`, then one retry on the executor's model. */
+const twoOn = (model: string) => [
+  "--best-of",
+  "2",
+  "--candidate-model",
+  `${compatibleProviderId}/${model}`,
+  "--max-retries",
+  "1",
+];
+
 describe("--best-of: parallel candidates, chosen by evidence (real opencode, real git)", () => {
   it("merges the right candidate of three, keeps the others under refs and reports why they lost", async () => {
     const repo = repoWithSum();
-    server = await createModelServer({
+    const server = await scratch.server({
       replies: scriptByRole({
         plan: { text: JSON.stringify(sumPlan) },
         judge,
         choose: chooseGood,
-        agent: agentReply("bad"),
+        agent: ownSum("bad"),
       }),
     });
-    const t = captureIo();
-    const code = await runCli(
-      [
-        "run",
-        "Make sum.js add",
-        "--yes",
-        "--json",
-        ...compatibleArgs(server.openaiBaseURL),
-        "--agent-model",
-        `${compatibleProviderId}/m`,
-        "--cwd",
-        repo,
-        "--best-of",
-        "3",
-        ...candidateArgs,
-      ],
-      t.io,
-    );
-    expect(code, t.err()).toBe(0);
-    const report = JSON.parse(t.out()) as JsonReport;
+    const { code, report, err } = await runJson("Make sum.js add", [
+      ...agentArgs(server.openaiBaseURL, "m"),
+      "--cwd",
+      repo,
+      "--best-of",
+      "3",
+      ...candidateArgs,
+    ]);
+    expect(code, err()).toBe(0);
     expect(report.status).toBe("completed");
     expect(readFileSync(join(repo, "sum.js"), "utf8")).toBe(sums.good);
     const [round] = report.subTasks[0]!.candidates!;
@@ -143,64 +113,48 @@ describe("--best-of: parallel candidates, chosen by evidence (real opencode, rea
     expect(report.candidates!.rounds).toBe(1);
     const extra = report.candidates!.extraUsage;
     expect(extra.inputTokens + extra.outputTokens).toBeGreaterThan(0);
-    expect(t.err()).toContain(`attempt ${round!.winner} chosen (judge)`);
+    expect(err()).toContain(`attempt ${round!.winner} chosen (judge)`);
     expect(await worktreesLeft(repo)).toEqual({ outside: [], held: [] });
     expect(await processesUnder(repo)).toEqual([]);
   }, 180_000);
 
   it("with no candidate complete, the ladder goes on: a retry on the executor's model finishes it", async () => {
     const repo = repoWithSum();
-    server = await createModelServer({
+    const server = await scratch.server({
       replies: scriptByRole({
         plan: { text: JSON.stringify(sumPlan) },
         judge,
         agent: (request: RecordedRequest) =>
           // Every candidate writes the wrong sum; the retry on `m` writes the right one.
           modelOf(request) === "m"
-            ? agentReply("good")(request)
-            : agentReply("bad")({
+            ? ownSum("good")(request)
+            : ownSum("bad")({
                 ...request,
                 body: { ...(request.body as object), model: "bad" },
               }),
       }),
     });
-    const t = captureIo();
-    const code = await runCli(
-      [
-        "run",
-        "Make sum.js add",
-        "--yes",
-        "--json",
-        ...compatibleArgs(server.openaiBaseURL),
-        "--agent-model",
-        `${compatibleProviderId}/m`,
-        "--cwd",
-        repo,
-        "--best-of",
-        "2",
-        "--candidate-model",
-        `${compatibleProviderId}/bad`,
-        "--max-retries",
-        "1",
-      ],
-      t.io,
-    );
-    expect(code, t.err()).toBe(0);
-    const report = JSON.parse(t.out()) as JsonReport;
+    const { code, report, err } = await runJson("Make sum.js add", [
+      ...agentArgs(server.openaiBaseURL, "m"),
+      "--cwd",
+      repo,
+      ...twoOn("bad"),
+    ]);
+    expect(code, err()).toBe(0);
     expect(report.status).toBe("completed");
     const [sub] = report.subTasks;
     expect(sub!.candidates).toHaveLength(1);
     expect(sub!.candidates![0]).toMatchObject({ winner: null, by: "none" });
     expect(sub!.attempts).toBe(3);
     // The retry is announced under the number it runs as, past both candidates'.
-    expect(t.err()).toContain("retrying (attempt 3)");
+    expect(err()).toContain("retrying (attempt 3)");
     expect(readFileSync(join(repo, "sum.js"), "utf8")).toBe(sums.good);
     expect(server.requests.filter((r) => roleOf(r) === "choose")).toHaveLength(0);
   }, 180_000);
 
   it("a judge that chooses none merges no candidate: the ladder's retry on the executor's model lands", async () => {
     const repo = repoWithSum();
-    server = await createModelServer({
+    const server = await scratch.server({
       replies: scriptByRole({
         plan: { text: JSON.stringify(sumPlan) },
         judge,
@@ -213,32 +167,16 @@ describe("--best-of: parallel candidates, chosen by evidence (real opencode, rea
           }),
         },
         // The candidates (on `weak`) hard-code the sum; the retry on `m` writes the right one.
-        agent: agentReply("good"),
+        agent: ownSum("good"),
       }),
     });
-    const t = captureIo();
-    const code = await runCli(
-      [
-        "run",
-        "Make sum.js add",
-        "--yes",
-        "--json",
-        ...compatibleArgs(server.openaiBaseURL),
-        "--agent-model",
-        `${compatibleProviderId}/m`,
-        "--cwd",
-        repo,
-        "--best-of",
-        "2",
-        "--candidate-model",
-        `${compatibleProviderId}/weak`,
-        "--max-retries",
-        "1",
-      ],
-      t.io,
-    );
-    expect(code, t.err()).toBe(0);
-    const report = JSON.parse(t.out()) as JsonReport;
+    const { code, report, err } = await runJson("Make sum.js add", [
+      ...agentArgs(server.openaiBaseURL, "m"),
+      "--cwd",
+      repo,
+      ...twoOn("weak"),
+    ]);
+    expect(code, err()).toBe(0);
     const [sub] = report.subTasks;
     expect(sub!.candidates).toHaveLength(1);
     const [round] = sub!.candidates!;
@@ -252,12 +190,12 @@ describe("--best-of: parallel candidates, chosen by evidence (real opencode, rea
     const history = gitIn(repo, "rev-list", branch).split("\n");
     for (const c of round!.candidates) expect(history).not.toContain(c.commit);
     expect(sub).toMatchObject({ status: "completed", attempts: 3 });
-    expect(t.err()).toContain("retrying (attempt 3)");
+    expect(err()).toContain("retrying (attempt 3)");
     expect(await worktreesLeft(repo)).toEqual({ outside: [], held: [] });
   }, 180_000);
 
   it("is a usage error with --isolation shared, and with --candidate-model alone", async () => {
-    server = await createModelServer({ replies: [] });
+    const server = await scratch.server({ replies: [] });
     for (const extra of [
       ["--best-of", "3", "--isolation", "shared"],
       ["--candidate-model", `${compatibleProviderId}/x`],

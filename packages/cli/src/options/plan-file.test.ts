@@ -1,17 +1,11 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createModelServer, type ModelServer } from "@taskledger/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runCli } from "../cli.js";
-import { compatibleProviderId } from "../runtime/runtime.js";
-import { captureIo, compatibleArgs } from "../test-support/cli-harness.js";
+import { agentArgs, captureIo, testScratch } from "../test-support/cli-harness.js";
 
-let server: ModelServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const scratch = testScratch();
 
 const step = (id: string, dependsOn: string[] = []) => ({
   id,
@@ -40,15 +34,13 @@ const runArgs = (baseURL: string, dir: string, file: string) => [
   "shared",
   "--cwd",
   dir,
-  ...compatibleArgs(baseURL),
-  "--agent-model",
-  `${compatibleProviderId}/agent`,
+  ...agentArgs(baseURL),
 ];
 
 // Running a given plan (no planning call) is checked end to end in queue-run.test.ts.
 describe("taskledger run --plan FILE", () => {
   it("refuses a plan that is invalid with the errors a generated one gets, and a file that is not JSON", async () => {
-    server = await createModelServer({ replies: [] });
+    const server = await scratch.server({ replies: [] });
     const cyclic = planIn({ subTasks: [step("a", ["b"]), step("b", ["a"])] });
     const t = captureIo();
     expect(await runCli(runArgs(server.openaiBaseURL, cyclic.dir, cyclic.file), t.io)).toBe(1);

@@ -11,30 +11,31 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { poolDirectory } from "@taskledger/git-workspace";
-import {
-  afterToolResult,
-  createGitRepo,
-  createModelServer,
-  type ModelServer,
-  pollUntil,
-  scriptByRole,
-  subTaskOf,
-} from "@taskledger/testing";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterToolResult, pollUntil, scriptByRole, subTaskOf } from "@taskledger/testing";
+import { beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../cli.js";
 import type { JsonReport } from "../output/json-report.js";
-import { compatibleProviderId } from "../runtime/runtime.js";
-import { captureIo, compatibleArgs, processesUnder } from "../test-support/cli-harness.js";
+import {
+  agentArgs,
+  builtCli,
+  captureIo,
+  compatibleArgs,
+  processesUnder,
+  runJson,
+  tempRepo,
+  testScratch,
+} from "../test-support/cli-harness.js";
+import {
+  bashCall,
+  callThenAnswer,
+  completedJudge,
+  writeCall,
+} from "../test-support/scripted-replies.js";
 
-let server: ModelServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const scratch = testScratch();
 
-const bin = resolve(import.meta.dirname, "../../dist/bin.js");
 const npmQuiet = ["--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"];
 
 /** Every file under `dir` but npm's and tools' caches: what the user's install is. */
@@ -61,7 +62,7 @@ function treeSum(dir: string): string {
  * check every sub-task must pass.
  */
 function npmProject(): string {
-  const repo = createGitRepo(mkdtempSync(join(tmpdir(), "taskledger-npm-project-")), {
+  const repo = tempRepo("taskledger-npm-project-", {
     ".gitignore": "node_modules/\n.env\n",
     ".worktreeinclude": ".env\n",
     "package.json": `${JSON.stringify(
@@ -78,7 +79,7 @@ function npmProject(): string {
       "const isOdd = require('is-odd');",
       "if (!require('fs').readFileSync('.env', 'utf8').includes('MODE=test')) throw new Error('no .env');",
       "for (const f of require('fs').readdirSync('.').filter((f) => /^lib-.*\\.js$/.test(f)))",
-      "  if (require('../' + f)(3) !== isOdd(3)) throw new Error(f);",
+      "  if (require('./' + f)(3) !== isOdd(3)) throw new Error(f);",
       "console.log('tests pass');",
       "",
     ].join("\n"),
@@ -112,38 +113,20 @@ const step = (id: string) => ({
 const replies = () =>
   scriptByRole({
     plan: { text: JSON.stringify({ subTasks: [step("a"), step("b")] }) },
-    judge: (request) => ({
-      text: JSON.stringify({
-        completed: true,
-        summary: `Did ${subTaskOf(request)}.`,
-        outputData: "",
-        feedback: "",
-      }),
-    }),
+    judge: (request) => completedJudge(`Did ${subTaskOf(request)}.`),
     agent: (request) => {
       const id = subTaskOf(request) ?? "";
       if (afterToolResult(request))
         return { text: `I wrote lib-${id}.js as asked; the sub-task is done.` };
       const lib = "module.exports = (n) => n % 2 === 1;\n";
       if (id === "a")
-        return {
-          toolCalls: [
-            {
-              name: "bash",
-              arguments: {
-                command: `npm install ${npmQuiet.join(" ")} left-pad@1.3.0 && echo '${lib.trim()}' > lib-a.js && npm test`,
-                description: "install left-pad, write lib-a.js, run the tests",
-              },
-            },
-          ],
-        };
-      return {
-        toolCalls: [{ name: "write", arguments: { filePath: `lib-${id}.js`, content: lib } }],
-      };
+        return bashCall(
+          `npm install ${npmQuiet.join(" ")} left-pad@1.3.0 && echo '${lib.trim()}' > lib-a.js && npm test`,
+          "install left-pad, write lib-a.js, run the tests",
+        );
+      return writeCall(`lib-${id}.js`, lib);
     },
   });
-
-const agentArgs = ["--agent-model", `${compatibleProviderId}/agent`];
 
 describe("a real project's environment in every worktree (real npm, real opencode)", () => {
   let repo: string;
@@ -153,32 +136,22 @@ describe("a real project's environment in every worktree (real npm, real opencod
 
   it("runs npm test in each worktree with the user's node_modules and .env; an npm install there leaves the user's node_modules byte-identical", async () => {
     const before = treeSum(join(repo, "node_modules"));
-    server = await createModelServer({ replies: replies() });
-    const t = captureIo();
-    const code = await runCli(
-      [
-        "run",
-        "Write lib-a.js and lib-b.js",
-        "--yes",
-        "--json",
-        ...compatibleArgs(server.openaiBaseURL),
-        ...agentArgs,
-        "--cwd",
-        repo,
-        "--concurrency",
-        "2",
-        // The agent's `npm install` needs the registry: the sandbox allows only what it is told.
-        "--allow-host",
-        execFileSync("npm", ["config", "get", "registry"], { encoding: "utf8" }).trim(),
-      ],
-      t.io,
-    );
-    const report = JSON.parse(t.out()) as JsonReport;
-    expect(code, t.err()).toBe(0);
+    const server = await scratch.server({ replies: replies() });
+    const { code, report, err } = await runJson("Write lib-a.js and lib-b.js", [
+      ...agentArgs(server.openaiBaseURL),
+      "--cwd",
+      repo,
+      "--concurrency",
+      "2",
+      // The agent's `npm install` needs the registry: the sandbox allows only what it is told.
+      "--allow-host",
+      execFileSync("npm", ["config", "get", "registry"], { encoding: "utf8" }).trim(),
+    ]);
+    expect(code, err()).toBe(0);
     expect(report.status).toBe("completed");
     expect(report.subTasks.map((s) => s.attempts)).toEqual([1, 1]);
-    expect(t.err()).toContain("Project config: ");
-    expect(t.err()).toMatch(
+    expect(err()).toContain("Project config: ");
+    expect(err()).toMatch(
       /Worktree slot 1 prepared in [\d.]+m?s: copied node_modules from .*; included \.env\./,
     );
     // One slot per attempt at once, and one for the project's commands at the start commit when
@@ -187,7 +160,7 @@ describe("a real project's environment in every worktree (real npm, real opencod
     expect(slots.length).toBeGreaterThanOrEqual(2);
     expect(slots.length).toBeLessThanOrEqual(3);
     for (const slot of slots) expect(slot.dependencies).toEqual(["node_modules"]);
-    expect(t.err()).toContain("Before any change, npm test passes");
+    expect(err()).toContain("Before any change, npm test passes");
     // Applied: both libraries and left-pad in package.json; the user's own install untouched.
     expect(execFileSync("npm", ["test"], { cwd: repo, encoding: "utf8" })).toContain("tests pass");
     expect(existsSync(join(repo, "lib-a.js")) && existsSync(join(repo, "lib-b.js"))).toBe(true);
@@ -204,15 +177,14 @@ describe("a real project's environment in every worktree (real npm, real opencod
   }, 180_000);
 
   it("stops the planner and runs no attempt when the first worktree's setup fails (exit 2, its output shown)", async () => {
-    server = await createModelServer({ replies: [] });
+    const server = await scratch.server({ replies: [] });
     const t = captureIo();
     const code = await runCli(
       [
         "run",
         "x",
         "--yes",
-        ...compatibleArgs(server.openaiBaseURL),
-        ...agentArgs,
+        ...agentArgs(server.openaiBaseURL),
         "--cwd",
         repo,
         "--setup",
@@ -231,10 +203,10 @@ describe("a real project's environment in every worktree (real npm, real opencod
   });
 
   it("refuses a config file with an unknown key or a wrong type (exit 2, naming the key and the file)", async () => {
-    const dir = createGitRepo(mkdtempSync(join(tmpdir(), "taskledger-config-")), {
+    const dir = tempRepo("taskledger-config-", {
       "taskledger.json": '{ "setpu": "npm ci", "concurrency": "four" }\n',
     });
-    server = await createModelServer({ replies: [] });
+    const server = await scratch.server({ replies: [] });
     const t = captureIo();
     const code = await runCli(
       ["run", "x", "--yes", ...compatibleArgs(server.openaiBaseURL), "--cwd", dir],
@@ -248,40 +220,27 @@ describe("a real project's environment in every worktree (real npm, real opencod
   });
 
   it("resumes a run killed with kill -9 during its setup: the setup left running is stopped, the run completes", async () => {
-    const work = createGitRepo(mkdtempSync(join(tmpdir(), "taskledger-setup-kill-")), {
-      "f.txt": "1\n",
-    });
+    const work = tempRepo("taskledger-setup-kill-", { "f.txt": "1\n" });
     const root = mkdtempSync(join(tmpdir(), "taskledger-setup-kill-store-"));
     const store = join(root, "store");
     const started = join(root, "setup-started");
     // The first setup hangs; the resumed run's completes at once.
     const setup = `if [ -e ${started} ]; then echo again; else touch ${started}; sleep 67.7; fi`;
-    server = await createModelServer({
+    const server = await scratch.server({
       replies: scriptByRole({
         plan: { text: JSON.stringify({ subTasks: [{ ...step("a"), successCriteria: ["done"] }] }) },
-        judge: {
-          text: JSON.stringify({ completed: true, summary: "ok", outputData: "", feedback: "" }),
-        },
-        agent: (request) =>
-          afterToolResult(request)
-            ? { text: "I wrote lib-a.js as asked; the sub-task is done." }
-            : {
-                toolCalls: [{ name: "write", arguments: { filePath: "lib-a.js", content: "a\n" } }],
-              },
+        judge: completedJudge("ok"),
+        agent: callThenAnswer(
+          writeCall("lib-a.js", "a\n"),
+          "I wrote lib-a.js as asked; the sub-task is done.",
+        ),
       }),
     });
-    const args = [
-      ...compatibleArgs(server.openaiBaseURL),
-      ...agentArgs,
-      "--store",
-      store,
-      "--cwd",
-      work,
-    ];
+    const args = [...agentArgs(server.openaiBaseURL), "--store", store, "--cwd", work];
     const victim: ChildProcess = spawn(
       process.execPath,
       // Its marker lives outside the worktree, where a confined setup may not write.
-      [bin, "run", "x", "--yes", "--setup", setup, "--sandbox", "off", ...args],
+      [builtCli, "run", "x", "--yes", "--setup", setup, "--sandbox", "off", ...args],
       {
         stdio: "ignore",
         env: { ...process.env, OPENAI_API_KEY: "test-key" },

@@ -1,25 +1,17 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { createModelServer, type ModelServer } from "@taskledger/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import type { ModelServer } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
 import { runCli } from "../cli.js";
 import { demoPlan } from "../demo/demo-scenario.js";
-import { captureIo, compatibleArgs } from "../test-support/cli-harness.js";
+import { captureIo, compatibleArgs, testScratch } from "../test-support/cli-harness.js";
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
+const scratch = testScratch();
 
 async function setup(): Promise<{ server: ModelServer; dir: string; args: string[] }> {
-  const server = await createModelServer({ replies: [{ text: JSON.stringify(demoPlan) }] });
-  const dir = await mkdtemp(join(tmpdir(), "taskledger-request-"));
-  cleanups.push(
-    () => server.close(),
-    () => rm(dir, { recursive: true, force: true }),
-  );
+  const server = await scratch.server({ replies: [{ text: JSON.stringify(demoPlan) }] });
+  const dir = await scratch.directory("taskledger-request-");
   return { server, dir, args: [...compatibleArgs(server.openaiBaseURL), "--yes"] };
 }
 

@@ -1,19 +1,12 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { TaskLedgerInput } from "@taskledger/core";
-import { createModelServer, type RecordedRequest, type ScriptedReply } from "@taskledger/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import type { RecordedRequest, ScriptedReply } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
 import { runCli } from "../cli.js";
 import { demoRequest } from "../demo/demo-scenario.js";
-import { compatibleProviderId } from "../runtime/runtime.js";
-import { captureIo, compatibleArgs, terminal } from "../test-support/cli-harness.js";
+import { agentArgs, captureIo, terminal, testScratch } from "../test-support/cli-harness.js";
 import type { JsonReport } from "./json-report.js";
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
+const scratch = testScratch();
 
 // What a hostile or confused model could write: set the window title, clear the screen, move the
 // cursor up over earlier lines, return to the line's start to overwrite it, ring the bell.
@@ -80,21 +73,9 @@ function hostileReplies(): (request: RecordedRequest) => ScriptedReply {
 }
 
 async function setup() {
-  const server = await createModelServer({ replies: hostileReplies() });
-  const cwd = await mkdtemp(join(tmpdir(), "taskledger-escapes-"));
-  cleanups.push(
-    () => server.close(),
-    () => rm(cwd, { recursive: true, force: true }),
-  );
-  const args = [
-    ...compatibleArgs(server.openaiBaseURL),
-    "--agent-model",
-    `${compatibleProviderId}/agent`,
-    "--cwd",
-    cwd,
-    "--max-retries",
-    "1",
-  ];
+  const server = await scratch.server({ replies: hostileReplies() });
+  const cwd = await scratch.directory("taskledger-escapes-");
+  const args = [...agentArgs(server.openaiBaseURL), "--cwd", cwd, "--max-retries", "1"];
   return { server, args };
 }
 

@@ -1,18 +1,12 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { TaskLedgerInput } from "@taskledger/core";
-import {
-  afterToolResult,
-  createModelServer,
-  roleOf,
-  scriptByRole,
-  scriptedOpencodeProvider,
-} from "@taskledger/testing";
+import { roleOf, scriptByRole, scriptedOpencodeProvider } from "@taskledger/testing";
 import pc from "picocolors";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { runCli } from "../cli.js";
-import { captureIo } from "../test-support/cli-harness.js";
+import { captureIo, testScratch } from "../test-support/cli-harness.js";
+import { callThenAnswer, completedJudge, writeCall } from "../test-support/scripted-replies.js";
 import { createModelWarningPrinter } from "./model-warnings.js";
 
 const plan: TaskLedgerInput = {
@@ -26,35 +20,22 @@ const plan: TaskLedgerInput = {
     },
   ],
 };
-const verdict = { completed: true, summary: "Wrote NOTE.md.", outputData: "", feedback: "" };
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
+const scratch = testScratch();
+afterEach(() => {
   vi.restoreAllMocks();
-  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
 describe("a manager model its SDK calls deprecated, on the command line", () => {
   it("prints one clean warning line on stderr, never the SDK's raw text", async () => {
-    const server = await createModelServer({
+    const server = await scratch.server({
       replies: scriptByRole({
         plan: { text: JSON.stringify(plan) },
-        judge: { text: JSON.stringify(verdict) },
-        agent: (request) =>
-          afterToolResult(request)
-            ? { text: "Wrote NOTE.md." }
-            : {
-                toolCalls: [
-                  { name: "write", arguments: { filePath: "NOTE.md", content: "hello\n" } },
-                ],
-              },
+        judge: completedJudge("Wrote NOTE.md."),
+        agent: callThenAnswer(writeCall("NOTE.md", "hello\n"), "Wrote NOTE.md."),
       }),
     });
-    const root = await mkdtemp(join(tmpdir(), "model-warnings-"));
-    cleanups.push(async () => {
-      await server.close();
-      await rm(root, { recursive: true, force: true });
-    });
+    const root = await scratch.directory("model-warnings-");
     const config = join(root, "opencode.json");
     await writeFile(config, JSON.stringify({ provider: scriptedOpencodeProvider(server) }));
     // The SDK's own console.warn would land here; the CLI must not let it through.

@@ -1,39 +1,24 @@
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createModelServer, type ModelServer } from "@taskledger/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import type { ModelServer } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
 import { runCli } from "../cli.js";
 import { createDemoReplies, demoRequest } from "../demo/demo-scenario.js";
-import { compatibleProviderId } from "../runtime/runtime.js";
-import { compatibleArgs, terminal } from "../test-support/cli-harness.js";
+import { agentArgs, terminal, testScratch } from "../test-support/cli-harness.js";
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
+const scratch = testScratch();
 
 async function setup(): Promise<{ server: ModelServer; cwd: string; args: string[] }> {
-  const server = await createModelServer({ replies: createDemoReplies() });
-  const cwd = await mkdtemp(join(tmpdir(), "taskledger-review-"));
-  cleanups.push(
-    () => server.close(),
-    () => rm(cwd, { recursive: true, force: true }),
-  );
-  const args = [
-    ...compatibleArgs(server.openaiBaseURL, "demo-manager"),
-    "--agent-model",
-    `${compatibleProviderId}/demo-agent`,
-    "--cwd",
-    cwd,
-  ];
+  const server = await scratch.server({ replies: createDemoReplies() });
+  const cwd = await scratch.directory("taskledger-review-");
+  const args = [...agentArgs(server.openaiBaseURL, "demo-agent", "demo-manager"), "--cwd", cwd];
   return { server, cwd, args };
 }
 
 describe("taskledger run asks before it runs", () => {
   it("runs the plan as edited in $EDITOR", async () => {
     const { cwd, args } = await setup();
-    const editor = join(cwd, "..", `edit-${Date.now()}.mjs`);
+    const editor = join(await scratch.directory("taskledger-editor-"), "edit.mjs");
     // The "person" deletes the docs step and tightens the library's criteria.
     await writeFile(
       editor,
@@ -44,7 +29,6 @@ plan.subTasks = plan.subTasks.filter((s) => s.id !== "docs");
 plan.subTasks[0].successCriteria.push("greet returns a string");
 writeFileSync(file, JSON.stringify(plan));`,
     );
-    cleanups.push(() => rm(editor, { force: true }));
     const t = terminal({ EDITOR: `${JSON.stringify(process.execPath)} ${JSON.stringify(editor)}` });
     const exit = runCli(["run", demoRequest, ...args], t.io);
     await t.answer("Run this plan? [Y/n/e(dit)]", "e");

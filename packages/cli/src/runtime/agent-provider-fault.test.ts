@@ -1,11 +1,8 @@
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FileRunStore, type RunEvent, type TaskLedgerInput } from "@taskledger/core";
-import { createOpencodeExecutor } from "@taskledger/executor";
-import { createModelServer, scriptedOpencodeProvider, subTaskOf } from "@taskledger/testing";
-import { afterAll, describe, expect, it } from "vitest";
-import { processesUnder } from "../test-support/cli-harness.js";
+import { subTaskOf } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
+import { processesUnder, scriptedOpencode, testScratch } from "../test-support/cli-harness.js";
 import { createManager } from "./create-manager.js";
 
 const plan: TaskLedgerInput = {
@@ -18,33 +15,19 @@ const plan: TaskLedgerInput = {
   })),
 };
 
-const cleanups: (() => Promise<void>)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
+const scratch = testScratch("all");
 
 describe("the agent's provider failing for one sub-task, on the real opencode CLI", () => {
   it("reports partial: that sub-task failed naming the 500, the two independent ones completed", async () => {
-    const server = await createModelServer({
+    const server = await scratch.server({
       replies: (request) =>
         subTaskOf(request) === "bad"
           ? // A short retry-after keeps opencode's own five retries quick.
             { status: 500, headers: { "retry-after-ms": "10" } }
           : { text: `Step ${subTaskOf(request) ?? "?"} is done.` },
     });
-    cleanups.push(() => server.close());
-    const root = await mkdtemp(join(tmpdir(), "agent-fault-"));
-    cleanups.push(() => rm(root, { recursive: true, force: true }));
-    const cwd = join(root, "work");
-    const workRoot = join(root, "attempts");
-    await Promise.all([mkdir(cwd), mkdir(workRoot)]);
-
-    const executor = createOpencodeExecutor({
-      model: "scripted/test-model",
-      config: { provider: scriptedOpencodeProvider(server) },
-      workRoot,
-      timeoutMs: 90_000,
-    });
+    const root = await scratch.directory("agent-fault-");
+    const { cwd, executor } = await scriptedOpencode(server, root);
     const events: RunEvent[] = [];
     const store = new FileRunStore(join(root, "store"));
     const report = await createManager({

@@ -1,11 +1,9 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createModelServer, type ModelServer, scriptByRole } from "@taskledger/testing";
-import { afterEach, describe, expect, it } from "vitest";
-import { runCli } from "../cli.js";
-import type { JsonReport } from "../output/json-report.js";
-import { captureIo, compatibleArgs } from "../test-support/cli-harness.js";
+import { scriptByRole } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
+import { agentArgs, runJson, testScratch } from "../test-support/cli-harness.js";
+import { completedJudge } from "../test-support/scripted-replies.js";
 import { compatibleProviderId } from "./runtime.js";
 
 const plan = {
@@ -26,12 +24,6 @@ const plan = {
     },
   ],
 };
-const judged = {
-  completed: true,
-  summary: "done",
-  outputData: "done",
-  feedback: "",
-};
 const agentModel = `${compatibleProviderId}/agent-x`;
 // Dollars per million tokens, round enough that the expected cost is easy to read.
 const prices = {
@@ -39,45 +31,31 @@ const prices = {
   [agentModel]: { inputPerMillion: 1, outputPerMillion: 2, cacheReadPerMillion: 0.5 },
 };
 
-let server: ModelServer | undefined;
-const dirs: string[] = [];
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
+const scratch = testScratch();
 
 async function run(extra: string[]) {
-  server = await createModelServer({
+  const server = await scratch.server({
     replies: scriptByRole({
       plan: { text: JSON.stringify(plan), usage: { inputTokens: 1000, outputTokens: 200 } },
-      judge: { text: JSON.stringify(judged), usage: { inputTokens: 500, outputTokens: 50 } },
+      judge: { ...completedJudge("done", "done"), usage: { inputTokens: 500, outputTokens: 50 } },
       agent: { text: "Done.", usage: { inputTokens: 3000, outputTokens: 100 } },
     }),
   });
-  const cwd = await mkdtemp(join(tmpdir(), "taskledger-cost-"));
-  dirs.push(cwd);
+  const cwd = await scratch.directory("taskledger-cost-");
   await writeFile(join(cwd, "prices.json"), JSON.stringify(prices));
-  const t = captureIo({ cwd });
-  const code = await runCli(
+  const { code, report, err } = await runJson(
+    "Write one.txt and then two.txt",
     [
-      "run",
-      "Write one.txt and then two.txt",
-      ...compatibleArgs(server.openaiBaseURL),
-      "--agent-model",
-      agentModel,
+      ...agentArgs(server.openaiBaseURL, "agent-x"),
       "--concurrency",
       "1",
       "--max-retries",
       "0",
-      "--yes",
-      "--json",
       ...extra,
     ],
-    t.io,
+    { cwd },
   );
-  if (!t.out()) throw new Error(`no report (exit ${code}): ${t.err()}`);
-  return { code, report: JSON.parse(t.out()) as JsonReport, err: t.err() };
+  return { code, report, err: err() };
 }
 
 const dollars = (

@@ -4,33 +4,30 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isProcessAlive } from "@taskledger/core";
 import { daemonSocketPath } from "@taskledger/daemon";
-import {
-  commandLineOf,
-  createGitRepo,
-  createModelServer,
-  type ModelServer,
-  pollUntil,
-  type RecordedRequest,
-  scriptByRole,
-} from "@taskledger/testing";
+import { commandLineOf, pollUntil, type RecordedRequest, scriptByRole } from "@taskledger/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import type { JsonReport } from "../output/json-report.js";
-import { type CliExit, compatibleArgs, spawnCli } from "../test-support/cli-harness.js";
-import { compatibleProviderId } from "./runtime.js";
+import {
+  agentArgs,
+  type CliExit,
+  spawnCli,
+  tempRepo,
+  testScratch,
+} from "../test-support/cli-harness.js";
+import { completedJudge, toolResults, writeCall } from "../test-support/scripted-replies.js";
 
 // The per-user daemon as a user meets it: the built CLI, its real background service, the real
 // opencode inside the OS sandbox (the default), a scripted model server. Each test has its own
 // cache directory, so its own daemon.
-let server: ModelServer | undefined;
 const caches: string[] = [];
 afterEach(async () => {
-  await server?.close();
-  server = undefined;
   for (const cache of caches.splice(0)) {
     await cli(cache, ["daemon", "stop"]);
     rmSync(cache, { recursive: true, force: true });
   }
 });
+
+const scratch = testScratch();
 
 function newCache(): string {
   const cache = mkdtempSync(join(tmpdir(), "tl-daemon-"));
@@ -47,10 +44,8 @@ function cli(cache: string, argv: string[], extra: Record<string, string> = {}):
 /** A repository, this test's own cache (its own daemon), and the model server answering `script`. */
 async function setup(script: Parameters<typeof scriptByRole>[0]) {
   const cache = newCache();
-  const repo = createGitRepo(mkdtempSync(join(tmpdir(), "tl-daemon-repo-")), {
-    "README.md": "x\n",
-  });
-  server = await createModelServer({ replies: scriptByRole(script) });
+  const repo = tempRepo("tl-daemon-repo-", { "README.md": "x\n" });
+  const server = await scratch.server({ replies: scriptByRole(script) });
   return { cache, repo, baseURL: server.openaiBaseURL };
 }
 
@@ -73,9 +68,7 @@ async function running(cache: string): Promise<Status> {
   throw new Error("the daemon is not running");
 }
 
-const judge = {
-  text: JSON.stringify({ completed: true, summary: "Done.", outputData: "", feedback: "" }),
-};
+const judge = completedJudge("Done.");
 
 function planOf(...ids: string[]) {
   return {
@@ -91,32 +84,15 @@ function planOf(...ids: string[]) {
   };
 }
 
-function toolResults(request: RecordedRequest): number {
-  const messages = (request.body as { messages?: { role?: string }[] }).messages ?? [];
-  return messages.filter((message) => message.role === "tool").length;
-}
-
 /** An agent that writes `<sub-task>.txt` (naming the run by its request), then says so. */
 function writer(request: RecordedRequest) {
   const id = /# Sub-task ([\w.-]+):/.exec(JSON.stringify(request.body))?.[1] ?? "x";
   if (toolResults(request) > 0) return { text: `I wrote ${id}.txt.` };
-  return {
-    toolCalls: [{ name: "write", arguments: { filePath: `${id}.txt`, content: `${id}\n` } }],
-  };
+  return writeCall(`${id}.txt`, `${id}\n`);
 }
 
 function runArgs(request: string, cwd: string, baseURL: string): string[] {
-  return [
-    "run",
-    request,
-    "--yes",
-    "--json",
-    ...compatibleArgs(baseURL),
-    "--agent-model",
-    `${compatibleProviderId}/agent`,
-    "--cwd",
-    cwd,
-  ];
+  return ["run", request, "--yes", "--json", ...agentArgs(baseURL), "--cwd", cwd];
 }
 
 /** The pids whose command line contains `text`. */

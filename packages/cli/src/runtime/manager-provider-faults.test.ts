@@ -7,12 +7,12 @@ import {
 import { createModel } from "@taskledger/llm";
 import {
   createFakeExecutor,
-  createModelServer,
   type ModelServer,
   type RecordedRequest,
   type ScriptedReply,
 } from "@taskledger/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { testScratch } from "../test-support/cli-harness.js";
 import { createManager } from "./create-manager.js";
 
 const plan: TaskLedgerInput = {
@@ -56,15 +56,12 @@ const faults = {
   timeout: { hang: true },
 } satisfies Record<string, ScriptedReply>;
 
-const cleanups: (() => Promise<void>)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
+const scratch = testScratch("all");
 
 /** A server that answers the first call of `phase` with `fault` (or every call, if `always`). */
-async function faultyServer(phase: Phase, fault: ScriptedReply, always = false) {
+function faultyServer(phase: Phase, fault: ScriptedReply, always = false) {
   let faulted = false;
-  const server = await createModelServer({
+  return scratch.server({
     replies: (request) => {
       const current = phaseOf(request);
       if (current === phase && (always || !faulted)) {
@@ -74,8 +71,6 @@ async function faultyServer(phase: Phase, fault: ScriptedReply, always = false) 
       return { text: current === "plan" ? JSON.stringify(plan) : verdict };
     },
   });
-  cleanups.push(() => server.close());
-  return server;
 }
 
 function managerFor(server: ModelServer) {

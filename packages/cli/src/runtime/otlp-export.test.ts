@@ -1,11 +1,11 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gunzipSync } from "node:zlib";
-import { createModelServer, type ModelServer, scriptByRole } from "@taskledger/testing";
+import { scriptByRole } from "@taskledger/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../cli.js";
-import { captureIo, compatibleArgs } from "../test-support/cli-harness.js";
-import { compatibleProviderId } from "./runtime.js";
+import { agentArgs, captureIo, testScratch } from "../test-support/cli-harness.js";
+import { completedJudge } from "../test-support/scripted-replies.js";
 
 const plan = {
   subTasks: [
@@ -41,27 +41,25 @@ async function fakeCollector(): Promise<{ server: Server; url: string; bodies: u
   return { server, url: `http://127.0.0.1:${port}`, bodies };
 }
 
-let model: ModelServer | undefined;
+/** The planner plans `plan`, the judge says done, the agent answers at once. */
+const replies = () =>
+  scriptByRole({
+    plan: { text: JSON.stringify(plan) },
+    judge: completedJudge("ok", "ok"),
+    agent: { text: "Done." },
+  });
+
 let collector: Server | undefined;
 afterEach(async () => {
-  await model?.close();
   await new Promise((resolve) => collector?.close(resolve) ?? resolve(undefined));
-  model = undefined;
   collector = undefined;
 });
+const scratch = testScratch();
 
 describe("--otlp (real opencode, scripted provider, a local collector)", () => {
   it("exports the run's spans to the collector OTEL_EXPORTER_OTLP_ENDPOINT names (no --otlp), the key in none of them", async () => {
     const key = "sk-planted-otlp-key-0815";
-    model = await createModelServer({
-      replies: scriptByRole({
-        plan: { text: JSON.stringify(plan) },
-        judge: {
-          text: JSON.stringify({ completed: true, summary: "ok", outputData: "ok", feedback: "" }),
-        },
-        agent: { text: "Done." },
-      }),
-    });
+    const model = await scratch.server({ replies: replies() });
     const sink = await fakeCollector();
     collector = sink.server;
     // OpenTelemetry's standard variable, as a collector's users already set it.
@@ -69,14 +67,7 @@ describe("--otlp (real opencode, scripted provider, a local collector)", () => {
       env: { CI: "true", OPENAI_API_KEY: key, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url },
     });
     const code = await runCli(
-      [
-        "run",
-        "Write one.txt",
-        ...compatibleArgs(model.openaiBaseURL),
-        "--agent-model",
-        `${compatibleProviderId}/agent-x`,
-        "--yes",
-      ],
+      ["run", "Write one.txt", ...agentArgs(model.openaiBaseURL, "agent-x"), "--yes"],
       t.io,
     );
     expect(code, t.err()).toBe(0);
@@ -103,15 +94,7 @@ describe("--otlp (real opencode, scripted provider, a local collector)", () => {
   }, 120_000);
 
   it("a collector that is down costs the run nothing: it completes and exits 0", async () => {
-    model = await createModelServer({
-      replies: scriptByRole({
-        plan: { text: JSON.stringify(plan) },
-        judge: {
-          text: JSON.stringify({ completed: true, summary: "ok", outputData: "ok", feedback: "" }),
-        },
-        agent: { text: "Done." },
-      }),
-    });
+    const model = await scratch.server({ replies: replies() });
     // A port that was just listening and is closed now: every export is refused.
     const gone = await fakeCollector();
     await new Promise((resolve) => gone.server.close(resolve));
@@ -120,9 +103,7 @@ describe("--otlp (real opencode, scripted provider, a local collector)", () => {
       [
         "run",
         "Write one.txt",
-        ...compatibleArgs(model.openaiBaseURL),
-        "--agent-model",
-        `${compatibleProviderId}/agent-x`,
+        ...agentArgs(model.openaiBaseURL, "agent-x"),
         "--yes",
         "--otlp",
         gone.url,

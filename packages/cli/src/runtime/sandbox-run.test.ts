@@ -3,48 +3,37 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  afterToolResult,
-  createGitRepo,
-  createModelServer,
-  type ModelServer,
-  type RecordedRequest,
-  roleOf,
-  scriptByRole,
-} from "@taskledger/testing";
+import { afterToolResult, type RecordedRequest, roleOf, scriptByRole } from "@taskledger/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../cli.js";
-import type { JsonReport } from "../output/json-report.js";
-import { captureIo, compatibleArgs } from "../test-support/cli-harness.js";
-import { compatibleProviderId } from "./runtime.js";
+import {
+  agentArgs,
+  captureIo,
+  runJson,
+  tempRepo,
+  testScratch,
+} from "../test-support/cli-harness.js";
+import { insidePlan, monorepoPackage } from "../test-support/monorepo-fixture.js";
+import {
+  bashCall,
+  completedJudge,
+  toolResults,
+  writeCall,
+} from "../test-support/scripted-replies.js";
 
 // The OS sandbox as a user meets it: the real CLI in process, the real opencode (server executor,
 // the default), bubblewrap from Debian, an agent whose script tries every way out.
-let server: ModelServer | undefined;
 let other: Server | undefined;
-afterEach(async () => {
-  await server?.close();
+afterEach(() => {
   other?.close();
-  server = undefined;
   other = undefined;
 });
+const scratch = testScratch();
 
-const judge = {
-  text: JSON.stringify({ completed: true, summary: "Done.", outputData: "", feedback: "" }),
-};
+const judge = completedJudge("Done.");
 
 function shell(command: string) {
-  return { toolCalls: [{ name: "bash", arguments: { command, description: "run" } }] };
-}
-
-function write(filePath: string, content: string) {
-  return { toolCalls: [{ name: "write", arguments: { filePath, content } }] };
-}
-
-/** How many tool results the agent's conversation holds so far. */
-function toolResults(request: RecordedRequest): number {
-  const messages = (request.body as { messages?: { role?: string }[] }).messages ?? [];
-  return messages.filter((message) => message.role === "tool").length;
+  return bashCall(command, "run");
 }
 
 /** The tag a sub-task's agent requests carry: its title is in the prompt. */
@@ -56,11 +45,7 @@ describe("taskledger run inside the OS sandbox (real opencode, real bubblewrap)"
   it("refuses every way out of a monorepo package's room, completes the work and reports the refusals", {
     timeout: 180_000,
   }, async () => {
-    const repo = createGitRepo(mkdtempSync(join(tmpdir(), "taskledger-sandbox-run-")), {
-      "package.json": "{}\n",
-      "packages/app/index.js": "app\n",
-    });
-    const cwd = join(repo, "packages", "app");
+    const { repo, cwd } = monorepoPackage("taskledger-sandbox-run-");
     const home = mkdtempSync(join(tmpdir(), "taskledger-home-"));
     mkdirSync(join(home, ".ssh"));
     writeFileSync(join(home, ".ssh", "id_ed25519"), "PLANTED-PRIVATE-KEY\n");
@@ -82,48 +67,24 @@ describe("taskledger run inside the OS sandbox (real opencode, real bubblewrap)"
       `curl -s -m 5 http://127.0.0.1:${otherPort}/ > other.txt`,
       "true",
     ].join("\n");
-    const plan = {
-      subTasks: [
-        {
-          id: "a",
-          title: "Write inside.txt",
-          description: "Write inside.txt",
-          successCriteria: ["inside.txt exists"],
-          dependsOn: [],
-        },
-      ],
-    };
-    server = await createModelServer({
+    const server = await scratch.server({
       replies: scriptByRole({
-        plan: { text: JSON.stringify(plan) },
+        plan: { text: JSON.stringify(insidePlan) },
         judge,
         agent: (request) => {
           const results = toolResults(request);
-          if (results === 0) return write("tidy.sh", `${script}\n`);
+          if (results === 0) return writeCall("tidy.sh", `${script}\n`);
           if (results === 1) return shell("sh tidy.sh");
           return { text: "I wrote inside.txt." };
         },
       }),
     });
-    const t = captureIo({ env: { CI: "true", HOME: home, PATH: process.env.PATH ?? "" } });
-    const code = await runCli(
-      [
-        "run",
-        "Write inside.txt",
-        "--yes",
-        "--json",
-        ...compatibleArgs(server.openaiBaseURL),
-        "--agent-model",
-        `${compatibleProviderId}/agent`,
-        "--cwd",
-        cwd,
-        "--sandbox",
-        "required",
-      ],
-      t.io,
+    const { code, report, err } = await runJson(
+      "Write inside.txt",
+      [...agentArgs(server.openaiBaseURL), "--cwd", cwd, "--sandbox", "required"],
+      { env: { CI: "true", HOME: home, PATH: process.env.PATH ?? "" } },
     );
-    const report = JSON.parse(t.out()) as JsonReport;
-    expect(code, t.err()).toBe(0);
+    expect(code, err()).toBe(0);
     expect(report.status).toBe("completed");
     expect(readFileSync(join(cwd, "inside.txt"), "utf8")).toBe("y\n");
     expect(existsSync(join(repo, "ROOT_CONFIG.txt"))).toBe(false);
@@ -135,7 +96,7 @@ describe("taskledger run inside the OS sandbox (real opencode, real bubblewrap)"
     expect(refused).toEqual(
       expect.arrayContaining([`write ${tmpFile}`, `write ${join(home, "escape.txt")}`]),
     );
-    expect(t.err()).toContain("the sandbox refused");
+    expect(err()).toContain("the sandbox refused");
     // The judge was told what the attempt tried.
     const judged = server.requests.filter((r) => roleOf(r) === "judge");
     expect(JSON.stringify(judged.map((r) => r.body))).toContain("Refused by the sandbox");
@@ -144,9 +105,7 @@ describe("taskledger run inside the OS sandbox (real opencode, real bubblewrap)"
   it("gives parallel agents their own loopback: two sub-tasks holding the same fixed port both complete first try", {
     timeout: 180_000,
   }, async () => {
-    const repo = createGitRepo(mkdtempSync(join(tmpdir(), "taskledger-sandbox-ports-")), {
-      "README.md": "ports\n",
-    });
+    const repo = tempRepo("taskledger-sandbox-ports-", { "README.md": "ports\n" });
     const port = 47_431;
     const hold = `node -e "const s=require('http').createServer((q,r)=>r.end('ok')).listen(${port},'127.0.0.1',()=>setTimeout(()=>{s.close();require('fs').writeFileSync(process.argv[1],'held')},3000))" held-$TASK.txt`;
     const plan = {
@@ -158,7 +117,7 @@ describe("taskledger run inside the OS sandbox (real opencode, real bubblewrap)"
         dependsOn: [],
       })),
     };
-    server = await createModelServer({
+    const server = await scratch.server({
       replies: scriptByRole({
         plan: { text: JSON.stringify(plan) },
         judge,
@@ -168,27 +127,16 @@ describe("taskledger run inside the OS sandbox (real opencode, real bubblewrap)"
             : shell(hold.replace("$TASK", taskOf(request))),
       }),
     });
-    const t = captureIo();
-    const code = await runCli(
-      [
-        "run",
-        "Hold the port twice",
-        "--yes",
-        "--json",
-        ...compatibleArgs(server.openaiBaseURL),
-        "--agent-model",
-        `${compatibleProviderId}/agent`,
-        "--cwd",
-        repo,
-        "--concurrency",
-        "2",
-        "--sandbox",
-        "required",
-      ],
-      t.io,
-    );
-    const report = JSON.parse(t.out()) as JsonReport;
-    expect(code, t.err()).toBe(0);
+    const { code, report, err } = await runJson("Hold the port twice", [
+      ...agentArgs(server.openaiBaseURL),
+      "--cwd",
+      repo,
+      "--concurrency",
+      "2",
+      "--sandbox",
+      "required",
+    ]);
+    expect(code, err()).toBe(0);
     expect(report.subTasks.map((s) => [s.id, s.status, s.attempts])).toEqual([
       ["one", "completed", 1],
       ["two", "completed", 1],
@@ -198,7 +146,7 @@ describe("taskledger run inside the OS sandbox (real opencode, real bubblewrap)"
   });
 
   it("--sandbox required where the runtime cannot work: exit 2 before any model call", async () => {
-    server = await createModelServer({ replies: [] });
+    const server = await scratch.server({ replies: [] });
     const path = process.env.PATH;
     // No bubblewrap, socat or ripgrep to be found.
     process.env.PATH = mkdtempSync(join(tmpdir(), "taskledger-empty-path-"));
@@ -209,9 +157,7 @@ describe("taskledger run inside the OS sandbox (real opencode, real bubblewrap)"
           "run",
           "Anything",
           "--yes",
-          ...compatibleArgs(server.openaiBaseURL),
-          "--agent-model",
-          `${compatibleProviderId}/agent`,
+          ...agentArgs(server.openaiBaseURL),
           "--cwd",
           mkdtempSync(join(tmpdir(), "taskledger-sandbox-none-")),
           "--sandbox",

@@ -1,15 +1,10 @@
-import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TaskLedgerInput } from "@taskledger/core";
-import { createOpencodeExecutor } from "@taskledger/executor";
-import {
-  createModelServer,
-  type RecordedRequest,
-  scriptedOpencodeProvider,
-} from "@taskledger/testing";
-import { afterAll, describe, expect, it } from "vitest";
-import { processesUnder } from "../test-support/cli-harness.js";
+import type { RecordedRequest } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
+import { processesUnder, scriptedOpencode, testScratch } from "../test-support/cli-harness.js";
 import { createManager } from "./create-manager.js";
 
 // Everything a shell would act on: substitution, backticks, quotes, newlines, separators, globs.
@@ -58,28 +53,16 @@ async function pwnedIn(directories: string[], recursive = true): Promise<string[
   return found;
 }
 
-const cleanups: (() => Promise<void>)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
+const scratch = testScratch("all");
 
 describe("sub-task text never reaches a shell", () => {
   it("a description full of shell syntax reaches the model byte for byte on the real opencode CLI, and runs nothing", async () => {
-    const server = await createModelServer({ replies: () => ({ text: "It was only text." }) });
-    cleanups.push(() => server.close());
-    const root = await mkdtemp(join(tmpdir(), "shell-safety-"));
-    cleanups.push(() => rm(root, { recursive: true, force: true }));
-    const cwd = join(root, "work");
-    const workRoot = join(root, "attempts");
-    await Promise.all([mkdir(cwd), mkdir(workRoot)]);
-    const executor = createOpencodeExecutor({
-      model: "scripted/test-model",
-      config: { provider: scriptedOpencodeProvider(server) },
-      workRoot,
+    const server = await scratch.server({ replies: () => ({ text: "It was only text." }) });
+    const root = await scratch.directory("shell-safety-");
+    const { cwd, workRoot, executor } = await scriptedOpencode(server, root, {
       keepAttemptDirs: true,
       // The title goes to opencode as an argument: the same text must pass through argv intact.
       title: (subTask) => subTask.title,
-      timeoutMs: 90_000,
     });
     const before = await pwnedIn([process.cwd(), tmpdir()], false);
 

@@ -1,29 +1,11 @@
-import { mkdtempSync, readFileSync } from "node:fs";
-import { rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  afterToolResult,
-  createModelServer,
-  type ModelServer,
-  type RecordedRequest,
-  roleOf,
-  scriptByRole,
-} from "@taskledger/testing";
-import { afterEach, describe, expect, it } from "vitest";
-import { runCli } from "../cli.js";
-import type { JsonReport } from "../output/json-report.js";
-import { captureIo, compatibleArgs } from "../test-support/cli-harness.js";
-import { compatibleProviderId } from "./runtime.js";
+import { afterToolResult, type RecordedRequest, roleOf, scriptByRole } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
+import { agentArgs, runJson, testScratch } from "../test-support/cli-harness.js";
+import { completedJudge, writeCall } from "../test-support/scripted-replies.js";
 
-let server: ModelServer | undefined;
-let dir: string | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  if (dir) await rm(dir, { recursive: true, force: true });
-  dir = undefined;
-});
+const scratch = testScratch();
 
 const plan = {
   subTasks: [
@@ -39,8 +21,8 @@ const plan = {
 
 describe("an agent that ends with a short answer after its work (real opencode)", () => {
   it('"Done." with a normal stop after a tool call is a finished turn: one attempt, completed', async () => {
-    dir = mkdtempSync(join(tmpdir(), "taskledger-done-"));
-    server = await createModelServer({
+    const dir = await scratch.directory("taskledger-done-");
+    const server = await scratch.server({
       replies: scriptByRole({
         plan: { text: JSON.stringify(plan) },
         // Every attempt writes the file, then answers "Done.": two output tokens after tools, as
@@ -48,40 +30,18 @@ describe("an agent that ends with a short answer after its work (real opencode)"
         agent: (request: RecordedRequest) =>
           afterToolResult(request)
             ? { text: "Done.", finishReason: "stop", usage: { outputTokens: 2 } }
-            : {
-                toolCalls: [
-                  { name: "write", arguments: { filePath: "hello.txt", content: "hi\n" } },
-                ],
-              },
-        judge: {
-          text: JSON.stringify({
-            completed: true,
-            summary: "hello.txt says hi.",
-            outputData: "",
-            feedback: "",
-          }),
-        },
+            : writeCall("hello.txt", "hi\n"),
+        judge: completedJudge("hello.txt says hi."),
       }),
     });
-    const t = captureIo();
-    const code = await runCli(
-      [
-        "run",
-        "Write hello.txt saying hi, then check it",
-        "--yes",
-        "--json",
-        ...compatibleArgs(server.openaiBaseURL),
-        "--agent-model",
-        `${compatibleProviderId}/m`,
-        "--cwd",
-        dir,
-        "--max-retries",
-        "2",
-      ],
-      t.io,
-    );
-    expect(code, t.err()).toBe(0);
-    const report = JSON.parse(t.out()) as JsonReport;
+    const { code, report, err } = await runJson("Write hello.txt saying hi, then check it", [
+      ...agentArgs(server.openaiBaseURL, "m"),
+      "--cwd",
+      dir,
+      "--max-retries",
+      "2",
+    ]);
+    expect(code, err()).toBe(0);
     expect(report.status).toBe("completed");
     expect(report.subTasks[0]).toMatchObject({ status: "completed", attempts: 1 });
     expect(readFileSync(join(dir, "hello.txt"), "utf8")).toBe("hi\n");

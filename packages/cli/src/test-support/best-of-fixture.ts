@@ -1,5 +1,6 @@
 // The sub-task the best-of tests give candidates of known quality. Not part of the package.
-import type { RecordedRequest } from "@taskledger/testing";
+import { afterToolResult, type RecordedRequest } from "@taskledger/testing";
+import { writeCall } from "./scripted-replies.js";
 
 // The check is weak: it tries one sum. `weak` passes it with a wrong sum, which its diff shows.
 export const sums: Record<string, string> = {
@@ -31,4 +32,15 @@ export const sumPlan = {
 /** The agent model a request is for (`good`, `bad`, `weak` or the default `m`). */
 export function modelOf(request: RecordedRequest): string {
   return String((request.body as { model?: string }).model ?? "");
+}
+
+/**
+ * An agent whose model writes its own sum.js (`good`, `bad`, `weak`); any other model writes
+ * `fallback`'s. Once written, it answers `answer`.
+ */
+export function ownSum(fallback: string, answer = "I wrote sum.js as the sub-task asks.") {
+  return (request: RecordedRequest) => {
+    if (afterToolResult(request)) return { text: answer };
+    return writeCall("sum.js", sums[modelOf(request)] ?? sums[fallback]!);
+  };
 }

@@ -1,12 +1,26 @@
 // Helpers the CLI's tests share. Not part of the package: tsconfig.build.json leaves this folder out.
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
-import { readdir } from "node:fs/promises";
-import { resolve } from "node:path";
+import { existsSync, mkdtempSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { PassThrough } from "node:stream";
-import { definedOnly } from "@taskledger/core";
+import { definedOnly, type RunEvent } from "@taskledger/core";
+import { createOpencodeExecutor, type OpencodeExecutorOptions } from "@taskledger/executor";
 import { git, poolDirectory } from "@taskledger/git-workspace";
+import {
+  createGitRepo,
+  createModelServer,
+  type ModelServer,
+  type ModelServerOptions,
+  processesUnder,
+  scriptedOpencodeProvider,
+} from "@taskledger/testing";
+import { afterAll, afterEach } from "vitest";
+import { runCli } from "../cli.js";
 import type { CliIo } from "../cli-io.js";
+import type { JsonReport } from "../output/json-report.js";
+import { compatibleProviderId } from "../runtime/runtime.js";
 
 export { killProcessesUnder, processesUnder } from "@taskledger/testing";
 
@@ -70,14 +84,17 @@ export interface CliExit {
 }
 
 /**
- * Starts the built CLI with `argv` (as in CI); `exit` holds its status and all it printed. `env`
- * is laid over the test's own (an `undefined` value removes the variable).
+ * Starts the built CLI with `argv` (as in CI), in `cwd` when given; `exit` holds its status and
+ * all it printed, `stdout` and `stderr` what it printed so far. `env` is laid over the test's own
+ * (an `undefined` value removes the variable).
  */
 export function spawnCli(
   argv: string[],
   env: Record<string, string | undefined> = {},
-): { child: ChildProcess; exit: Promise<CliExit> } {
+  cwd?: string,
+): { child: ChildProcess; exit: Promise<CliExit>; stdout(): string; stderr(): string } {
   const child = spawn(process.execPath, [builtCli, ...argv], {
+    ...(cwd === undefined ? {} : { cwd }),
     env: definedOnly({ ...process.env, CI: "true", ...env }),
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -92,12 +109,117 @@ export function spawnCli(
   const exit = new Promise<CliExit>((done) =>
     child.on("exit", (code, signal) => done({ code, signal, stdout, stderr })),
   );
-  return { child, exit };
+  return { child, exit, stdout: () => stdout, stderr: () => stderr };
 }
 
 /** The options that point the CLI's manager at a scripted server's OpenAI-compatible face. */
 export function compatibleArgs(baseURL: string, model = "m"): string[] {
   return ["--provider", "openai-compatible", "--model", model, "--base-url", baseURL];
+}
+
+/**
+ * `compatibleArgs` and the agents' model, `agent` on the same face: what a run needs to talk to a
+ * scripted server alone.
+ */
+export function agentArgs(baseURL: string, agent = "agent", manager = "m"): string[] {
+  return [...compatibleArgs(baseURL, manager), "--agent-model", `${compatibleProviderId}/${agent}`];
+}
+
+/**
+ * `taskledger run <request> --yes --json ...argv` in this process: its exit code, what it printed
+ * and the JSON report it printed (an error naming the exit code and stderr when it printed none).
+ */
+export async function runJson(request: string, argv: string[], overrides: Partial<CliIo> = {}) {
+  const t = captureIo(overrides);
+  const code = await runCli(["run", request, "--yes", "--json", ...argv], t.io);
+  if (!t.out()) throw new Error(`no report (exit ${code}): ${t.err()}`);
+  return { ...t, code, report: JSON.parse(t.out()) as JsonReport };
+}
+
+/**
+ * A new directory under the temp directory (named `prefix`…) for one run: `work`, made here, its
+ * cwd, and `store`, its run store.
+ */
+export async function runDirectories(
+  prefix: string,
+): Promise<{ root: string; cwd: string; store: string }> {
+  const root = await mkdtemp(join(tmpdir(), prefix));
+  const cwd = join(root, "work");
+  await mkdir(cwd);
+  return { root, cwd, store: join(root, "store") };
+}
+
+/** A new repository under the temp directory (named `prefix`…) whose one commit holds `files`. */
+export function tempRepo(prefix: string, files: Record<string, string>): string {
+  return createGitRepo(mkdtempSync(join(tmpdir(), prefix)), files);
+}
+
+/** What tests make with `testScratch`. */
+export interface TestScratch {
+  /** A scripted model server. */
+  server(options: ModelServerOptions): Promise<ModelServer>;
+  /** A new directory under the temp directory, named `prefix`…. */
+  directory(prefix: string): Promise<string>;
+}
+
+/**
+ * Scripted model servers and directories for tests: closed and removed in the order they were
+ * made, after each test (`"each"`), or after the file's tests (`"all"`: for concurrent tests).
+ */
+export function testScratch(after: "each" | "all" = "each"): TestScratch {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  (after === "each" ? afterEach : afterAll)(async () => {
+    for (const cleanup of cleanups.splice(0)) await cleanup();
+  });
+  return {
+    async server(options) {
+      const server = await createModelServer(options);
+      cleanups.push(() => server.close());
+      return server;
+    },
+    async directory(prefix) {
+      const dir = await mkdtemp(join(tmpdir(), prefix));
+      cleanups.push(() => rm(dir, { recursive: true, force: true }));
+      return dir;
+    },
+  };
+}
+
+/**
+ * An opencode executor on `server`'s scripted model, in `root`: its `work` directory for a run's
+ * cwd and `attempts` for the executor's work root (both made here); `options` laid over.
+ */
+export async function scriptedOpencode(
+  server: ModelServer,
+  root: string,
+  options: Partial<OpencodeExecutorOptions> = {},
+) {
+  const cwd = join(root, "work");
+  const workRoot = join(root, "attempts");
+  await Promise.all([mkdir(cwd), mkdir(workRoot)]);
+  const executor = createOpencodeExecutor({
+    model: "scripted/test-model",
+    config: { provider: scriptedOpencodeProvider(server) },
+    workRoot,
+    timeoutMs: 90_000,
+    ...options,
+  });
+  return { cwd, workRoot, executor };
+}
+
+/** The records of the one run a store holds, as written so far (none before its log exists). */
+export async function runLogOf(store: string): Promise<RunEvent[]> {
+  const [file] = existsSync(store) ? await readdir(store) : [];
+  if (!file) return [];
+  return (await readFile(join(store, file), "utf8"))
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as RunEvent);
+}
+
+/** The processes still running under `root` or in the slot pool of the repository at `cwd`. */
+export async function processesLeft(root: string, cwd: string): Promise<number[]> {
+  return [...(await processesUnder(root)), ...(await processesUnder(await poolDirectory(cwd)))];
 }
 
 /**

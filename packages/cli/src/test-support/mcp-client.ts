@@ -1,4 +1,5 @@
-// An MCP client (the official SDK's) over stdio to a spawned `taskledger mcp`, for the CLI's tests.
+// An MCP client (the official SDK's) over stdio to a spawned `taskledger mcp`, for the CLI's tests
+// and bench/mcp-warm.ts, which runs it under plain Node: it imports no other file of the tests.
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";

@@ -2,11 +2,18 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { readdirSync, readFileSync } from "node:fs";
-import { resolve } from "node:path";
-import { commandLineOf } from "@taskledger/testing";
+import {
+  commandLineOf,
+  createModelServer,
+  type ModelServer,
+  type ModelServerOptions,
+  type RedisServer,
+} from "@taskledger/testing";
+import { afterEach } from "vitest";
+// The queue's own fixtures, shared here rather than copied.
+import { redisForTests } from "../../../queue/src/test-support/queue-fixtures.js";
 import { compatibleProviderId } from "../runtime/runtime.js";
-
-const bin = resolve(import.meta.dirname, "../../dist/bin.js");
+import { builtCli } from "./cli-harness.js";
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -30,7 +37,7 @@ export async function startWorker(
   const child = spawn(
     process.execPath,
     [
-      bin,
+      builtCli,
       "worker",
       "--redis",
       redis,
@@ -111,4 +118,38 @@ export function serversOf(worker: Pick<WorkerProcess, "pid">): number[] {
   for (const pid of parents.keys())
     if (under(pid) && /\bopencode\b.*\bserve\b/.test(commandLineOf(pid))) serving.add(pid);
   return [...serving].filter((pid) => !serving.has(parents.get(pid) ?? 0));
+}
+
+/** Set for a describe's tests: see `queueTestBed`. */
+export interface QueueTestBed {
+  /** One Redis for all the describe's tests. */
+  readonly redis: RedisServer;
+  /** The workers a test started: stopped after it. */
+  workers: WorkerProcess[];
+  /** The model server the running test started with `serve`. */
+  server: ModelServer | undefined;
+  /** Starts the test's model server, closed after it once its workers stopped. */
+  serve(options: ModelServerOptions): Promise<ModelServer>;
+}
+
+/** The hooks of a describe of queue tests: a Redis for them all, workers and a server for each. */
+export function queueTestBed(): QueueTestBed {
+  const redis = redisForTests();
+  const bed: QueueTestBed = {
+    get redis() {
+      return redis();
+    },
+    workers: [],
+    server: undefined,
+    async serve(options) {
+      bed.server = await createModelServer(options);
+      return bed.server;
+    },
+  };
+  afterEach(async () => {
+    await Promise.all(bed.workers.splice(0).map((worker) => worker.stop()));
+    await bed.server?.close();
+    bed.server = undefined;
+  });
+  return bed;
 }

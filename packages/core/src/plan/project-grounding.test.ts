@@ -10,8 +10,7 @@ import type { Evaluator } from "../ports/evaluator.js";
 import type { ProjectDigest, ProjectSource } from "../ports/project-source.js";
 import { createManager } from "../run/manager.js";
 import { MemoryRunStore } from "../store/run-store.js";
-import { task } from "../test-support/sub-task-fixture.js";
-import { emptyUsage } from "../usage/usage.js";
+import { passedEntry, task } from "../test-support/sub-task-fixture.js";
 
 const request = "Add a slugify helper, test it, then document it in the README.";
 const digest: ProjectDigest = {
@@ -48,14 +47,7 @@ function checkRecorder(): Evaluator & { seen: Map<string, Check[]> } {
     seen,
     async evaluate(input) {
       seen.set(input.subTask.id, input.subTask.checks);
-      return {
-        completed: true,
-        summary: "ok",
-        outputData: "",
-        feedback: "",
-        evidence: [],
-        usage: emptyUsage(),
-      };
+      return passedEntry();
     },
   };
 }

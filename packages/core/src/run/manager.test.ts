@@ -12,8 +12,7 @@ import {
 import type { RunEvent } from "../log/run-events.js";
 import type { Evaluator } from "../ports/evaluator.js";
 import { MemoryRunStore } from "../store/run-store.js";
-import { task } from "../test-support/sub-task-fixture.js";
-import { emptyUsage } from "../usage/usage.js";
+import { passedEntry, task } from "../test-support/sub-task-fixture.js";
 import { createManager } from "./manager.js";
 
 const diamond = {
@@ -192,14 +191,7 @@ describe("declared checks", () => {
     const evaluator: Evaluator = {
       async evaluate(input) {
         seen.push(input.subTask.checks.length);
-        return {
-          completed: true,
-          summary: "ok",
-          outputData: "",
-          feedback: "",
-          evidence: [],
-          usage: emptyUsage(),
-        };
+        return passedEntry();
       },
     };
     const report = await createManager({ cwd: process.cwd(), executor, evaluator }).run("x", {

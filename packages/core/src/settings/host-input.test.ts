@@ -6,8 +6,8 @@ import type { AttemptResult, Executor } from "../ports/executor.js";
 import { createManager } from "../run/manager.js";
 import type { ManagerOptions } from "../run/manager-options.js";
 import { MemoryRunStore } from "../store/run-store.js";
+import { finishedResult } from "../test-support/memory-workspaces.js";
 import { task } from "../test-support/sub-task-fixture.js";
-import { emptyUsage } from "../usage/usage.js";
 
 const executor = createFakeExecutor({ fallback: { type: "success" } });
 const base = { cwd: process.cwd(), executor };
@@ -121,15 +121,7 @@ describe("host-supplied parts are checked where they answer", () => {
     const malformed: Executor = {
       async run(_prompt, options) {
         calls.push(options.attempt);
-        const { stepFinishReasons: _missing, ...result }: AttemptResult = {
-          outcome: "finished",
-          finalText: "done",
-          toolCalls: [],
-          stepFinishReasons: ["stop"],
-          filesChanged: [],
-          usage: emptyUsage(),
-          durationMs: 1,
-        };
+        const { stepFinishReasons: _missing, ...result } = finishedResult();
         return result as AttemptResult;
       },
     };

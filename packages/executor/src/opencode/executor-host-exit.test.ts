@@ -1,66 +1,37 @@
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import {
-  commandLineOf,
-  createModelServer,
-  killProcessesUnder,
-  pollUntil,
-  processesUnder,
-  scriptedOpencodeProvider,
-} from "@taskledger/testing";
+import { readdir } from "node:fs/promises";
+import { commandLineOf, pollUntil, processesUnder } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import { attemptDirPrefix } from "../agent/attempt-temp-dir.js";
-
-const host = resolve(import.meta.dirname, "../test-support/attempt-host.ts");
-const built = resolve(import.meta.dirname, "../../dist/index.js");
+import { builtExecutor, startLibraryHost } from "../test-support/library-host.js";
 
 /**
  * A library host (attempt-host.ts) running one attempt against real opencode: on the server executor
  * (`no-close`, `idle-server`: the model answers), or on the CLI executor (`run`: the model never does).
  */
 async function libraryHost(mode: "no-close" | "idle-server" | "run") {
-  expect(existsSync(built), "run `npm run build` first").toBe(true);
-  const root = await mkdtemp(join(tmpdir(), "taskledger-server-life-"));
-  const cwd = join(root, "work");
-  const temp = join(root, "tmp");
-  await mkdir(cwd);
-  await mkdir(temp);
-  const server = await createModelServer({
-    replies: () => (mode === "run" ? { hang: true } : { text: "Done." }),
-  });
-  const child = spawn(process.execPath, [host, cwd, mode], {
-    cwd: root,
-    env: {
-      ...process.env,
-      // The executor's directories, so the server itself, go under `root`.
-      TMPDIR: temp,
-      TASKLEDGER_TEST_PROVIDER: JSON.stringify(scriptedOpencodeProvider(server)),
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stderr.on("data", (d) => {
-    stderr += d;
-  });
+  expect(existsSync(builtExecutor), "run `npm run build` first").toBe(true);
+  // The executor's directories, so the server itself, go under the root.
+  const host = await startLibraryHost(
+    "taskledger-server-life-",
+    mode,
+    () => (mode === "run" ? { hang: true } : { text: "Done." }),
+    { tmp: true },
+  );
+  const { root, child } = host;
+  const temp = host.temp!;
   // `done` once the attempt finished; `started` once it printed its first process (`run`).
   let started!: () => void;
   const running = new Promise<void>((r) => {
     started = r;
   });
   const done = new Promise<{ outcome: string; serverPid: number }>((resolveDone) => {
-    child.stdout.on("data", (d) => {
-      stdout += d;
+    child.stdout?.on("data", () => {
+      const stdout = host.stdout();
       if (stdout.includes('"pid"')) started();
       if (stdout.includes('"done"')) resolveDone(JSON.parse(stdout.trim().split("\n").at(-1)!));
     });
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
-    child.on("exit", (code, signal) => r({ code, signal })),
-  );
   const attemptDirs = async () =>
     (await readdir(temp).catch(() => [] as string[])).filter((n) => n.startsWith(attemptDirPrefix));
   /** What the host left once it is gone: processes under `root` and attempt directories. */
@@ -71,13 +42,8 @@ async function libraryHost(mode: "no-close" | "idle-server" | "run") {
     );
     return { processes: gone.pids.map((pid) => `${pid} ${commandLineOf(pid)}`), dirs: gone.dirs };
   };
-  const cleanup = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    await killProcessesUnder(root);
-    await server.close();
-    await rm(root, { recursive: true, force: true });
-  };
-  return { child, done, running, exited, attemptDirs, leftovers, cleanup, stderr: () => stderr };
+  const { exited, cleanup, stderr } = host;
+  return { child, done, running, exited, attemptDirs, leftovers, cleanup, stderr };
 }
 
 describe.runIf(process.platform === "linux")("an executor's host that ends", () => {

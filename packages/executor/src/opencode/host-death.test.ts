@@ -1,58 +1,39 @@
-import { spawn } from "node:child_process";
 import { existsSync, watch } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import type { AttemptProcess } from "@taskledger/core";
 import {
   afterToolResult,
   commandLineOf,
-  createModelServer,
-  killProcessesUnder,
   pollUntil,
   processesUnder,
-  scriptedOpencodeProvider,
+  type RecordedRequest,
 } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
+import { builtExecutor, leftUnder, startLibraryHost } from "../test-support/library-host.js";
 
-const host = resolve(import.meta.dirname, "../test-support/attempt-host.ts");
-const built = resolve(import.meta.dirname, "../../dist/index.js");
-
-/** A model server whose agent runs `command` with its bash tool, and is never answered after. */
+/** Replies for an agent that runs `command` with its bash tool, and is never answered after. */
 function bashThenHang(command: string) {
-  return createModelServer({
-    replies: (request) =>
-      afterToolResult(request)
-        ? { hang: true }
-        : { toolCalls: [{ name: "bash", arguments: { command, description: "wait" } }] },
-  });
+  return (request: RecordedRequest) =>
+    afterToolResult(request)
+      ? { hang: true as const }
+      : { toolCalls: [{ name: "bash", arguments: { command, description: "wait" } }] };
 }
 
 describe.runIf(process.platform === "linux")("a library host killed with kill -9", () => {
   it("leaves no attempt process: the watchdog kills opencode and its tool, then exits", async () => {
-    expect(existsSync(built), "run `npm run build` first").toBe(true);
-    const root = await mkdtemp(join(tmpdir(), "taskledger-host-death-"));
-    const cwd = join(root, "work");
-    await mkdir(cwd);
+    expect(existsSync(builtExecutor), "run `npm run build` first").toBe(true);
     // The agent starts a command that would run for five minutes; its next call never comes.
-    const server = await bashThenHang("echo $$ > pid.txt; exec sleep 300");
-    const child = spawn(process.execPath, [host, cwd], {
-      cwd: root,
-      env: {
-        ...process.env,
-        TASKLEDGER_TEST_PROVIDER: JSON.stringify(scriptedOpencodeProvider(server)),
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const host = await startLibraryHost(
+      "taskledger-host-death-",
+      "run",
+      bashThenHang("echo $$ > pid.txt; exec sleep 300"),
+    );
+    const { root, cwd, child } = host;
     const tracked: AttemptProcess[] = [];
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
       for (const line of chunk.split("\n").filter(Boolean)) tracked.push(JSON.parse(line));
     });
-    child.stderr.on("data", (d) => {
-      stderr += d;
-    });
-    const exited = new Promise<NodeJS.Signals | null>((r) => child.on("exit", (_, s) => r(s)));
     try {
       // Wait until the tool's process runs and the host has seen it (its scan runs every 500 ms).
       const toolPid = await pollUntil(
@@ -63,10 +44,10 @@ describe.runIf(process.platform === "linux")("a library host killed with kill -9
           ),
         (pid) => pid > 0 && tracked.some((p) => p.pid === pid),
       );
-      expect(toolPid, stderr).toBeGreaterThan(0);
+      expect(toolPid, host.stderr()).toBeGreaterThan(0);
       expect(
         tracked.map((p) => p.pid),
-        stderr,
+        host.stderr(),
       ).toContain(toolPid);
       const running = await processesUnder(root);
       const leader = tracked[0]?.pid as number;
@@ -76,43 +57,28 @@ describe.runIf(process.platform === "linux")("a library host killed with kill -9
 
       process.kill(child.pid as number, "SIGKILL");
       const killedAt = performance.now();
-      expect(await exited).toBe("SIGKILL");
-      const left = await pollUntil(
-        () => processesUnder(root),
-        (pids) => pids.length === 0,
-      );
-      expect(left.map((pid) => `${pid} ${commandLineOf(pid)}`)).toEqual([]);
+      expect((await host.exited).signal).toBe("SIGKILL");
+      expect(await leftUnder(root)).toEqual([]);
       if (process.env.DEBUG_HOST_DEATH) {
         console.log(`later kill: all gone ${Math.round(performance.now() - killedAt)} ms after it`);
       }
     } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      await killProcessesUnder(root);
-      await server.close();
-      await rm(root, { recursive: true, force: true });
+      await host.cleanup();
     }
   }, 60_000);
 
   it.each(["run", "run-server"])(
     "leaves no tool process when killed the moment the tool starts (%s): found by the attempt's TMPDIR",
     async (mode) => {
-      expect(existsSync(built), "run `npm run build` first").toBe(true);
-      const root = await mkdtemp(join(tmpdir(), "taskledger-host-moment-"));
-      const cwd = join(root, "work");
-      await mkdir(cwd);
-      // The attempt's directories (its TMPDIR, the marker) under `root` too.
-      await mkdir(join(root, "tmp"));
-      const server = await bashThenHang("echo started > started.txt; sleep 45; echo bye > bye.txt");
-      const child = spawn(process.execPath, [host, cwd, mode], {
-        cwd: root,
-        env: {
-          ...process.env,
-          TMPDIR: join(root, "tmp"),
-          TASKLEDGER_TEST_PROVIDER: JSON.stringify(scriptedOpencodeProvider(server)),
-        },
-        stdio: ["ignore", "ignore", "pipe"],
-      });
-      const exited = new Promise<NodeJS.Signals | null>((r) => child.on("exit", (_, s) => r(s)));
+      expect(existsSync(builtExecutor), "run `npm run build` first").toBe(true);
+      // The attempt's directories (its TMPDIR, the marker) under the root too.
+      const host = await startLibraryHost(
+        "taskledger-host-moment-",
+        mode,
+        bashThenHang("echo started > started.txt; sleep 45; echo bye > bye.txt"),
+        { tmp: true },
+      );
+      const { root, cwd, child } = host;
       // Killed in the tick the tool's first command shows, before any scan of the host can see it.
       const watcher = watch(cwd);
       const killed = new Promise<number>((r) =>
@@ -125,12 +91,8 @@ describe.runIf(process.platform === "linux")("a library host killed with kill -9
       );
       try {
         const killedAt = await killed;
-        expect(await exited).toBe("SIGKILL");
-        const left = await pollUntil(
-          () => processesUnder(root),
-          (pids) => pids.length === 0,
-        );
-        expect(left.map((pid) => `${pid} ${commandLineOf(pid)}`)).toEqual([]);
+        expect((await host.exited).signal).toBe("SIGKILL");
+        expect(await leftUnder(root)).toEqual([]);
         // Not a timed assertion: the figure docs/reliability.md gives (`DEBUG_HOST_DEATH=1`).
         if (process.env.DEBUG_HOST_DEATH) {
           console.log(
@@ -139,40 +101,23 @@ describe.runIf(process.platform === "linux")("a library host killed with kill -9
         }
       } finally {
         watcher.close();
-        if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-        await killProcessesUnder(root);
-        await server.close();
-        await rm(root, { recursive: true, force: true });
+        await host.cleanup();
       }
     },
     60_000,
   );
 
   it("a finished attempt and an aborted one leave no watchdog behind in a host that lives on", async () => {
-    expect(existsSync(built), "run `npm run build` first").toBe(true);
-    const root = await mkdtemp(join(tmpdir(), "taskledger-host-idle-"));
-    const cwd = join(root, "work");
-    await mkdir(cwd);
-    const server = await createModelServer({ replies: () => ({ text: "Done." }) });
-    const child = spawn(process.execPath, [host, cwd, "finish"], {
-      cwd: root,
-      env: {
-        ...process.env,
-        TASKLEDGER_TEST_PROVIDER: JSON.stringify(scriptedOpencodeProvider(server)),
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
+    expect(existsSync(builtExecutor), "run `npm run build` first").toBe(true);
+    const host = await startLibraryHost("taskledger-host-idle-", "finish", () => ({
+      text: "Done.",
+    }));
+    const { root, child } = host;
     let watchdogSeen = false;
     const done = new Promise<void>((r) => {
-      child.stdout.on("data", (d) => {
-        stdout += d;
-        if (stdout.includes('"done"')) r();
+      child.stdout?.on("data", () => {
+        if (host.stdout().includes('"done"')) r();
       });
-    });
-    child.stderr.on("data", (d) => {
-      stderr += d;
     });
     // Note a watchdog while the attempts run, so the test knows there was one to leave.
     const spotting = setInterval(async () => {
@@ -182,55 +127,38 @@ describe.runIf(process.platform === "linux")("a library host killed with kill -9
     }, 50);
     try {
       await done;
-      expect(stdout).toContain('"outcomes":["finished","cancelled"]');
+      expect(host.stdout()).toContain('"outcomes":["finished","cancelled"]');
       expect(watchdogSeen).toBe(true);
       const left = await pollUntil(
         () => processesUnder(root),
         (pids) => pids.length === 1,
       );
       // Only the host itself, still running.
-      expect(left, stderr).toEqual([child.pid]);
+      expect(left, host.stderr()).toEqual([child.pid]);
     } finally {
       clearInterval(spotting);
-      child.kill("SIGKILL");
-      await killProcessesUnder(root);
-      await server.close();
-      await rm(root, { recursive: true, force: true });
+      await host.cleanup();
     }
   }, 60_000);
   it("the server executor's idle server dies with its host: the watchdog guards it for its whole life", async () => {
-    expect(existsSync(built), "run `npm run build` first").toBe(true);
-    const root = await mkdtemp(join(tmpdir(), "taskledger-host-server-"));
-    const cwd = join(root, "work");
-    await mkdir(cwd);
-    await mkdir(join(root, "tmp"));
-    const server = await createModelServer({ replies: () => ({ text: "Done." }) });
-    const child = spawn(process.execPath, [host, cwd, "idle-server"], {
-      cwd: root,
-      env: {
-        ...process.env,
-        // The executor's directories, so the server itself, go under `root`.
-        TMPDIR: join(root, "tmp"),
-        TASKLEDGER_TEST_PROVIDER: JSON.stringify(scriptedOpencodeProvider(server)),
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
+    expect(existsSync(builtExecutor), "run `npm run build` first").toBe(true);
+    // The executor's directories, so the server itself, go under the root.
+    const host = await startLibraryHost(
+      "taskledger-host-server-",
+      "idle-server",
+      () => ({ text: "Done." }),
+      { tmp: true },
+    );
+    const { root, child } = host;
     const done = new Promise<void>((r) => {
-      child.stdout.on("data", (d) => {
-        stdout += d;
-        if (stdout.includes('"done"')) r();
+      child.stdout?.on("data", () => {
+        if (host.stdout().includes('"done"')) r();
       });
     });
-    child.stderr.on("data", (d) => {
-      stderr += d;
-    });
-    const exited = new Promise<NodeJS.Signals | null>((r) => child.on("exit", (_, s) => r(s)));
     try {
       await done;
-      const report = JSON.parse(stdout.trim().split("\n").at(-1) as string);
-      expect(report.outcome, stderr).toBe("finished");
+      const report = JSON.parse(host.stdout().trim().split("\n").at(-1) as string);
+      expect(report.outcome, host.stderr()).toBe("finished");
       const running = await processesUnder(root);
       // The host, its watchdog and the idle server.
       expect(running).toEqual(expect.arrayContaining([child.pid, report.serverPid]));
@@ -239,17 +167,10 @@ describe.runIf(process.platform === "linux")("a library host killed with kill -9
       );
 
       process.kill(child.pid as number, "SIGKILL");
-      expect(await exited).toBe("SIGKILL");
-      const left = await pollUntil(
-        () => processesUnder(root),
-        (pids) => pids.length === 0,
-      );
-      expect(left.map((pid) => `${pid} ${commandLineOf(pid)}`)).toEqual([]);
+      expect((await host.exited).signal).toBe("SIGKILL");
+      expect(await leftUnder(root)).toEqual([]);
     } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      await killProcessesUnder(root);
-      await server.close();
-      await rm(root, { recursive: true, force: true });
+      await host.cleanup();
     }
   }, 60_000);
 });

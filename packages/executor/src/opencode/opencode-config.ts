@@ -1,3 +1,5 @@
+import { isObject } from "../events/json-fields.js";
+
 /** An opencode config object (opencode.json), as loose JSON. */
 export type OpencodeConfig = Record<string, unknown>;
 
@@ -96,12 +98,7 @@ export function deepMerge(base: OpencodeConfig, over: OpencodeConfig): OpencodeC
   const merged: OpencodeConfig = { ...base };
   for (const [key, value] of Object.entries(over)) {
     const current = merged[key];
-    merged[key] =
-      isPlainObject(current) && isPlainObject(value) ? deepMerge(current, value) : value;
+    merged[key] = isObject(current) && isObject(value) ? deepMerge(current, value) : value;
   }
   return merged;
-}
-
-function isPlainObject(value: unknown): value is OpencodeConfig {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -2,9 +2,15 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Check, type Evaluator, emptyUsage, type RunEvent } from "@taskledger/core";
+import type { Check, Evaluator, RunEvent } from "@taskledger/core";
 import { describe, expect, it } from "vitest";
-import { createManager, makeRepo, scriptedWorkExecutor, task } from "../test-support/git-repo.js";
+import {
+  createManager,
+  makeRepo,
+  passedEntry,
+  scriptedWorkExecutor,
+  task,
+} from "../test-support/git-repo.js";
 import { projectDigests } from "./build-project-digest.js";
 
 /**
@@ -17,14 +23,7 @@ function recordingEvaluator() {
   const evaluator: Evaluator = {
     async evaluate(input) {
       seen.set(input.subTask.id, input.subTask.checks);
-      return {
-        completed: true,
-        summary: "ok",
-        outputData: "",
-        feedback: "",
-        evidence: [],
-        usage: emptyUsage(),
-      };
+      return passedEntry();
     },
     async runChecks(checks, { cwd }) {
       baselineDirs.push(cwd);

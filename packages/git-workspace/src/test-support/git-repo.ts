@@ -18,7 +18,6 @@ import {
   emptyUsage,
   type Manager,
   type ManagerOptions,
-  type SubTaskInput,
 } from "@taskledger/core";
 import { createGitRepo } from "@taskledger/testing";
 import { expect } from "vitest";
@@ -91,17 +90,8 @@ export function scriptedWorkExecutor(work: Record<string, Work>): Executor & {
   };
 }
 
-/** A sub-task named after its id, depending on `dependsOn`; `extra` overrides any field. */
-export function task(id: string, dependsOn: string[] = [], extra: Partial<SubTaskInput> = {}) {
-  return {
-    id,
-    title: `Title ${id}`,
-    description: `Do ${id}`,
-    successCriteria: [`${id} is done`],
-    dependsOn,
-    ...extra,
-  };
-}
+// Core's fixtures, shared here rather than copied.
+export { passedEntry, task } from "../../../core/src/test-support/sub-task-fixture.js";
 
 /** Core's manager with this package's workspaces, as `taskledger`'s createManager makes it. */
 export function createManager(options: ManagerOptions): Manager {

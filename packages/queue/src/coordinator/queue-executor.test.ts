@@ -1,5 +1,5 @@
-import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -11,16 +11,15 @@ import {
   type Executor,
   QueueError,
 } from "@taskledger/core";
-import {
-  createGitRepo,
-  gitIn,
-  type RedisServer,
-  redisTestsEnabled,
-  startRedisServer,
-} from "@taskledger/testing";
+import { gitIn, redisTestsEnabled } from "@taskledger/testing";
 import { Redis } from "ioredis";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { attemptResult, subTask as fixtureSubTask } from "../test-support/queue-fixtures.js";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  attemptResult,
+  subTask as fixtureSubTask,
+  redisForTests,
+  repositoryWithRemote,
+} from "../test-support/queue-fixtures.js";
 import { type AttemptWorker, startAttemptWorker } from "../worker/attempt-worker.js";
 import { createQueueExecutor, type QueueExecutor } from "./queue-executor.js";
 
@@ -30,19 +29,12 @@ const git = gitIn;
 
 const subTask = (id: string) => fixtureSubTask(id, `Write ${id}.txt`);
 
-/** A repository, a bare remote, and a detached worktree at its commit (what core gives an attempt). */
+/** A repository, a bare remote, and detached worktrees at its commit (what core gives an attempt). */
 function repository() {
-  const root = mkdtempSync(join(tmpdir(), "taskledger-queue-"));
-  const repo = join(root, "repo");
-  const remote = join(root, "remote.git");
-  createGitRepo(repo, { "base.txt": "base\n", ".gitignore": "build/\n" });
-  execFileSync("git", ["init", "-q", "--bare", remote]);
-  const worktree = (name: string) => {
-    const path = join(root, name);
-    git(repo, "worktree", "add", "-q", "--detach", path, "main");
-    return path;
-  };
-  return { repo, remote, worktree };
+  return repositoryWithRemote("taskledger-queue-", {
+    "base.txt": "base\n",
+    ".gitignore": "build/\n",
+  });
 }
 
 /** Writes `<id>.txt` in its directory, tells one event, and holds when told to until aborted. */
@@ -66,15 +58,9 @@ function writingExecutor(hold = false) {
 }
 
 describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", () => {
-  let redis: RedisServer;
+  const redis = redisForTests();
   let worker: AttemptWorker | undefined;
   let executor: QueueExecutor | undefined;
-  beforeAll(async () => {
-    redis = await startRedisServer();
-  });
-  afterAll(async () => {
-    await redis?.stop();
-  });
   afterEach(async () => {
     await executor?.close();
     await worker?.close();
@@ -87,11 +73,11 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
     const cwd = worktree("attempt");
     const fake = writingExecutor();
     worker = await startAttemptWorker({
-      redis: redis.url,
+      redis: redis().url,
       executor: fake.executor,
       queueName: "q1",
     });
-    executor = createQueueExecutor({ redis: redis.url, remote, queueName: "q1" });
+    executor = createQueueExecutor({ redis: redis().url, remote, queueName: "q1" });
     const events: AgentEvent[] = [];
     const run = (attempt: number) =>
       executor!.run("prompt", {
@@ -121,11 +107,11 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
     const { remote, worktree } = repository();
     const fake = writingExecutor(true);
     worker = await startAttemptWorker({
-      redis: redis.url,
+      redis: redis().url,
       executor: fake.executor,
       queueName: "q2",
     });
-    executor = createQueueExecutor({ redis: redis.url, remote, queueName: "q2" });
+    executor = createQueueExecutor({ redis: redis().url, remote, queueName: "q2" });
     const controller = new AbortController();
     const running = executor.run("prompt", {
       runId: "run-2",
@@ -151,10 +137,10 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
         return attemptResult("finished");
       },
     };
-    worker = await startAttemptWorker({ redis: redis.url, executor: fake, queueName: "q-setup" });
+    worker = await startAttemptWorker({ redis: redis().url, executor: fake, queueName: "q-setup" });
     const send = async (command: string, attempt: number) => {
       executor = createQueueExecutor({
-        redis: redis.url,
+        redis: redis().url,
         remote,
         queueName: "q-setup",
         setup: { command },
@@ -192,9 +178,9 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
         return attemptResult("finished");
       },
     };
-    worker = await startAttemptWorker({ redis: redis.url, executor: fake, queueName: "q-keep" });
+    worker = await startAttemptWorker({ redis: redis().url, executor: fake, queueName: "q-keep" });
     executor = createQueueExecutor({
-      redis: redis.url,
+      redis: redis().url,
       remote,
       queueName: "q-keep",
       setup: { command: `echo run >> ${count}; mkdir -p build; echo made > build/out` },
@@ -216,7 +202,7 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
   it("an attempt with no worker running says it waits for one, and fails after workerWaitMs saying no worker took it", async () => {
     const { remote, worktree } = repository();
     executor = createQueueExecutor({
-      redis: redis.url,
+      redis: redis().url,
       remote,
       queueName: "q4",
       workerWaitMs: 300,
@@ -238,14 +224,14 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
   it("the wait for a worker stays bounded when Redis refuses its lookup for a while", async () => {
     const { remote, worktree } = repository();
     executor = createQueueExecutor({
-      redis: redis.url,
+      redis: redis().url,
       remote,
       queueName: "q4r",
       workerWaitMs: 300,
     });
     // The wait's lookup of the job's state is a script: scripts are refused to the queue's user
     // from the moment the attempt waits until 1.5 s later, past the first end of its wait.
-    const admin = new Redis(redis.url, { lazyConnect: true });
+    const admin = new Redis(redis().url, { lazyConnect: true });
     await admin.connect();
     let restored: Promise<unknown> | undefined;
     try {
@@ -282,9 +268,9 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
       run: (prompt, options) =>
         (options.subTask.id === "busy" ? holding : writing).executor.run(prompt, options),
     };
-    worker = await startAttemptWorker({ redis: redis.url, executor: fake, queueName: "q5" });
+    worker = await startAttemptWorker({ redis: redis().url, executor: fake, queueName: "q5" });
     executor = createQueueExecutor({
-      redis: redis.url,
+      redis: redis().url,
       remote,
       queueName: "q5",
       workerWaitMs: 200,
@@ -328,7 +314,7 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
     for (const dir of [leftover, live])
       mkdirSync(join(dir, "0123456789abcdef.git"), { recursive: true });
     worker = await startAttemptWorker({
-      redis: redis.url,
+      redis: redis().url,
       executor: writingExecutor().executor,
       queueName: "q6",
     });
@@ -350,11 +336,11 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
     const { remote, worktree } = repository();
     const fake = writingExecutor(true);
     worker = await startAttemptWorker({
-      redis: redis.url,
+      redis: redis().url,
       executor: fake.executor,
       queueName: "q3",
     });
-    executor = createQueueExecutor({ redis: redis.url, remote, queueName: "q3" });
+    executor = createQueueExecutor({ redis: redis().url, remote, queueName: "q3" });
     let started: () => void = () => {};
     const running = executor.run("prompt", {
       runId: "run-3",
@@ -367,7 +353,7 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
     await new Promise<void>((done) => {
       started = done;
     });
-    await redis.restart();
+    await redis().restart();
     const ended = await running;
     expect(ended).toMatchObject({
       outcome: "error",

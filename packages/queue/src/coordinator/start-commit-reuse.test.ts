@@ -1,18 +1,15 @@
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Executor } from "@taskledger/core";
+import { gitIn, redisTestsEnabled } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
 import {
-  createGitRepo,
-  gitIn,
-  type RedisServer,
-  redisTestsEnabled,
-  startRedisServer,
-} from "@taskledger/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { attemptResult, subTask } from "../test-support/queue-fixtures.js";
+  attemptResult,
+  redisForTests,
+  repositoryWithRemote,
+  subTask,
+} from "../test-support/queue-fixtures.js";
 import { startAttemptWorker } from "../worker/attempt-worker.js";
 import { createQueueExecutor } from "./queue-executor.js";
 
@@ -30,28 +27,13 @@ const refsIn = (repo: string) =>
   gitIn(repo, "for-each-ref", "--format=%(refname)", "refs/taskledger/").split("\n").sort();
 
 describe.runIf(enabled)("attempts that start from the same commit (real Redis, real git)", () => {
-  let redis: RedisServer;
-  beforeAll(async () => {
-    redis = await startRedisServer();
-  });
-  afterAll(async () => {
-    await redis?.stop();
-  });
+  const redis = redisForTests();
 
   it("push it once and are fetched once into the worker's clone; each brings back its own work", async () => {
-    const root = mkdtempSync(join(tmpdir(), "taskledger-queue-reuse-"));
-    const repo = join(root, "repo");
-    const remote = join(root, "remote.git");
-    createGitRepo(repo, { "base.txt": "base\n" });
-    execFileSync("git", ["init", "-q", "--bare", remote]);
-    const worktree = (name: string) => {
-      const path = join(root, name);
-      gitIn(repo, "worktree", "add", "-q", "--detach", path, "main");
-      return path;
-    };
+    const { root, remote, worktree } = repositoryWithRemote("taskledger-queue-reuse-");
     const workDir = join(root, "worker");
     const worker = await startAttemptWorker({
-      redis: redis.url,
+      redis: redis().url,
       executor: writing,
       queueName: "q-reuse",
       workDir,
@@ -68,9 +50,9 @@ describe.runIf(enabled)("attempts that start from the same commit (real Redis, r
       expect(ended.outcome).toBe("finished");
       expect(readFileSync(join(cwd, `${id}.txt`), "utf8")).toBe("done\n");
     };
-    const queue = createQueueExecutor({ redis: redis.url, remote, queueName: "q-reuse" });
+    const queue = createQueueExecutor({ redis: redis().url, remote, queueName: "q-reuse" });
     // A second coordinator (a resumed one, say) pushes the same commit under its own ref.
-    const other = createQueueExecutor({ redis: redis.url, remote, queueName: "q-reuse" });
+    const other = createQueueExecutor({ redis: redis().url, remote, queueName: "q-reuse" });
     try {
       await Promise.all([send(queue, "a"), send(queue, "b")]);
       await send(other, "c");
@@ -92,11 +74,10 @@ describe.runIf(enabled)("attempts that start from the same commit (real Redis, r
   });
 
   it("a kept worktree taken by a job from another commit holds that commit's files and nothing of the last job's", async () => {
-    const root = mkdtempSync(join(tmpdir(), "taskledger-queue-reuse-"));
-    const repo = join(root, "repo");
-    const remote = join(root, "remote.git");
-    createGitRepo(repo, { "base.txt": "base\n", ".gitignore": "build/\n" });
-    execFileSync("git", ["init", "-q", "--bare", remote]);
+    const { repo, remote, worktree } = repositoryWithRemote("taskledger-queue-reuse-", {
+      "base.txt": "base\n",
+      ".gitignore": "build/\n",
+    });
     const listings: string[] = [];
     const listing: Executor = {
       async run(prompt, options) {
@@ -109,15 +90,14 @@ describe.runIf(enabled)("attempts that start from the same commit (real Redis, r
       },
     };
     const worker = await startAttemptWorker({
-      redis: redis.url,
+      redis: redis().url,
       executor: listing,
       queueName: "q-moved",
     });
-    const queue = createQueueExecutor({ redis: redis.url, remote, queueName: "q-moved" });
+    const queue = createQueueExecutor({ redis: redis().url, remote, queueName: "q-moved" });
     try {
       for (const id of ["a", "b"]) {
-        const cwd = join(root, id);
-        gitIn(repo, "worktree", "add", "-q", "--detach", cwd, "main");
+        const cwd = worktree(id);
         const ended = await queue.run("prompt", {
           runId: "run-moved",
           subTask: subTask(id),

@@ -3,9 +3,11 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type AttemptResult, emptyUsage, type SubTask } from "@taskledger/core";
-import { createGitRepo, type RedisServer, startRedisServer } from "@taskledger/testing";
+import type { AttemptResult, SubTask } from "@taskledger/core";
+import { createGitRepo, gitIn, type RedisServer, startRedisServer } from "@taskledger/testing";
 import { afterAll, beforeAll } from "vitest";
+// Core's fixture, shared here rather than copied.
+import { finishedResult } from "../../../core/src/test-support/memory-workspaces.js";
 
 /** A sub-task with nothing but its id (and a title, when given). */
 export const subTask = (id: string, title = id): SubTask => ({
@@ -19,16 +21,14 @@ export const subTask = (id: string, title = id): SubTask => ({
 
 /** What a fake agent returns: an attempt that ended as `outcome`, having done nothing else. */
 export const attemptResult = (outcome: AttemptResult["outcome"] = "finished"): AttemptResult => ({
+  ...finishedResult(),
   outcome,
-  finalText: "done",
-  toolCalls: [],
-  stepFinishReasons: ["stop"],
-  filesChanged: [],
-  usage: emptyUsage(),
-  durationMs: 1,
 });
 
-/** A repository holding `files` and a bare remote both sides reach, in a new temporary directory. */
+/**
+ * A repository holding `files` and a bare remote both sides reach, in a new temporary directory;
+ * `worktree(name)` adds a detached worktree at its commit there (what core gives an attempt).
+ */
 export function repositoryWithRemote(
   prefix: string,
   files: Record<string, string> = { "base.txt": "base\n" },
@@ -38,7 +38,12 @@ export function repositoryWithRemote(
   const remote = join(root, "remote.git");
   createGitRepo(repo, files);
   execFileSync("git", ["init", "-q", "--bare", remote]);
-  return { root, repo, remote };
+  const worktree = (name: string) => {
+    const path = join(root, name);
+    gitIn(repo, "worktree", "add", "-q", "--detach", path, "main");
+    return path;
+  };
+  return { root, repo, remote, worktree };
 }
 
 /** A real Redis for the enclosing `describe`: started before its tests, stopped after. */

@@ -1,18 +1,13 @@
-import { execFileSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { type Executor, InvalidConfigError } from "@taskledger/core";
-import {
-  createGitRepo,
-  gitIn,
-  type RedisServer,
-  redisTestsEnabled,
-  startRedisServer,
-} from "@taskledger/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { redisTestsEnabled } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
 import { createQueueExecutor } from "../coordinator/queue-executor.js";
-import { attemptResult, subTask } from "../test-support/queue-fixtures.js";
+import {
+  attemptResult,
+  redisForTests,
+  repositoryWithRemote,
+  subTask,
+} from "../test-support/queue-fixtures.js";
 import { startAttemptWorker } from "./attempt-worker.js";
 import type { JobAgentSettings } from "./warm-executors.js";
 
@@ -21,22 +16,11 @@ const enabled = redisTestsEnabled();
 const finished = attemptResult();
 
 describe.runIf(enabled)("a worker's executors per agent settings (real Redis, real git)", () => {
-  let redis: RedisServer;
-  beforeAll(async () => {
-    redis = await startRedisServer();
-  });
-  afterAll(async () => {
-    await redis?.stop();
-  });
+  const redis = redisForTests();
 
   it("keeps one executor across jobs of the same settings, makes another for other settings, and closes them with the worker", async () => {
-    const root = mkdtempSync(join(tmpdir(), "taskledger-queue-executors-"));
-    const repo = join(root, "repo");
-    const remote = join(root, "remote.git");
-    createGitRepo(repo, { "base.txt": "base\n" });
-    execFileSync("git", ["init", "-q", "--bare", remote]);
-    const cwd = join(root, "attempt");
-    gitIn(repo, "worktree", "add", "-q", "--detach", cwd, "main");
+    const { remote, worktree } = repositoryWithRemote("taskledger-queue-executors-");
+    const cwd = worktree("attempt");
     const made: { settings: JobAgentSettings; runs: string[]; closed: boolean }[] = [];
     const executorFor = (settings: JobAgentSettings): Executor => {
       const entry = { settings, runs: [] as string[], closed: false };
@@ -51,8 +35,8 @@ describe.runIf(enabled)("a worker's executors per agent settings (real Redis, re
         },
       };
     };
-    const worker = await startAttemptWorker({ redis: redis.url, executorFor, queueName: "q-ex" });
-    const queue = createQueueExecutor({ redis: redis.url, remote, queueName: "q-ex" });
+    const worker = await startAttemptWorker({ redis: redis().url, executorFor, queueName: "q-ex" });
+    const queue = createQueueExecutor({ redis: redis().url, remote, queueName: "q-ex" });
     try {
       for (const [id, agentModel] of [
         ["a", "p/one"],
@@ -80,7 +64,7 @@ describe.runIf(enabled)("a worker's executors per agent settings (real Redis, re
   });
 
   it("needs either an executor or a way to make one", async () => {
-    const refused = await startAttemptWorker({ redis: redis.url }).catch((error) => error);
+    const refused = await startAttemptWorker({ redis: redis().url }).catch((error) => error);
     expect(InvalidConfigError.isInstance(refused)).toBe(true);
   });
 });

@@ -1,20 +1,16 @@
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AttemptResult, createManager, type Executor, type RunEvent } from "@taskledger/core";
 import { gitWorkspaces } from "@taskledger/git-workspace";
-import {
-  createGitRepo,
-  gitIn,
-  type RedisServer,
-  redisTestsEnabled,
-  startRedisServer,
-} from "@taskledger/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { gitIn, redisTestsEnabled } from "@taskledger/testing";
+import { describe, expect, it } from "vitest";
 import { createQueueExecutor } from "../coordinator/queue-executor.js";
-import { attemptResult } from "../test-support/queue-fixtures.js";
+import {
+  attemptResult,
+  redisForTests,
+  repositoryWithRemote,
+} from "../test-support/queue-fixtures.js";
 import { startAttemptWorker } from "./attempt-worker.js";
 
 const enabled = redisTestsEnabled();
@@ -31,28 +27,21 @@ const escaping: Executor = {
 describe.runIf(enabled)(
   "a worker's change outside the run's directory (real Redis, real git)",
   () => {
-    let redis: RedisServer;
-    beforeAll(async () => {
-      redis = await startRedisServer();
-    });
-    afterAll(async () => {
-      await redis?.stop();
-    });
+    const redis = redisForTests();
 
     it("is left out of the attempt's work, never merged or applied, and named on the attempt", async () => {
-      const root = mkdtempSync(join(tmpdir(), "taskledger-queue-outside-"));
-      const repo = join(root, "repo");
-      const remote = join(root, "remote.git");
-      createGitRepo(repo, { "README.md": "top\n", "packages/app/index.js": "app\n" });
-      execFileSync("git", ["init", "-q", "--bare", remote]);
+      const { repo, remote } = repositoryWithRemote("taskledger-queue-outside-", {
+        "README.md": "top\n",
+        "packages/app/index.js": "app\n",
+      });
       const cwd = join(repo, "packages/app");
       mkdirSync(cwd, { recursive: true });
       const worker = await startAttemptWorker({
-        redis: redis.url,
+        redis: redis().url,
         executor: escaping,
         queueName: "outside",
       });
-      const executor = createQueueExecutor({ redis: redis.url, remote, queueName: "outside" });
+      const executor = createQueueExecutor({ redis: redis().url, remote, queueName: "outside" });
       try {
         const events: RunEvent[] = [];
         const manager = createManager({

@@ -1,3 +1,5 @@
+import { isObject } from "../../events/json-fields.js";
+
 /** What one event of `opencode serve`'s stream means to the attempt whose session is `sessionId`. */
 export type ServerEventMeaning =
   /** A line `opencode run --format json` would have printed for it (see `eventFromJson`). */
@@ -11,8 +13,6 @@ export type ServerEventMeaning =
   /** The session went idle: the attempt's turn is over. */
   | { kind: "idle" }
   | { kind: "ignore" };
-
-type Json = Record<string, unknown>;
 
 /**
  * Reads one server event the way `opencode run --format json` does: finished tool calls, step
@@ -78,8 +78,4 @@ export function readServerEvent(
     default:
       return { kind: "ignore" };
   }
-}
-
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
