@@ -12,7 +12,7 @@ import {
   daemonAddress,
   daemonBuild,
   daemonIdleSeconds,
-  daemonServeCommand,
+  daemonStart,
 } from "../runtime/daemon-link.js";
 
 /**
@@ -39,11 +39,9 @@ export function addDaemonCommand(program: Command, io: CliIo, exit: (code: numbe
     .option("--idle <seconds>", "stop after this long with no run (default 600)")
     .action(async (raw: { idle?: string }) => {
       const idleSeconds = daemonIdleSeconds(raw.idle, io.env);
-      const serveCommand = daemonServeCommand();
       const connection = await connectDaemon({
-        ...daemonAddress(),
+        ...daemonStart(),
         start: true,
-        ...(serveCommand === undefined ? {} : { serveCommand }),
         ...(idleSeconds === undefined ? {} : { idleSeconds }),
         abortSignal: io.signal,
       });

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Sandbox } from "@taskledger/core";
 import {
+  type ConnectOptions,
   connectDaemon,
   type DaemonAddress,
   type DaemonBuild,
@@ -14,6 +15,7 @@ import {
 } from "@taskledger/daemon";
 import { cacheDirectory } from "@taskledger/git-workspace";
 import { type RunOptions, UsageError } from "../options/cli-options.js";
+import { cliVersion } from "./cli-version.js";
 
 /** The built CLI's entry the daemon is started by; undefined when run from the sources. */
 export function daemonEntry(): string | undefined {
@@ -23,7 +25,7 @@ export function daemonEntry(): string | undefined {
 
 /** This taskledger's version and build: a daemon of another is replaced, not used. */
 export function daemonBuild(): DaemonBuild {
-  const version = packageVersion();
+  const version = cliVersion();
   // The daemon's built code itself, so a rebuilt checkout of the same version replaces its old
   // daemon too.
   let build = version;
@@ -40,24 +42,21 @@ export function daemonBuild(): DaemonBuild {
   return { version, build };
 }
 
-function packageVersion(): string {
-  try {
-    const json = readFileSync(new URL("../../package.json", import.meta.url), "utf8");
-    return (JSON.parse(json) as { version?: string }).version ?? "0.0.0";
-  } catch {
-    return "0.0.0";
-  }
-}
-
 /** The user's daemon as this CLI addresses it: the cache directory's, of this build. */
 export function daemonAddress(): DaemonAddress {
   return { cacheDir: cacheDirectory(), build: daemonBuild() };
 }
 
-/** What `node` runs to serve the daemon in the foreground; undefined from the sources. */
-export function daemonServeCommand(): readonly string[] | undefined {
+/**
+ * The user's daemon and how to start it: `node <bin.js> daemon serve` in the foreground; from the
+ * sources there is no built entry, so none can be started.
+ */
+export function daemonStart(): Pick<ConnectOptions, "cacheDir" | "build" | "serveCommand"> {
   const bin = daemonEntry();
-  return bin === undefined ? undefined : [bin, "daemon", "serve"];
+  return {
+    ...daemonAddress(),
+    ...(bin === undefined ? {} : { serveCommand: [bin, "daemon", "serve"] }),
+  };
 }
 
 /** The settings each sandbox this process made was made from, so the daemon makes the same. */
@@ -100,8 +99,7 @@ export function daemonLink(
 ): DaemonLink & { close(): void } {
   let current: Promise<DaemonConnection | undefined> | undefined;
   let told = false;
-  const address = daemonAddress();
-  const serveCommand = daemonServeCommand();
+  const reach = daemonStart();
   const idleSeconds = daemonIdleSeconds(undefined, env);
   return {
     async connection(signal) {
@@ -109,9 +107,8 @@ export function daemonLink(
       if (open?.closed) current = undefined;
       if (current === undefined) {
         const connecting = connectDaemon({
-          ...address,
+          ...reach,
           start: true,
-          ...(serveCommand === undefined ? {} : { serveCommand }),
           ...(idleSeconds === undefined ? {} : { idleSeconds }),
           ...(signal ? { abortSignal: signal } : {}),
         }).catch((error: unknown) => {

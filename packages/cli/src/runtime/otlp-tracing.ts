@@ -1,9 +1,9 @@
-import { createRequire } from "node:module";
 import { context, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, type SpanExporter, TracerProvider } from "@opentelemetry/sdk-trace";
+import { cliVersion } from "./cli-version.js";
 
 /**
  * `--otlp URL`: registers a tracer provider that sends spans to an OTLP/HTTP collector, and the
@@ -14,7 +14,7 @@ export function startOtlpTracing(
   url: string,
   warn: (message: string) => void,
 ): () => Promise<void> {
-  const { version } = createRequire(import.meta.url)("../../package.json") as { version: string };
+  const version = cliVersion();
   const otlp = new OTLPTraceExporter({ url, timeoutMillis: 5000 });
   // A refused export is said once, whenever it happens: the batch also exports during a long run,
   // where the processor would only have passed the failure to OpenTelemetry's own error handler.
