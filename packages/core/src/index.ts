@@ -20,6 +20,12 @@ export {
 } from "./best-of/candidate-judge.js";
 export { describeError } from "./errors/describe-error.js";
 export {
+  type AcceptanceAnswer,
+  acceptanceSchema,
+  acceptanceSchemaName,
+} from "./integration/acceptance.js";
+export { gateId } from "./integration/integration-gate.js";
+export {
   AbortedError,
   ExecutorError,
   InvalidConfigError,
@@ -89,8 +95,10 @@ export {
 } from "./ledger/task-ledger.js";
 export { applyRunEvent } from "./log/apply-run-event.js";
 export {
+  type AcceptanceGap,
   type BudgetExhaustion,
   type CandidateOutcome,
+  type GateCheckResult,
   type CandidateRoundReason,
   type RunEvent,
   type RunEventOf,
@@ -195,6 +203,8 @@ export { describeGiven, refuseUnknownKeys } from "./settings/host-input-check.js
 export {
   type BestOf,
   type BestOfInput,
+  type IntegrationMode,
+  integrationModes,
   maxCandidates,
   type RunBudget,
   type RunSettings,

@@ -141,7 +141,7 @@ export class LedgerEvaluator implements Evaluator {
 
   async runChecks(
     checks: readonly Check[],
-    options: EvaluateOptions & { cwd: string },
+    options: EvaluateOptions & { cwd: string; maxDetailChars?: number },
   ): Promise<CheckRun[]> {
     const runs: CheckRun[] = [];
     // A check reads only its directory, signal and guard; the rest describes no attempt.
@@ -172,7 +172,8 @@ export class LedgerEvaluator implements Evaluator {
     };
     for (const check of checks) {
       const result = await runChecker(checkerForCheck(check, this.declaredOptions()), context);
-      runs.push({ passed: result.complete, detail: clipMiddle(result.detail ?? "", 600) });
+      const maxChars = Math.min(options.maxDetailChars ?? 600, 20_000);
+      runs.push({ passed: result.complete, detail: clipMiddle(result.detail ?? "", maxChars) });
     }
     return runs;
   }

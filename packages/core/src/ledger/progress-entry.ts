@@ -30,7 +30,8 @@ export const progressJudgmentSchemaName = "progress_ledger_entry";
  * Why an attempt is incomplete, for the escalation ladder: `not-finished` (the agent did not end
  * on its own), `checks-failed`, `judged-incomplete`, `stuck` (it repeated the previous attempt),
  * `judge-unavailable` (no judgment could be had), `evaluator-failed`, `interrupted` (the manager
- * process stopped while it ran), `merge-conflict` (its work did not merge into the run's branch).
+ * process stopped while it ran), `merge-conflict` (its work did not merge into the run's branch),
+ * `integration` (merged with the run's branch, it broke the integration gate's checks).
  */
 export const incompleteReasonSchema = z.enum([
   "not-finished",
@@ -41,6 +42,7 @@ export const incompleteReasonSchema = z.enum([
   "evaluator-failed",
   "interrupted",
   "merge-conflict",
+  "integration",
 ]);
 export type IncompleteReason = z.infer<typeof incompleteReasonSchema>;
 

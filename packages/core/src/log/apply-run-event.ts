@@ -14,6 +14,9 @@ import {
   type SubTaskState,
 } from "./run-state.js";
 
+// Gate failures kept for the report: the latest, never a growing list.
+const maxKeptGateFailures = 20;
+
 /**
  * Applies one record to a run's state (in place) and returns it. The live run calls it for every
  * event it records and recovery folds the log with it, so the two cannot drift: a new record type
@@ -167,15 +170,41 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       if (event.commit) s.workFrom = event.commit;
       break;
     }
-    case "sub-task-conflicted": {
-      const s = subTask(state, event.subTaskId);
-      if (!s) break;
-      // The next attempt starts from the run's tip, where the work it met now is.
-      s.workFrom = undefined;
-      s.entry = event.entry;
-      if (s.finished?.attempt === event.attempt) s.finished.entry = event.entry;
+    case "integration-checked": {
+      const { integration } = state;
+      integration.runs++;
+      const verdict = { passed: event.passed, results: event.results };
+      if (event.tree) integration.verdicts.set(event.tree, verdict);
+      integration.last = { parts: event.parts, ...verdict };
+      if (event.final)
+        integration.final = { ...verdict, ...(event.commit ? { commit: event.commit } : {}) };
       break;
     }
+    case "acceptance-judged":
+      state.acceptance.push({
+        round: event.round,
+        verdict: event.verdict,
+        missing: event.missing,
+        ...(event.reason ? { reason: event.reason } : {}),
+        usage: event.usage,
+        completedAt: state.completionOrder.size,
+      });
+      state.usage.manager = addUsage(state.usage.manager, event.usage);
+      break;
+    case "sub-task-integration-failed":
+      state.integration.failures.push({
+        subTaskId: event.subTaskId,
+        attempt: event.attempt,
+        with: event.with,
+        results: state.integration.last?.results.filter((r) => !r.passed) ?? [],
+      });
+      if (state.integration.failures.length > maxKeptGateFailures)
+        state.integration.failures.shift();
+      sendBack(state, event);
+      break;
+    case "sub-task-conflicted":
+      sendBack(state, event);
+      break;
     case "sub-task-retrying": {
       const s = subTask(state, event.subTaskId);
       if (!s) break;
@@ -205,6 +234,7 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       if (event.workspace) {
         s.merged = event.workspace;
         state.tip = event.workspace.merge;
+        state.tipTree = event.workspace.tree;
       }
       state.completionOrder.set(s.subTask.id, state.completionOrder.size);
       for (const id of state.dependents.get(s.subTask.id) ?? []) {
@@ -239,12 +269,16 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       if (s && status === "cancelled" && !reviewing) s.finished = undefined;
       break;
     }
-    case "plan-revised":
+    case "plan-revised": {
       revisePlan(state, event.ledger, event.replaced, event.added, event.reason);
+      const round = state.acceptance.find((a) => a.round === event.acceptance);
+      if (round) round.continued = event.added;
       if (event.ledger.facts) state.facts = event.ledger.facts;
       state.usage.manager = addUsage(state.usage.manager, event.usage);
-      state.replans++;
+      // Missing work the acceptance found is new work, not a failure's replacement.
+      if (event.acceptance === undefined) state.replans++;
       break;
+    }
     case "budget-exhausted":
       state.budgetStop ??= { kind: event.kind, limit: event.limit, used: event.used };
       break;
@@ -311,6 +345,19 @@ function setPlan(state: RunState, ledger: TaskLedger): void {
   for (const s of ledger.subTasks) addSubTask(state, s, 0);
 }
 
+/** Completed work that did not land (a conflict, a broken gate): incomplete after all. */
+function sendBack(
+  state: RunState,
+  event: RunEventOf<"sub-task-conflicted"> | RunEventOf<"sub-task-integration-failed">,
+): void {
+  const s = subTask(state, event.subTaskId);
+  if (!s) return;
+  // The next attempt starts from the run's tip, where the work it met now is.
+  s.workFrom = undefined;
+  s.entry = event.entry;
+  if (s.finished?.attempt === event.attempt) s.finished.entry = event.entry;
+}
+
 function addSubTask(state: RunState, subTask: SubTask, replans: number): void {
   const dependsOn = new Set(subTask.dependsOn);
   state.subTasks.set(subTask.id, {
@@ -373,8 +420,9 @@ function revisePlan(
     if (s?.status === "pending" && !fresh.has(definition.id)) s.subTask = definition;
   }
   for (const definition of ledger.subTasks) {
+    // New work for what the acceptance found missing replaces nothing: a lineage of its own.
     if (fresh.has(definition.id) && !state.subTasks.has(definition.id))
-      addSubTask(state, definition, lineage + 1);
+      addSubTask(state, definition, replaced.length > 0 ? lineage + 1 : 0);
   }
 }
 

@@ -45,12 +45,29 @@ export interface BudgetExhaustion {
   used: number;
 }
 
+/** One of the integration gate's checks, run on a merged result. */
+export interface GateCheckResult {
+  /** The command (a `command` check's argv). */
+  argv: string[];
+  passed: boolean;
+  /** The exit code and the end of its output, bounded. */
+  detail: string;
+}
+
+/** One thing the acceptance found missing from the request as a whole. */
+export interface AcceptanceGap {
+  what: string;
+  why: string;
+}
+
 /** A completed sub-task's work as merged into the run's branch. */
 export interface SubTaskMerge {
   commit: string;
   merge: string;
   /** Paths the merge changed on the run's branch (at most `maxRecordedFiles`). */
   filesChanged: string[];
+  /** The merge's tree, when the integration gate checked it (or what it landed with). */
+  tree?: string;
 }
 
 /** Every step of a run, in the order it happens. Names are noun-verb, kebab-case. */
@@ -192,6 +209,47 @@ export type RunEvent = EventBase &
         with: string[];
         entry: ProgressEntry;
       }
+    /**
+     * The integration gate ran its checks on a merged result: the run's tip with `parts` merged on
+     * it (none: the final tip). Logged before any part lands or is sent back.
+     */
+    | {
+        type: "integration-checked";
+        /** Sub-tasks whose work the result holds on top of the tip, in merge order. */
+        parts: string[];
+        /** The result checked (a speculative tip); absent in a shared directory. */
+        commit?: string;
+        /** Its tree: a tree checked once is never checked again, across restarts too. */
+        tree?: string;
+        /** The final tip, checked before the run's change is applied. */
+        final?: true;
+        passed: boolean;
+        results: GateCheckResult[];
+        durationMs: number;
+      }
+    /**
+     * A completed attempt's work broke the integration gate's checks once merged: it is incomplete
+     * after all, and goes through the ladder like a merge conflict.
+     */
+    | {
+        type: "sub-task-integration-failed";
+        subTaskId: string;
+        attempt: number;
+        /** Completed sub-tasks whose work it met on the run's branch. */
+        with: string[];
+        entry: ProgressEntry;
+      }
+    /** The request, judged as a whole once every sub-task was done. */
+    | {
+        type: "acceptance-judged";
+        round: number;
+        /** `unavailable`: no verdict could be had (the call failed); the run's work stands. */
+        verdict: "satisfied" | "unsatisfied" | "unavailable";
+        missing: AcceptanceGap[];
+        /** Why there is no verdict, when `unavailable`. */
+        reason?: string;
+        usage: Usage;
+      }
     | { type: "sub-task-retrying"; subTaskId: string; attempt: number; feedback: string }
     | {
         type: "sub-task-completed";
@@ -252,6 +310,8 @@ export type RunEvent = EventBase &
         added: string[];
         reason: string;
         usage: Usage;
+        /** The acceptance round whose missing work the added sub-tasks are (nothing replaced). */
+        acceptance?: number;
       }
     /** A slot got the project's environment: dependencies copied, files included, setup run. */
     | { type: "slot-prepared"; preparation: SlotPreparation }

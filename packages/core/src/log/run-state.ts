@@ -15,8 +15,10 @@ import type { RunReport, SubTaskFailure, SubTaskStatus } from "../report/run-rep
 import type { RunSettings } from "../settings/run-settings.js";
 import { emptyUsage, type Usage } from "../usage/usage.js";
 import type {
+  AcceptanceGap,
   BaselineResult,
   BudgetExhaustion,
+  GateCheckResult,
   CandidateOutcome,
   CandidateRoundReason,
   SubTaskMerge,
@@ -153,6 +155,33 @@ export interface ExploreState {
   };
 }
 
+/** What the integration gate did in a run, as its records tell it. */
+export interface IntegrationState {
+  /** Verdicts by tree: a tree checked once is not checked again (bounded by the run's merges). */
+  verdicts: Map<string, { passed: boolean; results: GateCheckResult[] }>;
+  /** Check runs so far. */
+  runs: number;
+  /** Sub-tasks sent back because their merge broke the checks, in order (the last 20). */
+  failures: { subTaskId: string; attempt: number; with: string[]; results: GateCheckResult[] }[];
+  /** The last check run's result, for the sub-task sent back after it. */
+  last: { parts: string[]; passed: boolean; results: GateCheckResult[] } | undefined;
+  /** The final tip's check, once run. */
+  final: { passed: boolean; results: GateCheckResult[]; commit?: string } | undefined;
+}
+
+/** One acceptance verdict, and whether its missing work was planned. */
+export interface AcceptanceRound {
+  round: number;
+  verdict: "satisfied" | "unsatisfied" | "unavailable";
+  missing: AcceptanceGap[];
+  reason?: string;
+  usage: Usage;
+  /** Sub-tasks completed when it was judged: a later completion makes it stale. */
+  completedAt: number;
+  /** The sub-tasks planned for its missing work. */
+  continued?: string[];
+}
+
 export interface RunState {
   runId: string;
   request: string;
@@ -194,10 +223,16 @@ export interface RunState {
   workspace: WorkspaceRecord | undefined;
   /** With worktrees: the run branch's tip as the log tells it (its base, then each merge). */
   tip: string | undefined;
+  /** The tip's tree, when its merge said it (the gate's verdicts are kept by tree). */
+  tipTree: string | undefined;
   /** What became of the run's branch at the end. */
   workspaceOutcome: WorkspaceOutcome | undefined;
   /** Slot preparations, the first `maxSlotPreparations` of the run. */
   slots: SlotPreparation[];
+  /** The integration gate's checks and verdicts. */
+  integration: IntegrationState;
+  /** The request judged as a whole, round by round. */
+  acceptance: AcceptanceRound[];
   /** The last `run-finished` report; a `cancelled` one can be taken up again. */
   report: RunReport | undefined;
   failure: { code: string; message: string } | undefined;
@@ -230,8 +265,11 @@ export function createRunState(runId: string): RunState {
     lastRecordAt: undefined,
     workspace: undefined,
     tip: undefined,
+    tipTree: undefined,
     workspaceOutcome: undefined,
     slots: [],
+    integration: { verdicts: new Map(), runs: 0, failures: [], last: undefined, final: undefined },
+    acceptance: [],
     report: undefined,
     failure: undefined,
   };

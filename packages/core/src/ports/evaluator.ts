@@ -49,6 +49,10 @@ export interface Evaluator {
    */
   runChecks?(
     checks: readonly Check[],
-    options: EvaluateOptions & { cwd: string },
+    options: EvaluateOptions & {
+      cwd: string;
+      /** How much of each check's output `detail` keeps (the evaluator's default when absent). */
+      maxDetailChars?: number;
+    },
   ): Promise<CheckRun[]>;
 }

@@ -102,7 +102,13 @@ export interface AttemptSpace {
 }
 
 export type Integration =
-  | { merged: true; merge: string; filesChanged: string[] }
+  | {
+      merged: true;
+      merge: string;
+      filesChanged: string[];
+      /** The merge's tree: the integration gate keeps its verdicts by tree, never checking one twice. */
+      tree?: string;
+    }
   | { merged: false; conflicts: string[] };
 
 /** What became of the run's branch at the end. */
@@ -136,6 +142,21 @@ export interface RunWorkspace {
     commit: string;
     onMerged: (integration: Integration) => Promise<void>;
   }): Promise<Integration>;
+  /**
+   * Merges `commit` onto `at` as a new commit without moving the run's branch: a speculative tip
+   * the integration gate checks before the work lands. With `advance`, merges are gated in batches.
+   */
+  merge?(request: {
+    at: string;
+    subTaskId: string;
+    title: string;
+    commit: string;
+  }): Promise<Integration>;
+  /**
+   * Moves the run's branch from `from` to `to`, a commit `merge` made on top of it; throws when
+   * the branch is no longer at `from`.
+   */
+  advance?(request: { from: string; to: string }): Promise<void>;
   /** Leaves the result on the run's branch and applies it to the user's tree if it is unchanged. */
   finish(request: { apply: boolean }): Promise<WorkspaceOutcome | undefined>;
   /** Removes every directory the run made; idempotent. */

@@ -47,7 +47,14 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
   else status = "failed";
   const notDone = live.filter((s) => s.status !== "completed");
   let reason: string | null = null;
-  if (status !== "completed") {
+  const integration = integrationReport(state);
+  const acceptance = acceptanceReport(state);
+  // Every part done is not the whole done: a broken final tip or an unmet request is partial.
+  const whole = status === "completed" ? wholeShortfall(integration, acceptance) : undefined;
+  if (whole) {
+    status = "partial";
+    reason = context.stopReason !== undefined ? `Stopped: ${context.stopReason}. ${whole}` : whole;
+  } else if (status !== "completed") {
     reason =
       context.stopReason !== undefined
         ? `Stopped: ${context.stopReason}.`
@@ -80,11 +87,66 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
         }
       : {}),
     usage: { manager, agents, total: addUsage(manager, agents) },
+    ...(integration ? { integration } : {}),
+    ...(acceptance ? { acceptance } : {}),
     ...(workspace ? { workspace } : {}),
     startedAt: context.startedAt.toISOString(),
     finishedAt: context.finishedAt.toISOString(),
     durationMs: context.finishedAt.getTime() - context.startedAt.getTime(),
   };
+}
+
+/** What the integration gate ran and found; absent when it was off or never ran. */
+function integrationReport(state: RunState): RunReport["integration"] {
+  const mode = state.settings?.integration ?? "off";
+  const { runs, failures, final, verdicts } = state.integration;
+  const tipVerdict = state.tipTree ? verdicts.get(state.tipTree) : undefined;
+  const last = final ?? tipVerdict;
+  if (mode === "off" && runs === 0) return undefined;
+  return {
+    mode,
+    runs,
+    failures: failures.map((f) => ({
+      subTaskId: f.subTaskId,
+      attempt: f.attempt,
+      with: f.with,
+      checks: f.results.map((r) => ({ argv: r.argv, detail: r.detail })),
+    })),
+    ...(last
+      ? { final: { passed: last.passed, checks: last.results.map((r) => ({ ...r })) } }
+      : {}),
+  };
+}
+
+/** The request judged as a whole: the last verdict and what it found missing. */
+function acceptanceReport(state: RunState): RunReport["acceptance"] {
+  const last = state.acceptance.at(-1);
+  if (!last) return undefined;
+  return {
+    verdict: last.verdict,
+    rounds: state.acceptance.length,
+    missing: last.missing.map((m) => ({ ...m })),
+    ...(last.reason ? { reason: last.reason } : {}),
+    continued: state.acceptance.flatMap((a) => a.continued ?? []),
+    usage: addUsage(...state.acceptance.map((a) => a.usage)),
+  };
+}
+
+/** Why the whole falls short though every sub-task completed, if it does. */
+function wholeShortfall(
+  integration: RunReport["integration"],
+  acceptance: RunReport["acceptance"],
+): string | undefined {
+  if (integration?.final && !integration.final.passed) {
+    const failing = integration.final.checks.filter((c) => !c.passed).map((c) => c.argv.join(" "));
+    return `Every sub-task completed, but the combined result fails ${failing.join(", ")}: not applied.`;
+  }
+  if (acceptance?.verdict === "unsatisfied") {
+    return `Every sub-task completed, but the request is not met as a whole: missing ${acceptance.missing
+      .map((m) => m.what)
+      .join("; ")}.`;
+  }
+  return undefined;
 }
 
 function workspaceReport(state: RunState, cancelled: boolean): RunReport["workspace"] {

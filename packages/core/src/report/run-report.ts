@@ -188,6 +188,49 @@ export const runReportSchema = z.object({
     agents: usageSchema,
     total: usageSchema,
   }),
+  /** The integration gate: what it ran on merged results, whose merges it sent back, the final tip. */
+  integration: z
+    .object({
+      mode: z.enum(["batch", "each", "end", "off"]),
+      /** Check runs on merged results (a tree already checked is not run again). */
+      runs: z.number().int(),
+      /** Completed work whose merge broke the checks, sent back through the ladder (the last 20). */
+      failures: z.array(
+        z.object({
+          subTaskId: z.string(),
+          attempt: z.number().int(),
+          /** Completed sub-tasks whose work it met. */
+          with: z.array(z.string()),
+          /** The failing checks and the end of their output, bounded. */
+          checks: z.array(z.object({ argv: z.array(z.string()), detail: z.string() })),
+        }),
+      ),
+      /** The run's final tip, checked before it is applied. */
+      final: z
+        .object({
+          passed: z.boolean(),
+          checks: z.array(
+            z.object({ argv: z.array(z.string()), passed: z.boolean(), detail: z.string() }),
+          ),
+        })
+        .optional(),
+    })
+    .optional(),
+  /** The request judged as a whole once its sub-tasks were done (absent when off or not reached). */
+  acceptance: z
+    .object({
+      /** The last verdict; `unavailable`: the judge could not answer, the checked work stands. */
+      verdict: z.enum(["satisfied", "unsatisfied", "unavailable"]),
+      /** Verdicts asked for. */
+      rounds: z.number().int(),
+      /** What the last verdict found missing. */
+      missing: z.array(z.object({ what: z.string(), why: z.string() })),
+      reason: z.string().optional(),
+      /** Sub-tasks planned for missing work, over every round. */
+      continued: z.array(z.string()),
+      usage: usageSchema,
+    })
+    .optional(),
   /** Where attempts worked and, with worktrees, what became of the run's branch. */
   workspace: z
     .object({

@@ -19,6 +19,8 @@ import {
 } from "../settings/host-input-check.js";
 import {
   type BestOfInput,
+  defaultAcceptanceRounds,
+  type IntegrationMode,
   type RunBudget,
   type RunSettings,
   resolveRunSettings,
@@ -75,6 +77,19 @@ export interface ManagerOptions {
    * setting (`for: "all"`, the `ladder` rung, the candidates' `models`). Needs git worktrees.
    */
   bestOf?: BestOfInput;
+  /**
+   * When the merged result is checked before work lands on the run's branch: `batch` (default;
+   * completions close together gated together, a failing batch bisected), `each`, `end` (only the
+   * final tip), `off`. The checks: the project's test and typecheck commands, the run's `checks`
+   * and every completed sub-task's command checks.
+   */
+  integration?: IntegrationMode;
+  /**
+   * Once every sub-task is done, one judge call asks whether the request as a whole was met, and
+   * what is missing is planned as new sub-tasks (`rounds`, default 1). Default on when there is a
+   * `model`; false turns it off.
+   */
+  acceptance?: boolean | { rounds?: number };
   /** Replace a sub-task that still fails (and its dependents) by asking the model for new ones. */
   replan?: { enabled?: boolean; maxPerSubTask?: number; maxPerRun?: number };
   /** Approve, edit or reject the plan before it runs, and every replan before it applies. */
@@ -126,6 +141,8 @@ const managerOptionKeys: Record<keyof ManagerOptions, true> = {
   project: true,
   projectChecks: true,
   explore: true,
+  integration: true,
+  acceptance: true,
   bestOf: true,
   replan: true,
   reviewPlan: true,
@@ -198,6 +215,7 @@ export const defaultRunSettings: RunSettings = {
   decompose: "auto",
   alternateAgentModels: [],
   replan: { enabled: true, maxPerSubTask: 1, maxPerRun: 3 },
+  integration: "batch",
 };
 
 export function resolveManagerOptions(options: ManagerOptions): ResolvedManagerOptions {
@@ -218,8 +236,10 @@ export function resolveManagerOptions(options: ManagerOptions): ResolvedManagerO
         "alternateAgentModels",
         "checks",
         "projectChecks",
+        "integration",
         "bestOf",
       ]),
+      ...acceptanceOption(options),
       ...(options.replan ? { replan: options.replan } : {}),
       ...(options.explore
         ? {
@@ -279,6 +299,22 @@ export function resolveManagerOptions(options: ManagerOptions): ResolvedManagerO
     project: options.project || undefined,
     sandbox: options.sandbox,
   };
+}
+
+/** On by default with a model to judge with; asked for without one, refused. */
+function acceptanceOption(options: ManagerOptions): { acceptance?: boolean | { rounds: number } } {
+  const given = options.acceptance;
+  if (given === false) return { acceptance: false };
+  if (given !== undefined && given !== true && (typeof given !== "object" || given === null))
+    return { acceptance: given };
+  if (!options.model) {
+    if (given === undefined) return { acceptance: false };
+    throw new InvalidConfigError(
+      "`acceptance` needs a `model` to judge the request with: give `model`, or leave `acceptance` out.",
+    );
+  }
+  if (given === undefined || given === true) return { acceptance: { rounds: defaultAcceptanceRounds } };
+  return { acceptance: { rounds: given.rounds ?? defaultAcceptanceRounds } };
 }
 
 function pick<T extends object, K extends keyof T>(

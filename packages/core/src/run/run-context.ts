@@ -2,6 +2,7 @@ import type { TaskLedger, TaskLedgerInput } from "../ledger/task-ledger.js";
 import type { TraceRef } from "../log/run-events.js";
 import type { RunState } from "../log/run-state.js";
 import type { ReviewPlan } from "../plan/plan-review.js";
+import type { IntegrationGate } from "../integration/integration-gate.js";
 import type { RunWorkspace } from "../ports/workspace.js";
 import type { RunSettings } from "../settings/run-settings.js";
 import type { Usage } from "../usage/usage.js";
@@ -38,6 +39,8 @@ export interface RunContext {
   stop: StopConditions;
   /** Where attempts work and how their work reaches the run's branch. */
   workspace: RunWorkspace;
+  /** Where completed work is checked on the merged result before it lands. */
+  integration?: IntegrationGate;
   /** Queues sub-tasks that have become ready to run. */
   schedule(ids: Iterable<string>): void;
   /** Sub-tasks on their way to the executor: a round's extra candidates wait for them. */

@@ -12,6 +12,8 @@ import { type TaskLedger, validateTaskLedger } from "../ledger/task-ledger.js";
 import { createRunState, currentLedger, type RunState } from "../log/run-state.js";
 import { planRun, reviewPlan } from "../plan/plan-steps.js";
 import type { RunWorkspace } from "../ports/workspace.js";
+import { closeOut } from "../integration/close-out.js";
+import { IntegrationGate } from "../integration/integration-gate.js";
 import { buildReport } from "../report/build-report.js";
 import type { RunReport } from "../report/run-report.js";
 import { recordPreparations } from "../workspace/attempt-workspace.js";
@@ -140,6 +142,8 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
       }
     },
   };
+  const integration = new IntegrationGate(ctx);
+  ctx.integration = integration;
   const runner = new SubTaskRunner(ctx);
   const finish = async () => {
     // Nothing will use the baseline now: it is stopped, and its command with it.
@@ -192,6 +196,8 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
   const ready = [...state.subTasks.values()].filter((s) => s.waitingOn === 0);
   ctx.schedule(ready.map((s) => s.subTask.id));
   await queue.onIdle();
+  // The whole, verified: the final tip checked, the request judged; missing work runs on.
+  while (await closeOut(ctx, integration)) await queue.onIdle();
   await stopProjectBaseline(ctx);
   recorder.throwIfFatal();
   await settleUnstarted(ctx);
@@ -352,6 +358,16 @@ async function settleUnstarted(ctx: RunContext): Promise<void> {
   }
 }
 
+/** The final tip's failing checks, named, when the gate found the combined result broken. */
+function finalGateFailure(state: RunState): string | undefined {
+  const final = state.integration.final;
+  if (!final || final.passed) return undefined;
+  return final.results
+    .filter((r) => !r.passed)
+    .map((r) => `\`${r.argv.join(" ")}\``)
+    .join(", ");
+}
+
 async function finishRun(ctx: RunContext, startedAt: Date): Promise<RunReport> {
   const { recorder, stop, state, workspace } = ctx;
   recorder.throwIfFatal();
@@ -359,10 +375,17 @@ async function finishRun(ctx: RunContext, startedAt: Date): Promise<RunReport> {
   await recordPreparations(ctx);
   // A cancelled run may be resumed: its branch is made and applied when it really ends.
   if (!stop.cancelled && state.planRejected === undefined) {
+    const failing = finalGateFailure(state);
     const outcome = await workspace.finish({
-      apply: workspace.record.kind === "worktree" && workspace.record.apply,
+      apply: workspace.record.kind === "worktree" && workspace.record.apply && !failing,
     });
-    if (outcome) await recorder.record({ type: "workspace-finished", ...outcome });
+    if (outcome) {
+      // A tip that fails the gate's checks is never applied to the user's tree.
+      const note = failing && !outcome.applied
+        ? `Not applied: the combined result fails ${failing}. ${outcome.note.replace(/^Not applied \(--no-apply\): /, "")}`
+        : outcome.note;
+      await recorder.record({ type: "workspace-finished", ...outcome, note });
+    }
   }
   const report = buildReport(state, {
     cancelled: stop.cancelled,

@@ -94,15 +94,20 @@ export class SubTaskRunner {
       }
       // One decision for every path: a candidate no round chose is never merged.
       if (mayComplete(s, current.attempt, entry)) {
-        const conflict = await integrate(this.ctx, s, current.attempt, entry);
-        if (!conflict) {
+        const landing = this.ctx.integration
+          ? await this.ctx.integration.land(s, current.attempt, entry)
+          : await integrate(this.ctx, s, current.attempt, entry).then((conflict) =>
+              conflict ? { landed: false as const, entry: conflict } : { landed: true as const },
+            );
+        if ("stopped" in landing) return this.stopRunning(s, current.result);
+        if (landing.landed) {
           const ready = (state.dependents.get(id) ?? []).filter(
             (dependent) => state.subTasks.get(dependent)?.waitingOn === 0,
           );
           this.ctx.schedule(ready);
           return;
         }
-        entry = conflict;
+        entry = landing.entry;
       }
       if (stop.signal.aborted) return this.stopRunning(s, current.result);
       const { settings } = this.ctx;

@@ -22,6 +22,17 @@ export interface RunSettings {
   projectChecks?: boolean;
   /** A read-only agent session looks things up before the plan, stopped after `timeoutMs`. */
   explore?: { timeoutMs: number };
+  /**
+   * When the merged result is checked: `batch` (completions close together are gated together, a
+   * failing batch bisected), `each` (one merge at a time), `end` (only the final tip), `off`.
+   * Absent (logs written before it existed): `off`.
+   */
+  integration?: IntegrationMode;
+  /**
+   * Once every sub-task is done, one judge call asks whether the request as a whole was met;
+   * `rounds` of missing work may be planned on top. Absent: no acceptance.
+   */
+  acceptance?: { rounds: number };
   /** Parallel candidates for hard sub-tasks, one chosen by evidence; absent: one attempt at a time. */
   bestOf?: BestOf;
   /**
@@ -30,6 +41,10 @@ export interface RunSettings {
    */
   host?: Record<string, unknown>;
 }
+
+export const integrationModes = ["batch", "each", "end", "off"] as const;
+/** When the integration gate checks the merged result (see `RunSettings.integration`). */
+export type IntegrationMode = (typeof integrationModes)[number];
 
 /** How many candidates a sub-task gets at once, which sub-tasks, and on which agent models. */
 export interface BestOf {
@@ -65,8 +80,10 @@ export interface RunBudget {
 
 /** Settings a host may give one run (or a resume), over the manager's or the logged ones. */
 export type RunSettingsInput = Partial<
-  Omit<RunSettings, "decompose" | "replan" | "bestOf" | "checks">
+  Omit<RunSettings, "decompose" | "replan" | "bestOf" | "checks" | "acceptance">
 > & {
+  /** False: no acceptance; true: one round; or how many rounds of missing work (0 to 5). */
+  acceptance?: boolean | { rounds: number };
   // Parsed here: what the schema defaults may be left out.
   checks?: CheckInput[];
   replan?: Partial<RunSettings["replan"]>;
@@ -125,6 +142,8 @@ export function resolveRunSettings(base: RunSettings, input: RunSettingsInput = 
     ...runChecks(input.checks ?? base.checks),
     ...((input.projectChecks ?? base.projectChecks) === false ? { projectChecks: false } : {}),
     ...exploreSetting(input.explore ?? base.explore),
+    ...integrationSetting(input.integration ?? base.integration),
+    ...acceptanceSetting(input.acceptance ?? base.acceptance),
     ...bestOfSetting(input.bestOf ?? base.bestOf),
     ...((input.host ?? base.host) ? { host: structuredClone(input.host ?? base.host) } : {}),
   };
@@ -141,6 +160,8 @@ const settingsKeys: Record<keyof RunSettingsInput, true> = {
   checks: true,
   projectChecks: true,
   explore: true,
+  integration: true,
+  acceptance: true,
   bestOf: true,
   host: true,
 };
@@ -177,6 +198,39 @@ function exploreSetting(explore: RunSettings["explore"]): Pick<RunSettings, "exp
       timeoutMs: integer("explore.timeoutMs", explore.timeoutMs, 300_000, 1000, 3_600_000),
     },
   };
+}
+
+function integrationSetting(mode: unknown): Pick<RunSettings, "integration"> {
+  if (mode === undefined) return {};
+  if (!integrationModes.includes(mode as IntegrationMode)) {
+    throw new InvalidConfigError(
+      `\`integration\` must be ${integrationModes.map((m) => `"${m}"`).join(", ")}; got ${describeGiven(mode)}.`,
+    );
+  }
+  return { integration: mode as IntegrationMode };
+}
+
+/** The acceptance's rounds: `true` is the default one, `false` none. */
+export const defaultAcceptanceRounds = 1;
+const maxAcceptanceRounds = 5;
+
+function acceptanceSetting(input: unknown): Pick<RunSettings, "acceptance"> {
+  if (input === undefined || input === false) return {};
+  if (input === true) return { acceptance: { rounds: defaultAcceptanceRounds } };
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+    throw new InvalidConfigError(
+      `\`acceptance\` must be true, false or { rounds }; got ${describeGiven(input)}.`,
+    );
+  }
+  refuseUnknownKeys(input, { rounds: true }, "`acceptance`");
+  const rounds = integer(
+    "acceptance.rounds",
+    (input as { rounds?: number }).rounds,
+    defaultAcceptanceRounds,
+    0,
+    maxAcceptanceRounds,
+  );
+  return { acceptance: { rounds } };
 }
 
 function bestOfSetting(input: BestOfInput | undefined): Pick<RunSettings, "bestOf"> {
