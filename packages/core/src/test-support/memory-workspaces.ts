@@ -20,6 +20,8 @@ export function memoryWorkspaces(
     isolates: true,
     async open({ runId, cwd }) {
       let tip = "base";
+      const trees = new Map<string, string>();
+      const treeOf = (commit: string) => (trees.get(commit) ?? "").split("+").filter(Boolean);
       const workspace: RunWorkspace = {
         record: {
           kind: "worktree",
@@ -44,6 +46,18 @@ export function memoryWorkspaces(
           const integration: Integration = { merged: true, merge: tip, filesChanged: ["f"] };
           await onMerged(integration);
           return integration;
+        },
+        // The gate's merges: a tree is the set of works merged, so the same set is the same tree.
+        async merge({ at, commit }) {
+          const tree = [...new Set([...treeOf(at), commit])].sort().join("+");
+          const merge = `${at}>${commit}`;
+          trees.set(merge, tree);
+          return { merged: true, merge, filesChanged: ["f"], tree };
+        },
+        async advance({ from, to }) {
+          if (tip !== from) throw new Error(`the tip moved: ${tip}, not ${from}`);
+          tip = to;
+          for (const work of treeOf(to)) if (!merged.includes(work)) merged.push(work);
         },
         finish: async () => undefined,
         close: async () => {},

@@ -138,6 +138,8 @@ export async function commitDiff(
   commit: string,
   maxChars: number,
   abortSignal?: AbortSignal,
+  /** Shown against this commit, when not its parent (the run's base, for the whole change). */
+  from?: string,
 ): Promise<string> {
   if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(commit)) {
     throw new WorkspaceError(
@@ -145,11 +147,14 @@ export async function commitDiff(
       `Not a commit id: ${JSON.stringify(commit.slice(0, 80))}`,
     );
   }
-  const args = ["show", "--no-color", "--no-ext-diff", "--format=", "--stat", "--patch", commit];
+  const range = from && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(from) ? [from, commit] : undefined;
+  const args = range
+    ? ["diff", "--no-color", "--no-ext-diff", "--stat", "--patch", ...range]
+    : ["show", "--no-color", "--no-ext-diff", "--format=", "--stat", "--patch", commit];
   const result = await git(args, { cwd: root, abortSignal, maxOutputBytes: maxChars * 4 }).catch(
     async () => {
       // Too large to show whole: the summary of what changed is still worth showing.
-      const stat = await git(["show", "--no-color", "--format=", "--stat", commit], {
+      const stat = await git(range ? ["diff", "--stat", ...range] : ["show", "--no-color", "--format=", "--stat", commit], {
         cwd: root,
         abortSignal,
       });

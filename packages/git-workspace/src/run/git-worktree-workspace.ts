@@ -1,13 +1,14 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import type {
-  AttemptCapture,
-  AttemptSpace,
-  EnvironmentSettings,
-  Integration,
-  RunWorkspace,
-  Sandbox,
-  SlotPreparation,
+import {
+  type AttemptCapture,
+  type AttemptSpace,
+  type EnvironmentSettings,
+  type Integration,
+  type RunWorkspace,
+  type Sandbox,
+  type SlotPreparation,
+  WorkspaceError,
 } from "@taskledger/core";
 import { git } from "../git/git.js";
 import { changedPaths, commitDiff, commitHeader, linesChanged } from "../git/git-repository.js";
@@ -217,6 +218,31 @@ export async function openWorktreeWorkspace(
     return acquireSlot(start, abortSignal);
   };
 
+  /** `commit` merged onto `at` as a new commit, the run's branch left where it is. */
+  const mergeOnto = async (
+    at: string,
+    subTaskId: string,
+    title: string,
+    commit: string,
+  ): Promise<Integration> => {
+    const result = await git(["merge-tree", "--write-tree", "--name-only", "-z", at, commit], {
+      cwd: root,
+      okCodes: [1],
+    });
+    const fields = result.stdout.split("\0");
+    // Captures keep only the run's directory; a commit of an older log may hold more.
+    const { tree } = await keepInside(root, at, fields[0]!.trim(), record.prefix);
+    if (result.code === 1) {
+      const end = fields.indexOf("", 1);
+      return { merged: false, conflicts: [...new Set(fields.slice(1, end === -1 ? undefined : end))] };
+    }
+    const merge = (
+      await git(["commit-tree", tree, "-p", at, "-p", commit, "-m", `Merge ${subTaskId}: ${title}`], {
+        cwd: root,
+      })
+    ).stdout.trim();
+    return { merged: true, merge, filesChanged: await changedPaths(root, at, merge), tree };
+  };
   const workspace: RunWorkspace = {
     record,
     async prepare(abortSignal) {
@@ -290,48 +316,38 @@ export async function openWorktreeWorkspace(
     integrate({ subTaskId, title, commit, onMerged }) {
       return serial(async (): Promise<Integration> => {
         const at = tip;
-        const result = await git(["merge-tree", "--write-tree", "--name-only", "-z", at, commit], {
-          cwd: root,
-          okCodes: [1],
-        });
-        const fields = result.stdout.split("\0");
-        // Captures keep only the run's directory; a commit of an older log may hold more.
-        const { tree } = await keepInside(root, at, fields[0]!.trim(), record.prefix);
-        if (result.code === 1) {
-          const end = fields.indexOf("", 1);
-          const conflicts = [...new Set(fields.slice(1, end === -1 ? undefined : end))];
-          const integration: Integration = { merged: false, conflicts };
-          await onMerged(integration);
-          return integration;
+        const integration = await mergeOnto(at, subTaskId, title, commit);
+        if (integration.merged) {
+          // Compare-and-swap: the ref must still be where the log says, or nothing is written.
+          await git(["update-ref", refs.tip, integration.merge, at], { cwd: root });
+          tip = integration.merge;
         }
-        const merge = (
-          await git(
-            ["commit-tree", tree, "-p", at, "-p", commit, "-m", `Merge ${subTaskId}: ${title}`],
-            { cwd: root },
-          )
-        ).stdout.trim();
-        // Compare-and-swap: the ref must still be where the log says, or nothing is written.
-        const [moved, filesChanged] = await Promise.allSettled([
-          git(["update-ref", refs.tip, merge, at], { cwd: root }),
-          changedPaths(root, at, merge),
-        ]);
-        if (moved.status === "rejected") throw moved.reason;
-        tip = merge;
-        if (filesChanged.status === "rejected") throw filesChanged.reason;
-        const integration: Integration = {
-          merged: true,
-          merge,
-          filesChanged: filesChanged.value,
-        };
         await onMerged(integration);
         return integration;
+      });
+    },
+
+    merge({ at, subTaskId, title, commit }) {
+      return mergeOnto(at, subTaskId, title, commit);
+    },
+
+    advance({ from, to }) {
+      return serial(async () => {
+        if (tip !== from) {
+          throw new WorkspaceError(
+            "git-failed",
+            `The run's branch moved (${tip.slice(0, 12)}), not at ${from.slice(0, 12)}: nothing landed.`,
+          );
+        }
+        await git(["update-ref", refs.tip, to, from], { cwd: root });
+        tip = to;
       });
     },
 
     async diff({ from, commit, maxChars }, abortSignal) {
       // A candidate's commit has the round's start as its parent: its own patch is the change.
       const [text, lines] = await Promise.all([
-        commitDiff(root, commit, maxChars, abortSignal),
+        commitDiff(root, commit, maxChars, abortSignal, from),
         linesChanged(root, from, commit, abortSignal),
       ]);
       return { text, linesChanged: lines };
