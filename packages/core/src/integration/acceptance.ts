@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { describeError } from "../errors/describe-error.js";
-import { isAbortError, StructuredOutputError, PlanValidationError } from "../errors/errors.js";
+import { isAbortError, PlanValidationError, StructuredOutputError } from "../errors/errors.js";
 import type { AcceptanceGap } from "../log/run-events.js";
 import { currentLedger } from "../log/run-state.js";
 import { callStructured } from "../model-call/structured-call.js";
@@ -66,7 +66,8 @@ export async function judgeAcceptance(
           throw new PlanValidationError([
             {
               kind: "schema",
-              message: "satisfied is false but nothing is missing: name what is missing, or answer satisfied",
+              message:
+                "satisfied is false but nothing is missing: name what is missing, or answer satisfied",
             },
           ]);
         }
@@ -122,7 +123,10 @@ async function acceptancePrompt(ctx: RunContext): Promise<string> {
   let change = "";
   if (workspace.record.kind === "worktree" && workspace.diff && state.tip) {
     change = await workspace
-      .diff({ from: workspace.record.base, commit: state.tip, maxChars: diffChars }, ctx.stop.signal)
+      .diff(
+        { from: workspace.record.base, commit: state.tip, maxChars: diffChars },
+        ctx.stop.signal,
+      )
       .then((d) => d.text)
       .catch(() => "");
   }
@@ -134,8 +138,12 @@ async function acceptancePrompt(ctx: RunContext): Promise<string> {
     "## The sub-tasks and what each did",
     ...lines,
     "",
-    ...(gateLines.length > 0 ? ["## The project's checks on the merged result", ...gateLines, ""] : []),
-    ...(change ? ["## The combined change (a digest, bounded)", clipMiddle(change, diffChars), ""] : []),
+    ...(gateLines.length > 0
+      ? ["## The project's checks on the merged result", ...gateLines, ""]
+      : []),
+    ...(change
+      ? ["## The combined change (a digest, bounded)", clipMiddle(change, diffChars), ""]
+      : []),
     "Is the request as a whole met? Name only what is missing.",
   ].join("\n");
 }

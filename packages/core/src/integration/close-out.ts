@@ -1,6 +1,6 @@
 import { isAbortError } from "../errors/errors.js";
-import { currentLedger } from "../log/run-state.js";
 import type { AcceptanceRound } from "../log/run-state.js";
+import { currentLedger } from "../log/run-state.js";
 import { planContinuation } from "../plan/continuation.js";
 import { reviewPlan } from "../plan/plan-steps.js";
 import type { LanguageModel } from "../ports/model.js";

@@ -184,7 +184,12 @@ export class IntegrationGate {
         part.resolve(await this.plain(part.s, part.attempt, part.entry));
         continue;
       }
-      chain.push({ part, merge: merged.merge, filesChanged: merged.filesChanged, tree: merged.tree });
+      chain.push({
+        part,
+        merge: merged.merge,
+        filesChanged: merged.filesChanged,
+        tree: merged.tree,
+      });
       at = merged.merge;
     }
     const last = chain.at(-1);
@@ -268,7 +273,13 @@ export class IntegrationGate {
     } catch (error) {
       if (stop.signal.aborted) return "stopped";
       // No directory to check in: a verdict of this run only, never kept for the tree.
-      results = [{ argv: ["(gate)"], passed: false, detail: `The gate could not run: ${describeError(error)}` }];
+      results = [
+        {
+          argv: ["(gate)"],
+          passed: false,
+          detail: `The gate could not run: ${describeError(error)}`,
+        },
+      ];
       tree = undefined;
     } finally {
       await space?.dispose().catch(() => {});

@@ -18,9 +18,9 @@ import type {
   AcceptanceGap,
   BaselineResult,
   BudgetExhaustion,
-  GateCheckResult,
   CandidateOutcome,
   CandidateRoundReason,
+  GateCheckResult,
   SubTaskMerge,
 } from "./run-events.js";
 

@@ -87,6 +87,8 @@ function continuationPrompt(input: ContinuationInput): string {
     }),
     "",
     "## Missing, as the acceptance judge found",
-    ...input.missing.map((m) => `- ${oneLine(m.what, 500)}${m.why ? ` (${oneLine(m.why, 500)})` : ""}`),
+    ...input.missing.map(
+      (m) => `- ${oneLine(m.what, 500)}${m.why ? ` (${oneLine(m.why, 500)})` : ""}`,
+    ),
   ].join("\n");
 }

@@ -313,7 +313,8 @@ function acceptanceOption(options: ManagerOptions): { acceptance?: boolean | { r
       "`acceptance` needs a `model` to judge the request with: give `model`, or leave `acceptance` out.",
     );
   }
-  if (given === undefined || given === true) return { acceptance: { rounds: defaultAcceptanceRounds } };
+  if (given === undefined || given === true)
+    return { acceptance: { rounds: defaultAcceptanceRounds } };
   return { acceptance: { rounds: given.rounds ?? defaultAcceptanceRounds } };
 }
 

@@ -1,8 +1,8 @@
+import type { IntegrationGate } from "../integration/integration-gate.js";
 import type { TaskLedger, TaskLedgerInput } from "../ledger/task-ledger.js";
 import type { TraceRef } from "../log/run-events.js";
 import type { RunState } from "../log/run-state.js";
 import type { ReviewPlan } from "../plan/plan-review.js";
-import type { IntegrationGate } from "../integration/integration-gate.js";
 import type { RunWorkspace } from "../ports/workspace.js";
 import type { RunSettings } from "../settings/run-settings.js";
 import type { Usage } from "../usage/usage.js";

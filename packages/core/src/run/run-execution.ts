@@ -8,12 +8,12 @@ import {
   StoreError,
   TaskLedgerError,
 } from "../errors/errors.js";
+import { closeOut } from "../integration/close-out.js";
+import { IntegrationGate } from "../integration/integration-gate.js";
 import { type TaskLedger, validateTaskLedger } from "../ledger/task-ledger.js";
 import { createRunState, currentLedger, type RunState } from "../log/run-state.js";
 import { planRun, reviewPlan } from "../plan/plan-steps.js";
 import type { RunWorkspace } from "../ports/workspace.js";
-import { closeOut } from "../integration/close-out.js";
-import { IntegrationGate } from "../integration/integration-gate.js";
 import { buildReport } from "../report/build-report.js";
 import type { RunReport } from "../report/run-report.js";
 import { recordPreparations } from "../workspace/attempt-workspace.js";
@@ -381,9 +381,10 @@ async function finishRun(ctx: RunContext, startedAt: Date): Promise<RunReport> {
     });
     if (outcome) {
       // A tip that fails the gate's checks is never applied to the user's tree.
-      const note = failing && !outcome.applied
-        ? `Not applied: the combined result fails ${failing}. ${outcome.note.replace(/^Not applied \(--no-apply\): /, "")}`
-        : outcome.note;
+      const note =
+        failing && !outcome.applied
+          ? `Not applied: the combined result fails ${failing}. ${outcome.note.replace(/^Not applied \(--no-apply\): /, "")}`
+          : outcome.note;
       await recorder.record({ type: "workspace-finished", ...outcome, note });
     }
   }

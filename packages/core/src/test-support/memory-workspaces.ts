@@ -18,10 +18,9 @@ export function memoryWorkspaces(
   const kept: string[] = [];
   const provider: WorkspaceProvider = {
     isolates: true,
-    async open({ runId, cwd }) {
-      let tip = "base";
-      const trees = new Map<string, string>();
-      const treeOf = (commit: string) => (trees.get(commit) ?? "").split("+").filter(Boolean);
+    async open({ runId, cwd, recorded }) {
+      // A resumed run's branch is where its log says.
+      let tip = recorded?.tip ?? "base";
       const workspace: RunWorkspace = {
         record: {
           kind: "worktree",
@@ -47,17 +46,20 @@ export function memoryWorkspaces(
           await onMerged(integration);
           return integration;
         },
-        // The gate's merges: a tree is the set of works merged, so the same set is the same tree.
+        // The gate's merges: `at>commit`; a tree is the set of works merged, in any order.
         async merge({ at, commit }) {
-          const tree = [...new Set([...treeOf(at), commit])].sort().join("+");
           const merge = `${at}>${commit}`;
-          trees.set(merge, tree);
-          return { merged: true, merge, filesChanged: ["f"], tree };
+          return {
+            merged: true,
+            merge,
+            filesChanged: ["f"],
+            tree: worksIn(merge).sort().join("+"),
+          };
         },
         async advance({ from, to }) {
           if (tip !== from) throw new Error(`the tip moved: ${tip}, not ${from}`);
           tip = to;
-          for (const work of treeOf(to)) if (!merged.includes(work)) merged.push(work);
+          for (const work of worksIn(to)) if (!merged.includes(work)) merged.push(work);
         },
         finish: async () => undefined,
         close: async () => {},
@@ -76,6 +78,10 @@ export function memoryWorkspaces(
   };
   return { provider, merged, kept };
 }
+
+/** The works a gate's merge commit holds (`base>a@1>b@1`). */
+export const worksIn = (commit: string): string[] =>
+  commit.split(">").filter((work) => work !== "base" && !work.startsWith("merge:"));
 
 export const finishedResult = (): AttemptResult => ({
   outcome: "finished",

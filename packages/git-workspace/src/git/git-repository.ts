@@ -154,10 +154,15 @@ export async function commitDiff(
   const result = await git(args, { cwd: root, abortSignal, maxOutputBytes: maxChars * 4 }).catch(
     async () => {
       // Too large to show whole: the summary of what changed is still worth showing.
-      const stat = await git(range ? ["diff", "--stat", ...range] : ["show", "--no-color", "--format=", "--stat", commit], {
-        cwd: root,
-        abortSignal,
-      });
+      const stat = await git(
+        range
+          ? ["diff", "--stat", ...range]
+          : ["show", "--no-color", "--format=", "--stat", commit],
+        {
+          cwd: root,
+          abortSignal,
+        },
+      );
       return { ...stat, stdout: `${stat.stdout}\n(The patch is too large to show here.)\n` };
     },
   );

@@ -234,12 +234,18 @@ export async function openWorktreeWorkspace(
     const { tree } = await keepInside(root, at, fields[0]!.trim(), record.prefix);
     if (result.code === 1) {
       const end = fields.indexOf("", 1);
-      return { merged: false, conflicts: [...new Set(fields.slice(1, end === -1 ? undefined : end))] };
+      return {
+        merged: false,
+        conflicts: [...new Set(fields.slice(1, end === -1 ? undefined : end))],
+      };
     }
     const merge = (
-      await git(["commit-tree", tree, "-p", at, "-p", commit, "-m", `Merge ${subTaskId}: ${title}`], {
-        cwd: root,
-      })
+      await git(
+        ["commit-tree", tree, "-p", at, "-p", commit, "-m", `Merge ${subTaskId}: ${title}`],
+        {
+          cwd: root,
+        },
+      )
     ).stdout.trim();
     return { merged: true, merge, filesChanged: await changedPaths(root, at, merge), tree };
   };
