@@ -31,6 +31,8 @@ export {
 } from "./model-server/model-server.js";
 export { scriptedOpencodeProvider } from "./model-server/opencode-provider.js";
 export {
+  type AcceptanceGapReply,
+  acceptanceReply,
   afterToolResult,
   type ModelRole,
   type RoleReplies,

@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { RecordedRequest } from "./model-server.js";
 import { createModelServer } from "./model-server.js";
-import { afterToolResult, roleOf, scriptByRole, subTaskOf } from "./script-by-role.js";
+import {
+  acceptanceReply,
+  afterToolResult,
+  roleOf,
+  scriptByRole,
+  subTaskOf,
+} from "./script-by-role.js";
 
 const request = (face: RecordedRequest["face"], body: unknown): RecordedRequest => ({
   face,
@@ -40,6 +46,37 @@ describe("roleOf", () => {
         ],
       },
       "plan",
+    ],
+    ["openai", { response_format: { json_schema: { name: "request_acceptance" } } }, "accept"],
+    ["anthropic", { tool_choice: { type: "tool", name: "request_acceptance" } }, "accept"],
+    [
+      "anthropic",
+      { output_config: { format: { schema: { properties: { satisfied: {}, missing: {} } } } } },
+      "accept",
+    ],
+    [
+      "google",
+      { generationConfig: { responseJsonSchema: { properties: { satisfied: {}, missing: {} } } } },
+      "accept",
+    ],
+    [
+      "google",
+      {
+        systemInstruction: {
+          parts: [{ text: "Answer as JSON only, named request_acceptance: { ... }" }],
+        },
+      },
+      "accept",
+    ],
+    [
+      "openai",
+      {
+        messages: [
+          { role: "system", content: "Answer as JSON only, named request_acceptance." },
+          { role: "user", content: "Is the request met?" },
+        ],
+      },
+      "accept",
     ],
     [
       "openai",
@@ -85,5 +122,29 @@ describe("scriptByRole", () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe("the acceptance judge's role", () => {
+  const accept = { response_format: { json_schema: { name: "request_acceptance" } } };
+  const reply = (replies: ReturnType<typeof scriptByRole>) =>
+    replies(request("openai", accept)) as { text?: string } | undefined;
+
+  it("answers satisfied when the script leaves accept out, so older scripts still run", () => {
+    const replies = scriptByRole({ plan: { text: "the plan" } });
+    expect(JSON.parse(reply(replies)?.text ?? "")).toEqual({ satisfied: true, missing: [] });
+    expect(JSON.parse(reply(replies)?.text ?? "")).toEqual({ satisfied: true, missing: [] });
+  });
+
+  it("answers from the script's accept list in order, then nothing (unexpected)", () => {
+    const replies = scriptByRole({
+      accept: [acceptanceReply([{ what: "the README section" }]), acceptanceReply()],
+    });
+    expect(JSON.parse(reply(replies)?.text ?? "")).toEqual({
+      satisfied: false,
+      missing: [{ what: "the README section", why: "" }],
+    });
+    expect(JSON.parse(reply(replies)?.text ?? "")).toEqual({ satisfied: true, missing: [] });
+    expect(reply(replies)).toBeUndefined();
   });
 });
