@@ -1,4 +1,9 @@
-import { StructuredOutputError, UnexpectedCallError } from "@taskledger/core";
+import {
+  acceptanceSchema,
+  acceptanceSchemaName,
+  StructuredOutputError,
+  UnexpectedCallError,
+} from "@taskledger/core";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createScriptedModel } from "./scripted-model.js";
@@ -47,5 +52,35 @@ describe("ScriptedModel", () => {
     const pending = model.generate({ messages: [], abortSignal: controller.signal });
     controller.abort();
     await expect(pending).rejects.toMatchObject({ code: "aborted" });
+  });
+
+  it("answers the acceptance judge from its own queue, satisfied when it is empty, and records it", async () => {
+    const acceptance = { name: acceptanceSchemaName, schema: acceptanceSchema };
+    const gap = { what: "the README section", why: "the request asks for it" };
+    const model = createScriptedModel({
+      responses: [{ object: { n: 1 } }, { object: { n: 2 } }],
+      acceptance: [{ object: { satisfied: false, missing: [gap] }, usage: { inputTokens: 7 } }],
+    });
+    const ask = (content: string) =>
+      model.generate({ messages: [{ role: "user", content }], output: acceptance });
+    // The ordinary queue is untouched by the acceptance call between its answers.
+    expect((await model.generate({ messages: [], output })).object).toEqual({ n: 1 });
+    const first = await ask("judge 1");
+    expect(first.object).toEqual({ satisfied: false, missing: [gap] });
+    expect(first.usage.inputTokens).toBe(7);
+    expect(model.acceptanceRemaining).toBe(0);
+    expect((await ask("judge 2")).object).toEqual({ satisfied: true, missing: [] });
+    model.pushAcceptance({ object: { satisfied: false, missing: [{ what: "x", why: "" }] } });
+    expect((await ask("judge 3")).object).toMatchObject({ satisfied: false });
+    expect((await model.generate({ messages: [], output })).object).toEqual({ n: 2 });
+    expect(model.remaining).toBe(0);
+    expect(model.calls.map((c) => c.output?.name)).toEqual([
+      "thing",
+      acceptanceSchemaName,
+      acceptanceSchemaName,
+      acceptanceSchemaName,
+      "thing",
+    ]);
+    expect(model.calls[2]?.messages[0]?.content).toBe("judge 2");
   });
 });

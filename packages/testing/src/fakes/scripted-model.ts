@@ -1,4 +1,5 @@
 import {
+  acceptanceSchemaName,
   type FinishReason,
   type GenerateRequest,
   type GenerateResult,
@@ -23,6 +24,12 @@ export type ScriptedResponse =
 
 export interface ScriptedModelOptions {
   responses?: ScriptedResponse[];
+  /**
+   * Answers to the acceptance judge's calls (structured output `request_acceptance`), taken in
+   * order and apart from `responses`; with none queued, a call is answered satisfied
+   * (`{ satisfied: true, missing: [] }`), so `responses` scripted before that call existed hold.
+   */
+  acceptance?: ScriptedResponse[];
   provider?: string;
   modelId?: string;
 }
@@ -34,21 +41,28 @@ const defaultUsage: Usage = {
   cacheWriteTokens: 0,
 };
 
+/** The acceptance judge's answer when none is queued: the request is met. */
+const satisfied: ScriptedResponse = { object: { satisfied: true, missing: [] } };
+
 /**
  * A model that answers from a queue and records every call. A call with nothing queued throws
- * `UnexpectedCallError` rather than inventing an answer. Structured answers are parsed and
- * validated like a real provider's, so an invalid object surfaces as `StructuredOutputError`.
+ * `UnexpectedCallError` rather than inventing an answer, but the acceptance judge's: those come
+ * from their own queue (`acceptance`, `pushAcceptance`) and are satisfied when it is empty.
+ * Structured answers are parsed and validated like a real provider's, so an invalid object
+ * surfaces as `StructuredOutputError`. Every call, the acceptance judge's too, is in `calls`.
  */
 export class ScriptedModel implements LanguageModel {
   readonly provider: string;
   readonly modelId: string;
   readonly calls: GenerateRequest<unknown>[] = [];
   private readonly queue: ScriptedResponse[];
+  private readonly acceptance: ScriptedResponse[];
 
   constructor(options: ScriptedModelOptions = {}) {
     this.provider = options.provider ?? "scripted";
     this.modelId = options.modelId ?? "scripted-model";
     this.queue = [...(options.responses ?? [])];
+    this.acceptance = [...(options.acceptance ?? [])];
   }
 
   /** Queues more answers. */
@@ -57,15 +71,29 @@ export class ScriptedModel implements LanguageModel {
     return this;
   }
 
-  /** Answers still queued. */
+  /** Queues more answers for the acceptance judge's calls. */
+  pushAcceptance(...responses: ScriptedResponse[]): this {
+    this.acceptance.push(...responses);
+    return this;
+  }
+
+  /** Answers still queued (not counting the acceptance judge's). */
   get remaining(): number {
     return this.queue.length;
+  }
+
+  /** Answers still queued for the acceptance judge. */
+  get acceptanceRemaining(): number {
+    return this.acceptance.length;
   }
 
   async generate<T = undefined>(request: GenerateRequest<T>): Promise<GenerateResult<T>> {
     // A snapshot: callers may reuse and extend their messages array after the call.
     this.calls.push({ ...request, messages: [...request.messages] } as GenerateRequest<unknown>);
-    let response = this.queue.shift();
+    let response =
+      request.output?.name === acceptanceSchemaName
+        ? (this.acceptance.shift() ?? satisfied)
+        : this.queue.shift();
     if (response === undefined) {
       throw new UnexpectedCallError(
         `ScriptedModel received call #${this.calls.length} but has no response queued` +
