@@ -1,6 +1,7 @@
 import { createFakeExecutor, createScriptedModel, type FakeAttempt } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import { InvalidConfigError } from "../errors/errors.js";
+import { acceptanceSchemaName } from "../integration/acceptance.js";
 import type { RunEvent } from "../log/run-events.js";
 import type { WorkspaceProvider } from "../ports/workspace.js";
 import { createManager } from "../run/manager.js";
@@ -8,6 +9,7 @@ import type { ManagerOptions } from "../run/manager-options.js";
 import { MemoryRunStore } from "../store/run-store.js";
 import { memoryWorkspaces, of } from "../test-support/memory-workspaces.js";
 import { task } from "../test-support/sub-task-fixture.js";
+import { candidateChoiceSchemaName } from "./candidate-judge.js";
 
 const plan = {
   subTasks: [task("hard", [], { risky: true }), task("easy"), task("after", ["hard"])],
@@ -49,9 +51,13 @@ describe("bestOf in the manager", () => {
       [2, 1, started!.from],
       [3, 1, started!.from],
     ]);
-    // Only the risky one gets candidates; the one choice call is the only model call.
+    // Only the risky one gets candidates; the one choice call is the only model call but the
+    // acceptance judge's at the end.
     expect(executor.calls.filter((c) => c.subTaskId === "easy")).toHaveLength(1);
-    expect(model.calls).toHaveLength(1);
+    expect(model.calls.map((c) => c.output?.name)).toEqual([
+      candidateChoiceSchemaName,
+      acceptanceSchemaName,
+    ]);
     expect(merged).toContain("hard@3");
     expect(merged).not.toContain("hard@2");
     expect(kept).toEqual(
@@ -176,7 +182,10 @@ describe("bestOf in the manager", () => {
       const all = await crashed.read("run-1");
       expect(of(all, "candidates-chosen"), where).toHaveLength(1);
       expect(of(all, "candidates-started"), where).toHaveLength(1);
-      if (wasChosen) expect(model.calls, where).toHaveLength(0);
+      // The choice is never asked again; the acceptance judge is asked once in the run's life.
+      const choices = model.calls.filter((c) => c.output?.name === candidateChoiceSchemaName);
+      if (wasChosen) expect(choices, where).toHaveLength(0);
+      expect(of(all, "acceptance-judged"), where).toHaveLength(1);
       const numbers = of(all, "sub-task-started")
         .filter((e) => e.subTaskId === "hard")
         .map((e) => e.attempt);
