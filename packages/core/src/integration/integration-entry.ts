@@ -14,6 +14,7 @@ export function integrationEntry(
   entry: ProgressEntry,
   results: readonly GateCheckResult[],
   met: readonly string[],
+  fromMerged = false,
 ): ProgressEntry {
   const failed = results.filter((r) => !r.passed);
   const shown = failed.length > 0 ? failed : results;
@@ -27,9 +28,10 @@ export function integrationEntry(
     `Your work passed its own checks, but merged with the run's branch` +
     (met.length > 0 ? ` (holding the work of ${met.join(", ")})` : "") +
     ` it fails ${commands}.`;
-  const feedback =
-    `${what} The next attempt starts from the run's branch as it is now, with that work in ` +
-    `place: make your change again on top of it so that the whole passes.\n\n${outputs}`;
+  const start = fromMerged
+    ? "The next attempt starts from that merged result, your work and theirs in place: fix it so that the whole passes, keeping both."
+    : "The next attempt starts from the run's branch as it is now, with that work in place: make your change again on top of it so that the whole passes.";
+  const feedback = `${what} ${start}\n\n${outputs}`;
   return {
     completed: false,
     summary: entry.summary,

@@ -126,13 +126,13 @@ describe("the integration gate", () => {
     expect(failed).toMatchObject({ subTaskId: "calc", attempt: 1, with: ["rename"] });
     expect(failed!.entry.incomplete).toBe("integration");
     expect(failed!.entry.feedback).toContain("npm test");
-    // The retry starts from the gated tip (rename in place) and is told what failed there.
+    // The retry starts from the merged result (rename and its own work) and is told what failed.
     const retry = executor.calls.find((c) => c.subTaskId === "calc" && c.attempt === 2)!;
     expect(retry.prompt).toContain("does not provide an export named 'add'");
     const started = of(records, "sub-task-started").find(
       (e) => e.subTaskId === "calc" && e.attempt === 2,
     );
-    expect(worksIn(started!.from!)).toEqual(["rename@1"]);
+    expect(worksIn(started!.from!)).toEqual(["rename@1", "calc@1"]);
     // Nothing broken ever landed: every tip the branch moved to passed its check.
     expect(workspaces.merged.sort()).toEqual(["calc@2", "rename@1"]);
     expect(report.integration).toMatchObject({

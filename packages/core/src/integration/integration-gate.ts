@@ -201,7 +201,8 @@ export class IntegrationGate {
       return;
     }
     if (verdict.passed) return this.advance(tip, chain);
-    if (chain.length === 1) return this.sendBack(last.part, verdict.results);
+    // Its next attempt continues from the merged result: its own work with the others' in place.
+    if (chain.length === 1) return this.sendBack(last.part, verdict.results, last.merge);
     const half = Math.ceil(chain.length / 2);
     await this.landParts(chain.slice(0, half).map((m) => m.part));
     await this.landParts(chain.slice(half).map((m) => m.part));
@@ -299,19 +300,20 @@ export class IntegrationGate {
   }
 
   /** Sends a part back through the ladder, told what failed and whose work it met. */
-  private async sendBack(part: Part, results: GateCheckResult[]): Promise<void> {
+  private async sendBack(part: Part, results: GateCheckResult[], from?: string): Promise<void> {
     const { state, recorder } = this.ctx;
     const upstream = ancestorsOf(this.ctx, part.s.subTask.id);
     const met = [...state.completionOrder.keys()]
       .filter((id) => !upstream.has(id) && id !== part.s.subTask.id)
       .slice(-10);
-    const entry = integrationEntry(part.entry, results, met);
+    const entry = integrationEntry(part.entry, results, met, from !== undefined);
     await recorder.record({
       type: "sub-task-integration-failed",
       subTaskId: part.s.subTask.id,
       attempt: part.attempt,
       with: met,
       entry,
+      ...(from ? { from } : {}),
     });
     part.resolve({ landed: false, entry });
   }

@@ -352,8 +352,9 @@ function sendBack(
 ): void {
   const s = subTask(state, event.subTaskId);
   if (!s) return;
-  // The next attempt starts from the run's tip, where the work it met now is.
-  s.workFrom = undefined;
+  // The next attempt starts from the run's tip, where the work it met now is; after a broken gate,
+  // from the merged result itself, its own work and the others' both in place.
+  s.workFrom = "from" in event ? event.from : undefined;
   s.entry = event.entry;
   if (s.finished?.attempt === event.attempt) s.finished.entry = event.entry;
 }

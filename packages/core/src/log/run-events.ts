@@ -238,6 +238,8 @@ export type RunEvent = EventBase &
         /** Completed sub-tasks whose work it met on the run's branch. */
         with: string[];
         entry: ProgressEntry;
+        /** The merged result that failed: its next attempt continues from it. */
+        from?: string;
       }
     /** The request, judged as a whole once every sub-task was done. */
     | {
