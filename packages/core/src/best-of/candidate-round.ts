@@ -61,6 +61,27 @@ export function roundUnchosen(s: SubTaskState): boolean {
 }
 
 /**
+ * The complete candidate next in line when the round's winner `failed` could not land: most checks
+ * passed, then the earlier attempt (the tie rule's order), never one that already gave way.
+ */
+export function roundRunnerUp(s: SubTaskState, failed: number): number | undefined {
+  const round = s.round;
+  if (!round?.chosen || round.chosen.winner !== failed) return undefined;
+  const passed = (m: CandidateMember) => m.entry!.evidence.filter((e) => e.passed).length;
+  const next = round.members
+    .filter(
+      (m) =>
+        m.attempt !== failed &&
+        m.entry?.completed &&
+        m.result &&
+        m.commit &&
+        !(round.gaveWay ?? []).includes(m.attempt),
+    )
+    .sort((a, b) => passed(b) - passed(a) || a.attempt - b.attempt)[0];
+  return next?.attempt;
+}
+
+/**
  * Runs a round of parallel candidates of one sub-task from one commit, judges each, and records
  * the choice. `reason` starts a new round; without it the sub-task's unchosen round goes on, its
  * finished candidates neither run nor judged again.

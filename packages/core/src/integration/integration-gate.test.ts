@@ -217,6 +217,31 @@ describe("the integration gate", () => {
     expect(report.integration?.runs).toBe(6);
   });
 
+  it("best of two: a winner whose merge breaks the gate gives way to the runner-up, which lands", async () => {
+    const workspaces = gatedWorkspaces();
+    const evaluator = gateEvaluator((works) => works.includes("hard@1"));
+    const records: RunEvent[] = [];
+    const report = await createManager(
+      options(evaluator, workspaces, { bestOf: { candidates: 2, for: "all", ladder: false } }),
+    ).run("x", { plan: { subTasks: [task("hard")] }, onEvent: (e) => records.push(e) });
+    expect(report.status).toBe("completed");
+    // The tie rule chose attempt 1; it broke the gate; attempt 2 landed, no attempt 3 ran.
+    expect(of(records, "candidates-chosen")[0]?.winner).toBe(1);
+    expect(of(records, "candidate-gave-way")).toMatchObject([
+      { subTaskId: "hard", round: 1, attempt: 1, winner: 2 },
+    ]);
+    expect(workspaces.merged).toEqual(["hard@2"]);
+    const hard = report.subTasks[0]!;
+    expect(hard.attempts).toBe(2);
+    expect(hard.candidates?.[0]).toMatchObject({
+      winner: 2,
+      candidates: [
+        { attempt: 1, lost: expect.stringMatching(/could not land/) },
+        expect.not.objectContaining({ lost: expect.anything() }),
+      ],
+    });
+  });
+
   it("with the gate off and no acceptance, lands every completed part as before, unchecked", async () => {
     const workspaces = gatedWorkspaces();
     const evaluator = gateEvaluator(() => true);

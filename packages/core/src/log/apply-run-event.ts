@@ -95,6 +95,11 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       if (s) chooseInRound(s, event);
       break;
     }
+    case "candidate-gave-way": {
+      const s = subTask(state, event.subTaskId);
+      if (s) giveWay(s, event);
+      break;
+    }
     case "sub-task-started": {
       const s = subTask(state, event.subTaskId);
       if (!s) break;
@@ -537,6 +542,24 @@ function chooseInRound(s: SubTaskState, event: RunEventOf<"candidates-chosen">):
     s.entry = entry;
     // Nothing unchosen reaches the run's history: with no winner the next try starts afresh.
     s.workFrom = event.winner === undefined ? undefined : pick.commit;
+  }
+}
+
+/** The round's winner could not land: the next complete candidate is the winner now. */
+function giveWay(s: SubTaskState, event: RunEventOf<"candidate-gave-way">): void {
+  const round = s.round;
+  if (!round?.chosen || round.round !== event.round) return;
+  round.gaveWay = [...(round.gaveWay ?? []), event.attempt];
+  round.chosen.winner = event.winner;
+  for (const outcome of round.chosen.candidates) {
+    if (outcome.attempt === event.attempt) outcome.lost = event.reason;
+    if (outcome.attempt === event.winner) delete outcome.lost;
+  }
+  const pick = round.members.find((m) => m.attempt === event.winner);
+  if (pick?.result && pick.entry) {
+    s.finished = { attempt: pick.attempt, result: pick.result, entry: pick.entry };
+    s.entry = pick.entry;
+    s.workFrom = pick.commit;
   }
 }
 

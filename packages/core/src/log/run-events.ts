@@ -241,6 +241,19 @@ export type RunEvent = EventBase &
         /** The merged result that failed: its next attempt continues from it. */
         from?: string;
       }
+    /**
+     * A round's winner whose work could not land (it broke the integration gate, or conflicted)
+     * gives way to the next complete candidate; `winner` is now that one.
+     */
+    | {
+        type: "candidate-gave-way";
+        subTaskId: string;
+        round: number;
+        /** The winner that could not land. */
+        attempt: number;
+        winner: number;
+        reason: string;
+      }
     /** The request, judged as a whole once every sub-task was done. */
     | {
         type: "acceptance-judged";

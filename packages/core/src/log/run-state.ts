@@ -65,6 +65,8 @@ export interface CandidateRound {
   /** Candidates a stopped process never saw finish, each run again as attempt `by`. */
   replaced?: { attempt: number; agentModel?: string; by: number }[];
   chosen?: CandidateChoice;
+  /** Winners whose work could not land and gave way to the next complete candidate. */
+  gaveWay?: number[];
 }
 
 /** Where one sub-task of a run stands, as its records tell it. */

@@ -6,6 +6,7 @@ import {
   type CandidateStart,
   firstRoundReason,
   type Judged,
+  roundRunnerUp,
   roundUnchosen,
   runCandidateRound,
 } from "../best-of/candidate-round.js";
@@ -19,6 +20,7 @@ import { replanStep } from "../plan/plan-steps.js";
 import type { AttemptResult } from "../ports/executor.js";
 import type { AttemptSpace } from "../ports/workspace.js";
 import type { SubTaskFailure } from "../report/run-report.js";
+import { oneLine } from "../text/text-clip.js";
 import { estimateTokens } from "../text/tokens.js";
 import { emptyUsage, totalTokens, type Usage } from "../usage/usage.js";
 import { captureWork, finalCommit, integrate, openSpace } from "../workspace/attempt-workspace.js";
@@ -108,6 +110,20 @@ export class SubTaskRunner {
           return;
         }
         entry = landing.entry;
+        // A round's winner that cannot land gives way to the next complete candidate.
+        const runnerUp = roundRunnerUp(s, current.attempt);
+        if (runnerUp !== undefined && !stop.stopping()) {
+          await recorder.record({
+            type: "candidate-gave-way",
+            subTaskId: id,
+            round: s.round!.round,
+            attempt: current.attempt,
+            winner: runnerUp,
+            reason: `Chosen, but its work could not land: ${oneLine(entry.feedback, 300)}`,
+          });
+          current = { ...s.finished! };
+          continue;
+        }
       }
       if (stop.signal.aborted) return this.stopRunning(s, current.result);
       const { settings } = this.ctx;
