@@ -20,12 +20,6 @@ export {
 } from "./best-of/candidate-judge.js";
 export { describeError } from "./errors/describe-error.js";
 export {
-  type AcceptanceAnswer,
-  acceptanceSchema,
-  acceptanceSchemaName,
-} from "./integration/acceptance.js";
-export { gateId } from "./integration/integration-gate.js";
-export {
   AbortedError,
   ExecutorError,
   InvalidConfigError,
@@ -50,6 +44,12 @@ export {
   WorkspaceError,
   type WorkspaceErrorReason,
 } from "./errors/errors.js";
+export {
+  type AcceptanceAnswer,
+  acceptanceSchema,
+  acceptanceSchemaName,
+} from "./integration/acceptance.js";
+export { gateId } from "./integration/integration-gate.js";
 export {
   buildDependencyContext,
   type CompletedOutput,
@@ -98,8 +98,8 @@ export {
   type AcceptanceGap,
   type BudgetExhaustion,
   type CandidateOutcome,
-  type GateCheckResult,
   type CandidateRoundReason,
+  type GateCheckResult,
   type RunEvent,
   type RunEventOf,
   type RunEventType,

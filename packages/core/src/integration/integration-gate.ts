@@ -5,19 +5,11 @@ import type { ProgressEntry } from "../ledger/progress-entry.js";
 import type { Check } from "../ledger/sub-task.js";
 import type { GateCheckResult } from "../log/run-events.js";
 import type { SubTaskState } from "../log/run-state.js";
-import type { RunContext } from "../run/run-context.js";
+import type { Landing, RunContext } from "../run/run-context.js";
 import type { IntegrationMode } from "../settings/run-settings.js";
 import { integrate, maxRecordedFiles } from "../workspace/attempt-workspace.js";
 import { gateChecks } from "./gate-checks.js";
 import { integrationEntry } from "./integration-entry.js";
-
-/** What became of a completed sub-task's work at the gate. */
-export type Landing =
-  | { landed: true }
-  /** Sent back: a merge conflict or a broken gate; the entry replaces the completed one. */
-  | { landed: false; entry: ProgressEntry }
-  /** The run stopped while it waited or was checked: nothing landed, nothing was sent back. */
-  | { stopped: true };
 
 export type Verdict = { passed: boolean; results: GateCheckResult[] } | "stopped";
 

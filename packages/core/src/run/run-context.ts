@@ -1,7 +1,7 @@
-import type { IntegrationGate } from "../integration/integration-gate.js";
+import type { ProgressEntry } from "../ledger/progress-entry.js";
 import type { TaskLedger, TaskLedgerInput } from "../ledger/task-ledger.js";
 import type { TraceRef } from "../log/run-events.js";
-import type { RunState } from "../log/run-state.js";
+import type { RunState, SubTaskState } from "../log/run-state.js";
 import type { ReviewPlan } from "../plan/plan-review.js";
 import type { RunWorkspace } from "../ports/workspace.js";
 import type { RunSettings } from "../settings/run-settings.js";
@@ -29,6 +29,14 @@ export interface RunInput {
   recovered?: RunState;
 }
 
+/** What became of a completed sub-task's work at the integration gate. */
+export type Landing =
+  | { landed: true }
+  /** Sent back: a merge conflict or a broken gate; the entry replaces the completed one. */
+  | { landed: false; entry: ProgressEntry }
+  /** The run stopped while it waited or was checked: nothing landed, nothing was sent back. */
+  | { stopped: true };
+
 /** What the parts of one run share: its input, its state, its one writer and when to stop. */
 export interface RunContext {
   options: ResolvedManagerOptions;
@@ -39,8 +47,10 @@ export interface RunContext {
   stop: StopConditions;
   /** Where attempts work and how their work reaches the run's branch. */
   workspace: RunWorkspace;
-  /** Where completed work is checked on the merged result before it lands. */
-  integration?: IntegrationGate;
+  /** Where completed work is checked on the merged result before it lands (the integration gate). */
+  integration?: {
+    land(s: SubTaskState, attempt: number, entry: ProgressEntry): Promise<Landing>;
+  };
   /** Queues sub-tasks that have become ready to run. */
   schedule(ids: Iterable<string>): void;
   /** Sub-tasks on their way to the executor: a round's extra candidates wait for them. */

@@ -20,13 +20,16 @@ import { projectDigests } from "./build-project-digest.js";
 function recordingEvaluator() {
   const seen = new Map<string, Check[]>();
   const baselineDirs: string[] = [];
+  // Every later call is the integration gate's, on a merged result: what it was given.
+  const gated: string[][] = [];
   const evaluator: Evaluator = {
     async evaluate(input) {
       seen.set(input.subTask.id, input.subTask.checks);
       return passedEntry();
     },
     async runChecks(checks, { cwd }) {
-      baselineDirs.push(cwd);
+      if (baselineDirs.length === 0) baselineDirs.push(cwd);
+      else gated.push(checks.map((c) => (c.type === "command" ? c.argv.join(" ") : c.type)));
       return checks.map((check) => {
         if (check.type !== "command") return { passed: true, detail: "" };
         // Seen at the start commit: the attempt's file is not there yet.
@@ -37,7 +40,7 @@ function recordingEvaluator() {
       });
     },
   };
-  return Object.assign(evaluator, { seen, baselineDirs });
+  return Object.assign(evaluator, { seen, baselineDirs, gated });
 }
 
 describe("the project's commands before any change (baseline)", () => {
@@ -82,5 +85,7 @@ describe("the project's commands before any change (baseline)", () => {
     expect(argvs("a")).toEqual(["npm test"]);
     expect(argvs("b")).toEqual(["npm test"]);
     expect(evaluator.baselineDirs).toHaveLength(1);
+    // The gate runs what passed at the start on each merge, never the command already failing.
+    expect(evaluator.gated).toEqual([["npm test"], ["npm test"]]);
   });
 });
