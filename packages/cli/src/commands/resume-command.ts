@@ -92,6 +92,10 @@ export async function resumeCommand(
         )
           ? { bestOf: options.bestOf ?? 1 }
           : {}),
+        ...(given.has("integration") ? { integration: options.integration } : {}),
+        ...(given.has("acceptance") || given.has("acceptanceRounds")
+          ? { acceptance: options.acceptance }
+          : {}),
         ...(given.has("maxCost") && options.maxCostUsd !== undefined
           ? { budget: { maxCostUsd: options.maxCostUsd } }
           : {}),
@@ -149,6 +153,11 @@ export async function resumeOptions(
                 candidateModel: recovered.settings.bestOf.models,
               }
             : {}),
+          // Logs from before the gate and the acceptance ran neither.
+          integration: recovered.settings.integration ?? "off",
+          ...(recovered.settings.acceptance
+            ? { acceptanceRounds: String(recovered.settings.acceptance.rounds) }
+            : { acceptance: false }),
           ...(recovered.settings.budget.maxCostUsd === undefined
             ? {}
             : { maxCost: String(recovered.settings.budget.maxCostUsd) }),
@@ -156,6 +165,9 @@ export async function resumeOptions(
       : {}),
   };
   const merged: RawRunOptions = { ...raw };
+  // One of the acceptance's two flags given again replaces both logged values.
+  if (given.has("acceptanceRounds") && !given.has("acceptance")) delete logged.acceptance;
+  if (given.has("acceptance") && !given.has("acceptanceRounds")) delete logged.acceptanceRounds;
   for (const [key, flag] of loggedOptions) {
     if (given.has(key)) {
       notices.push(`${flag} given: it overrides what the run was started with`);

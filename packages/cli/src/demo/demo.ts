@@ -63,6 +63,8 @@ export async function setUpDemo(base: {
       dryRun: false,
       alternateAgentModels: [],
       bestOf: undefined,
+      integration: "batch",
+      acceptance: { rounds: 1 },
       replan: true,
       projectChecks: true,
       explore: false,

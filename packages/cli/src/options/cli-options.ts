@@ -14,6 +14,12 @@ import { type AgentEnvDefaults, type AgentEnvFlags, agentEnvOf } from "./agent-e
 import { type BestOfDefaults, type BestOfFlags, bestOfOf } from "./best-of-options.js";
 import { type EnvironmentDefaults, environmentOf } from "./environment-options.js";
 import {
+  type IntegrationChoice,
+  type IntegrationDefaults,
+  type IntegrationFlags,
+  integrationOf,
+} from "./integration-options.js";
+import {
   type SandboxChoice,
   type SandboxDefaults,
   type SandboxFlags,
@@ -41,7 +47,12 @@ export interface DaemonChoice {
   daemon: boolean;
 }
 
-export interface RawRunOptions extends BestOfFlags, AgentEnvFlags, SandboxFlags, DaemonFlag {
+export interface RawRunOptions
+  extends BestOfFlags,
+    IntegrationFlags,
+    AgentEnvFlags,
+    SandboxFlags,
+    DaemonFlag {
   provider?: string;
   model?: string;
   baseUrl?: string;
@@ -85,7 +96,10 @@ export interface RawRunOptions extends BestOfFlags, AgentEnvFlags, SandboxFlags,
 }
 
 /** What the project config file gives a run, under the options given on the command line. */
-export interface ProjectDefaults extends EnvironmentDefaults, AgentEnvDefaults {
+export interface ProjectDefaults
+  extends EnvironmentDefaults,
+    AgentEnvDefaults,
+    IntegrationDefaults {
   path: string;
   checks?: Check[];
   projectChecks?: boolean;
@@ -101,7 +115,7 @@ export interface ProjectDefaults extends EnvironmentDefaults, AgentEnvDefaults {
 export type ExecutorKind = "cli" | "server";
 export const executorKinds: readonly ExecutorKind[] = ["cli", "server"];
 
-export interface RunOptions extends AgentEnvDefaults, DaemonChoice {
+export interface RunOptions extends AgentEnvDefaults, DaemonChoice, IntegrationChoice {
   provider: Provider;
   model: string;
   baseURL: string | undefined;
@@ -242,6 +256,7 @@ export async function parseRunOptions(
     projectChecks: raw.projectChecks === false ? false : (project?.projectChecks ?? true),
     explore: raw.explore === true || project?.explore === true,
     bestOf: bestOfOf(raw, project?.bestOf, agent, checkAgentModel),
+    ...integrationOf(raw, project),
     ...queueOf(raw),
     apply: raw.apply !== false,
     executor: executorKind(raw.executor),

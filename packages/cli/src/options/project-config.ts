@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
-import { checkSchema, maxCandidates } from "@taskledger/core";
+import { checkSchema, integrationModes, maxCandidates } from "@taskledger/core";
 import { z } from "zod";
 import { UsageError } from "./usage-error.js";
 
@@ -73,6 +73,21 @@ export const projectConfigSchema = z
       .boolean()
       .optional()
       .describe("True: before planning, one read-only agent session looks up what the plan needs."),
+    integration: z
+      .enum(integrationModes)
+      .optional()
+      .describe(
+        "When merged work is checked (the project's tests and typecheck, the run's and the sub-tasks' command checks) before it lands on the run's branch: batch (default), each, end (only the final result) or off.",
+      ),
+    acceptance: z
+      .union([
+        z.boolean(),
+        z.object({ rounds: z.number().int().min(0).max(5).optional() }).strict(),
+      ])
+      .optional()
+      .describe(
+        "Judge the request as a whole once every sub-task is done (default true): false turns it off; { rounds } is how many rounds of sub-tasks are planned for what it finds missing (0 to 5, default 1).",
+      ),
     bestOf: z
       .union([
         z.number().int().min(1).max(maxCandidates),

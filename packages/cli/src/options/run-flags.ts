@@ -51,6 +51,18 @@ export const withRunOptions = (command: Command) =>
       (value: string, list: string[] = []) => [...list, value],
     )
     .option(
+      "--integration <mode>",
+      "when merged work is checked before it lands on the run's branch (the project's tests and typecheck, the run's and the sub-tasks' command checks): batch (default: completions close together checked together, a failing batch bisected), each, end (only the final result), off",
+    )
+    .option(
+      "--no-acceptance",
+      "do not judge the request as a whole once every sub-task is done (one model call), nor plan what it finds missing",
+    )
+    .option(
+      "--acceptance-rounds <n>",
+      "rounds of sub-tasks planned for what the acceptance finds missing, 0 to 5 (default 1)",
+    )
+    .option(
       "--no-project-checks",
       "do not add the project's own test and typecheck commands to the checks of sub-tasks that change files",
     )

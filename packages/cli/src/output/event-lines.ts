@@ -166,7 +166,11 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
     case "plan-revised": {
       const added = event.ledger.subTasks.filter((s) => event.added.includes(s.id));
       return [
-        c.bold(`Plan revised: ${terminalText(event.replaced.join(", "))} replaced by`),
+        c.bold(
+          event.acceptance !== undefined || event.replaced.length === 0
+            ? "Plan extended for what is missing:"
+            : `Plan revised: ${terminalText(event.replaced.join(", "))} replaced by`,
+        ),
         ...added.map(
           (s) =>
             `  ${terminalText(s.title)} ${c.dim(`[${terminalText(s.id)}]`)}${after(s.dependsOn, c)}`,
@@ -204,6 +208,50 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
             ? `: ${terminalText(oneLine(event.files.join(", "), 120))} also changed by ${terminalText(event.with.join(", ") || "earlier work")}`
             : ""
         }; it goes on from the run's branch.`,
+      ];
+    case "integration-checked": {
+      const failing = event.results.filter((r) => !r.passed);
+      const took = c.dim(` (${formatDuration(event.durationMs)})`);
+      const what = event.final
+        ? "the final result"
+        : `${terminalText(oneLine(event.parts.join(", "), 120))} merged on the run's branch`;
+      if (event.passed)
+        return [`${c.green("✔")} Checked ${what}: ${commandsText(event.results)} passed${took}`];
+      const next = event.final
+        ? event.commit
+          ? "; not applied"
+          : ""
+        : event.parts.length > 1
+          ? "; looking for the part that breaks it"
+          : "";
+      return [`${c.yellow("⚠")} Checked ${what}: ${commandsText(failing)} failed${took}${next}`];
+    }
+    case "sub-task-integration-failed": {
+      const failing = state.run.integration.failures.at(-1)?.results ?? [];
+      return [
+        `${c.yellow("⚠")} ${step(event.subTaskId)} attempt ${event.attempt} broke ${
+          failing.length > 0 ? commandsText(failing) : "the checks"
+        } once merged${
+          event.with.length > 0 ? ` with ${terminalText(oneLine(event.with.join(", "), 120))}` : ""
+        }; it goes on from the run's branch.`,
+        ...failing.slice(0, 2).map((r) => c.dim(`    ${terminalText(oneLine(r.detail, 200))}`)),
+      ];
+    }
+    case "acceptance-judged":
+      if (event.verdict === "satisfied")
+        return [`${c.green("✔")} Acceptance: the request is met as a whole.`];
+      if (event.verdict === "unavailable")
+        return [
+          c.yellow(
+            `Acceptance: no verdict (${terminalText(oneLine(event.reason ?? "the judge did not answer", 200))}); the checked work stands.`,
+          ),
+        ];
+      return [
+        `${c.yellow("⚠")} Acceptance (round ${event.round}): the request is not met as a whole; missing:`,
+        ...event.missing.map(
+          (m) =>
+            `  · ${terminalText(oneLine(m.what, 160))}${m.why ? c.dim(` — ${terminalText(oneLine(m.why, 160))}`) : ""}`,
+        ),
       ];
     case "workspace-finished":
       return [(event.applied ? c.green : c.yellow)(terminalText(event.note))];
@@ -254,6 +302,12 @@ export function slotLine(p: SlotPreparation): string {
   return terminalText(
     `Worktree slot ${p.slot} prepared${why} in ${formatDuration(p.durationMs)}: ${parts.join("; ")}.`,
   );
+}
+
+/** The checks' commands, one line: `npm test`, `tsc --noEmit`. */
+export function commandsText(results: readonly { argv: readonly string[] }[]): string {
+  if (results.length === 0) return "no check";
+  return terminalText(oneLine(results.map((r) => `\`${r.argv.join(" ")}\``).join(", "), 200));
 }
 
 /** " (after a, b)" for a sub-task with dependencies. */

@@ -31,6 +31,8 @@ export function toJsonReport(report: RunReport) {
     project: report.project ?? null,
     explore: report.explore ?? null,
     candidates: report.candidates ?? null,
+    integration: report.integration ?? null,
+    acceptance: report.acceptance ?? null,
     usage: report.usage,
     workspace: report.workspace ?? null,
     startedAt: report.startedAt,

@@ -1,7 +1,7 @@
 import type { RunReport, Usage } from "@taskledger/core";
 import { oneLine, totalTokens } from "@taskledger/core";
 import type { Colors } from "picocolors/types.js";
-import { formatDuration } from "./event-lines.js";
+import { commandsText, formatDuration } from "./event-lines.js";
 import { terminalText } from "./terminal-text.js";
 
 const statusColor = (status: string, c: Colors) =>
@@ -61,6 +61,8 @@ export function summaryTable(
           `candidates: ${report.candidates.rounds} round(s) cost ${totalTokens(report.candidates.extraUsage)} tokens (${cost(report.candidates.extraUsage)}) beyond their winners`,
         ]
       : []),
+    ...integrationLines(report.integration, c),
+    ...acceptanceLines(report.acceptance, c),
     ...report.subTasks.flatMap((s) =>
       (s.outsideCwd ?? []).map((o) =>
         c.yellow(
@@ -85,4 +87,71 @@ export function summaryTable(
         ]
       : []),
   ].join("\n");
+}
+
+// Sent-back merges named in the summary; the JSON report has them all (the last 20).
+const shownFailures = 5;
+
+/** What the integration gate ran and found: its runs, the merges it sent back, the final result. */
+export function integrationLines(integration: RunReport["integration"], c: Colors): string[] {
+  if (!integration) return [];
+  const { mode, runs, failures, final } = integration;
+  const finalText = !final
+    ? ""
+    : final.passed
+      ? `; the final result passed ${commandsText(final.checks)}`
+      : `; the final result failed ${commandsText(final.checks.filter((check) => !check.passed))}`;
+  const head = `integration (${mode}): ${runs} check run${runs === 1 ? "" : "s"}, ${failures.length} merge${failures.length === 1 ? "" : "s"} sent back${finalText}`;
+  return [
+    final && !final.passed ? c.yellow(head) : head,
+    ...failures.slice(-shownFailures).map((f) => {
+      const broke = f.checks.length > 0 ? commandsText(f.checks) : "the checks";
+      const met = f.with.length > 0 ? ` with ${terminalText(oneLine(f.with.join(", "), 120))}` : "";
+      const detail = f.checks[0]?.detail;
+      return c.yellow(
+        `  ${terminalText(f.subTaskId)} attempt ${f.attempt} broke ${broke} once merged${met}${
+          detail ? c.dim(`: ${terminalText(oneLine(detail, 160))}`) : ""
+        }`,
+      );
+    }),
+    ...(failures.length > shownFailures
+      ? [c.dim(`  and ${failures.length - shownFailures} more (--json has them)`)]
+      : []),
+    ...(final && !final.passed
+      ? final.checks
+          .filter((check) => !check.passed)
+          .slice(0, 3)
+          .map((check) =>
+            c.yellow(
+              `  final: \`${terminalText(check.argv.join(" "))}\`: ${terminalText(oneLine(check.detail, 200))}`,
+            ),
+          )
+      : []),
+  ];
+}
+
+/** The request judged as a whole: the verdict, what is missing, the sub-tasks planned for it. */
+export function acceptanceLines(acceptance: RunReport["acceptance"], c: Colors): string[] {
+  if (!acceptance) return [];
+  const { verdict, rounds, missing, reason, continued, usage } = acceptance;
+  const spent = c.dim(
+    ` (${rounds} round${rounds === 1 ? "" : "s"}, ${totalTokens(usage)} tokens, ${cost(usage)})`,
+  );
+  const planned =
+    continued.length > 0
+      ? `; ${continued.length} sub-task${continued.length === 1 ? "" : "s"} added for missing work (${terminalText(oneLine(continued.join(", "), 120))})`
+      : "";
+  if (verdict === "satisfied")
+    return [`acceptance: ${c.green("satisfied")}, the request is met as a whole${planned}${spent}`];
+  if (verdict === "unavailable")
+    return [
+      `acceptance: ${c.yellow("no verdict")} (${terminalText(oneLine(reason ?? "the judge did not answer", 200))})${planned}${spent}`,
+    ];
+  return [
+    `acceptance: ${c.yellow("unsatisfied")}, the request is not met as a whole${planned}${spent}; missing:`,
+    ...missing.map(
+      (m) =>
+        `  · ${terminalText(oneLine(m.what, 160))}${m.why ? c.dim(` — ${terminalText(oneLine(m.why, 200))}`) : ""}`,
+    ),
+  ];
 }

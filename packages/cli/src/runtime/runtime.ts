@@ -124,6 +124,8 @@ export function createRuntime(
     ...(options.projectChecks ? {} : { projectChecks: false }),
     ...(options.explore ? { explore: true } : {}),
     ...(options.bestOf ? { bestOf: options.bestOf } : {}),
+    integration: options.integration,
+    acceptance: options.acceptance,
     ...(options.maxCostUsd === undefined ? {} : { budget: { maxCostUsd: options.maxCostUsd } }),
     ...(reviewPlan ? { reviewPlan } : {}),
     cwd: options.cwd,
