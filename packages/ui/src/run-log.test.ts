@@ -10,6 +10,8 @@ import {
 } from "@taskledger/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { RunLog } from "./run-log.js";
+import { timelineOf } from "./run-views.js";
+import { storeGatedRun } from "./test-support/fixture-runs.js";
 
 const base = { runId: "r1", time: "2026-11-25T19:00:00.000Z" };
 
@@ -170,5 +172,81 @@ describe("a run's log as the page reads it", () => {
       [2, undefined],
       [3, "after attempt 3"],
     ]);
+  });
+});
+
+describe("the integration gate and the acceptance as the page reads them", () => {
+  it("keeps the gate's runs and the verdicts for the timeline, and a merge sent back on its attempt", async () => {
+    dir = await mkdtemp(join(tmpdir(), "taskledger-run-log-"));
+    await storeGatedRun(dir, "g");
+    const log = new RunLog(join(dir, "g.jsonl"), "g");
+    await log.readMore();
+    expect(log.error).toBeUndefined();
+    const start = Date.parse("2026-11-25T19:00:00.000Z");
+    expect(log.gateRuns).toEqual([
+      {
+        start: start + 8000 - 800,
+        end: start + 8000,
+        parts: ["a", "b"],
+        final: false,
+        passed: false,
+        failed: ["npm test"],
+      },
+      {
+        start: start + 9000 - 800,
+        end: start + 9000,
+        parts: ["a"],
+        final: false,
+        passed: true,
+        failed: [],
+      },
+      {
+        start: start + 11_000 - 800,
+        end: start + 11_000,
+        parts: ["b"],
+        final: false,
+        passed: false,
+        failed: ["npm test"],
+      },
+      {
+        start: start + 17_000 - 800,
+        end: start + 17_000,
+        parts: ["b"],
+        final: false,
+        passed: true,
+        failed: [],
+      },
+    ]);
+    expect(log.acceptance).toEqual([
+      {
+        at: start + 19_000,
+        round: 1,
+        verdict: "unsatisfied",
+        missing: ["the README"],
+        reason: undefined,
+      },
+    ]);
+    const [first, second] = log.attempts.get("b")!;
+    expect(first).toMatchObject({
+      verdict: { completed: false, incomplete: "integration", summary: "Wrote B" },
+      integration: {
+        with: ["a"],
+        checks: [{ command: "npm test", detail: "exit 1\nAssertionError: expected 2, got 3" }],
+      },
+    });
+    expect(second?.integration).toBeUndefined();
+    const timeline = timelineOf(log, false);
+    expect(timeline.gate).toHaveLength(4);
+    expect(timeline.acceptance?.[0]?.verdict).toBe("unsatisfied");
+    expect(timeline.rows.map((r) => r.id)).toEqual(["a", "b"]);
+  });
+
+  it("a run without the gate has neither on its timeline", async () => {
+    const log = await logOf([
+      { type: "run-started", request: "x", settings: {} },
+      { type: "plan-created", ledger, decomposed: false, repaired: false, usage: emptyUsage() },
+    ]);
+    const timeline = timelineOf(log, false);
+    expect([timeline.gate, timeline.acceptance]).toEqual([undefined, undefined]);
   });
 });

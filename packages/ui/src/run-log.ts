@@ -10,9 +10,11 @@ import {
   UnsupportedLogVersionError,
 } from "@taskledger/core";
 import { clip, textLimits } from "./text-limits.js";
-import type { AttemptView } from "./view.js";
+import type { AcceptanceMarkView, AttemptView, GateRunView } from "./view.js";
 
 const chunkBytes = 1024 * 1024;
+// The failing checks of a merge sent back shown on its attempt, each output clipped.
+const maxGateChecksShown = 5;
 // A line longer than this is no record this taskledger writes; it is skipped, not buffered.
 const maxLineBytes = 64 * 1024 * 1024;
 
@@ -43,6 +45,10 @@ export class RunLog {
   resumedAfterReport = false;
   /** When each sub-task completed, for the timeline. */
   readonly completedAt = new Map<string, string>();
+  /** The integration gate's check runs, for the timeline: the latest `textLimits.items`. */
+  readonly gateRuns: GateRunView[] = [];
+  /** The acceptance's verdicts, for the timeline (at most 6 a run: its rounds are bounded). */
+  readonly acceptance: AcceptanceMarkView[] = [];
   #offset = 0;
   #partial: Buffer[] = [];
   #partialBytes = 0;
@@ -162,8 +168,37 @@ export class RunLog {
       change.plan = true;
   }
 
+  /** Keeps what the timeline shows of the run as a whole: the gate's runs, the acceptance. */
+  #rememberRun(record: RunEvent): void {
+    const at = Date.parse(record.time);
+    if (record.type === "integration-checked") {
+      this.gateRuns.push({
+        start: at - record.durationMs,
+        end: at,
+        parts: record.parts.slice(0, textLimits.items).map((id) => clip(id, textLimits.short)),
+        final: record.final === true,
+        passed: record.passed,
+        failed: record.results
+          .filter((r) => !r.passed)
+          .slice(0, textLimits.items)
+          .map((r) => clip(r.argv.join(" "), textLimits.short)),
+      });
+      if (this.gateRuns.length > textLimits.items) this.gateRuns.shift();
+    } else if (record.type === "acceptance-judged") {
+      this.acceptance.push({
+        at,
+        round: record.round,
+        verdict: record.verdict,
+        missing: record.missing.slice(0, 10).map((m) => clip(m.what, textLimits.short)),
+        reason: record.reason === undefined ? undefined : clip(record.reason, textLimits.short),
+      });
+      if (this.acceptance.length > textLimits.items) this.acceptance.shift();
+    }
+  }
+
   /** Keeps what the side panel shows about each attempt; the fold keeps only the last ones. */
   #remember(record: RunEvent, change: LogChange): void {
+    this.#rememberRun(record);
     if (!("subTaskId" in record)) return;
     const id = record.subTaskId;
     change.subTasks.add(id);
@@ -201,6 +236,23 @@ export class RunLog {
       case "sub-task-completed":
         this.completedAt.set(id, record.time);
         break;
+      case "sub-task-integration-failed": {
+        // Its work passed its own checks and broke the gate's once merged: incomplete after all.
+        const a = find();
+        const failing = this.state.integration.failures.at(-1)?.results ?? [];
+        if (a) {
+          a.integration = {
+            with: record.with.slice(0, textLimits.items).map((w) => clip(w, textLimits.short)),
+            checks: failing.slice(0, maxGateChecksShown).map((r) => ({
+              command: clip(r.argv.join(" "), textLimits.short),
+              detail: clip(r.detail, textLimits.tool),
+            })),
+          };
+          if (a.verdict)
+            a.verdict = { ...a.verdict, completed: false, incomplete: record.entry.incomplete };
+        }
+        break;
+      }
       case "sub-task-retrying": {
         // The attempt retried is the one the fold now builds on; a round's candidate never is:
         // the retry after a round starts from the round's start.

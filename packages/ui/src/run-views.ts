@@ -104,7 +104,13 @@ export function timelineOf(log: RunLog, active: boolean, now = Date.now()): Time
       })),
     };
   });
-  return { start: Number.isFinite(start) ? start : end, end, rows };
+  return {
+    start: Number.isFinite(start) ? start : end,
+    end,
+    rows,
+    ...(log.gateRuns.length > 0 ? { gate: log.gateRuns } : {}),
+    ...(log.acceptance.length > 0 ? { acceptance: log.acceptance } : {}),
+  };
 }
 
 export function runViewOf(

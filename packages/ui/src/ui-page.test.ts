@@ -8,7 +8,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ReviewBroker } from "./review-broker.js";
 import { browserTests, launchBrowser } from "./test-support/browser.js";
-import { storeRun, widePlan } from "./test-support/fixture-runs.js";
+import { storeGatedRun, storeRun, widePlan } from "./test-support/fixture-runs.js";
 import { startUiServer, type UiServer } from "./ui-server.js";
 
 /** The browser's own global, as far as these tests use it (the tests have no DOM types). */
@@ -56,6 +56,7 @@ beforeAll(async () => {
     ],
   });
   await storeTimelineRun(store);
+  await storeGatedRun(store);
   server = await startUiServer({ store });
 }, 60_000);
 
@@ -145,7 +146,7 @@ describe.runIf(browserTests)("the page in a browser", () => {
   it("lists the runs with their request, status and done/total", async () => {
     const page = await open();
     const rows = page.locator("table#runs tbody tr");
-    await expect.poll(() => rows.count()).toBe(5);
+    await expect.poll(() => rows.count()).toBe(6);
     const wide = page.locator("tr", { hasText: "Build the wide thing" });
     expect(await wide.locator("td.done").textContent()).toBe("200/200");
     expect(await wide.locator(".badge").textContent()).toBe("completed");
@@ -240,11 +241,11 @@ describe.runIf(browserTests)("the page in a browser", () => {
   it("keeps the run list live: a run stored after the page opened appears, and the top bar says live", async () => {
     const page = await open();
     const rows = page.locator("table#runs tbody tr");
-    await expect.poll(() => rows.count()).toBe(5);
+    await expect.poll(() => rows.count()).toBe(6);
     await storeRun(store, "Arrived later", {
       subTasks: [{ id: "x", title: "X", description: "d", successCriteria: ["c"] }],
     });
-    await expect.poll(() => rows.count(), { timeout: 5000 }).toBe(6);
+    await expect.poll(() => rows.count(), { timeout: 5000 }).toBe(7);
     expect(await page.locator("#connection").textContent()).toBe("live");
     await page.close();
   });
@@ -342,6 +343,60 @@ describe.runIf(browserTests)("the page in a browser", () => {
     expect(await left(bars.first())).toBeGreaterThanOrEqual(aEnd - 1);
     await page.locator("#show-graph").click();
     expect(await page.locator("#graph").isVisible()).toBe(true);
+    await page.close();
+  });
+});
+
+describe.runIf(browserTests)("the integration gate and the acceptance on the page", () => {
+  it("draws the gate's runs and the acceptance as rows of the timeline", async () => {
+    const page = await open();
+    await page.locator("a", { hasText: "Write A and B, with a README" }).click();
+    await page.locator("#show-timeline").click();
+    const row = (id: string) => page.locator(`#timeline g.row[data-id="${id}"]`);
+    await expect.poll(() => page.locator("#timeline g.row").count()).toBe(4);
+    const gate = row("integration").locator("rect.bar");
+    expect(await gate.evaluateAll((els) => els.map((el) => el.getAttribute("class")))).toEqual([
+      "bar gate incomplete",
+      "bar gate complete",
+      "bar gate incomplete",
+      "bar gate complete",
+    ]);
+    expect(await gate.first().locator("title").textContent()).toBe(
+      "a, b merged: failed npm test, 1s",
+    );
+    expect(await row("integration").locator("text.row-label").textContent()).toBe(
+      "Integration gate",
+    );
+    const verdict = row("acceptance").locator("rect.bar");
+    expect(await verdict.getAttribute("class")).toBe("bar acceptance incomplete");
+    expect(await verdict.locator("title").textContent()).toBe(
+      "Acceptance, round 1: unsatisfied; missing the README",
+    );
+    // b's first attempt was sent back: its bar is incomplete.
+    expect(
+      await row("b")
+        .locator("rect.bar")
+        .evaluateAll((els) => els.map((el) => el.getAttribute("class"))),
+    ).toEqual(["bar incomplete", "bar complete"]);
+    await page.close();
+  });
+
+  it("shows a merge the gate sent back on the sub-task's panel, with the failing command's output", async () => {
+    const page = await open();
+    await page.locator("a", { hasText: "Write A and B, with a README" }).click();
+    await page.locator('g.node[data-id="b"]').click();
+    const first = page.locator("#detail .attempt").first();
+    await expect
+      .poll(() => first.locator("summary").textContent())
+      .toContain("merged, it broke the integration checks");
+    expect(await first.locator(".gate-failure h4").textContent()).toBe(
+      "Broke the integration checks once merged with a",
+    );
+    expect(await first.locator(".gate-failure li .code").textContent()).toBe("✗ npm test");
+    expect(await first.locator(".gate-failure li pre").textContent()).toBe(
+      "exit 1\nAssertionError: expected 2, got 3",
+    );
+    expect(await page.locator("#detail .attempt").nth(1).locator(".gate-failure").count()).toBe(0);
     await page.close();
   });
 });

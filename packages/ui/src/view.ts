@@ -125,6 +125,11 @@ export interface AttemptView {
   finishedAt?: string;
   /** How long it waited in the queue for a worker (attempts sent to workers). */
   waitedForWorkerMs?: number;
+  /**
+   * Its work passed its own checks but, merged with the run's branch, broke the integration gate's:
+   * the completed work it met there and each failing command with the end of its output.
+   */
+  integration?: { with: string[]; checks: { command: string; detail: string }[] };
 }
 
 export interface SubTaskDetailView {
@@ -187,12 +192,42 @@ export interface TimelineRowView {
   }[];
 }
 
-/** Where a run's time went: a row per sub-task on one time axis from its start to `end`. */
+/** One run of the integration gate's checks on a merged result. */
+export interface GateRunView {
+  /** ms since epoch */
+  start: number;
+  end: number;
+  /** The sub-tasks whose work it checked on top of the run's branch; none for the final result. */
+  parts: string[];
+  final: boolean;
+  passed: boolean;
+  /** The commands that failed. */
+  failed: string[];
+}
+
+/** One verdict of the acceptance judge on the request as a whole. */
+export interface AcceptanceMarkView {
+  /** ms since epoch */
+  at: number;
+  round: number;
+  verdict: string;
+  /** What it found missing, each clipped. */
+  missing: string[];
+  reason: string | undefined;
+}
+
+/**
+ * Where a run's time went: a row per sub-task on one time axis from its start to `end`, then a
+ * row of the integration gate's runs and one of the acceptance's verdicts when the run had any.
+ */
 export interface TimelineView {
   /** ms since epoch */
   start: number;
   end: number;
   rows: TimelineRowView[];
+  /** The gate's check runs, the latest at most 100 (absent from servers before the gate). */
+  gate?: GateRunView[];
+  acceptance?: AcceptanceMarkView[];
 }
 
 /** One message on the run's event stream. */

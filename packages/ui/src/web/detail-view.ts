@@ -103,6 +103,7 @@ function attemptView(a: AttemptView, runId: string): HTMLElement {
           ),
         )
       : null,
+    a.integration ? gateFailureView(a.integration) : null,
     a.retryFeedback ? h("h4", {}, "Retried with") : null,
     a.retryFeedback ? h("pre", { class: "text" }, a.retryFeedback) : null,
     a.toolCalls.length
@@ -150,6 +151,31 @@ function attemptView(a: AttemptView, runId: string): HTMLElement {
   );
 }
 
+/** A merge the integration gate sent back: whose work it met, each failing command's output. */
+export function gateFailureView(gate: NonNullable<AttemptView["integration"]>): HTMLElement {
+  return h(
+    "section",
+    { class: "gate-failure" },
+    h(
+      "h4",
+      {},
+      `Broke the integration checks once merged${gate.with.length ? ` with ${gate.with.join(", ")}` : ""}`,
+    ),
+    h(
+      "ul",
+      { class: "evidence" },
+      ...gate.checks.map((check) =>
+        h(
+          "li",
+          { class: "fail" },
+          h("span", { class: "code" }, `✗ ${check.command}`),
+          check.detail ? h("pre", { class: "text" }, check.detail) : null,
+        ),
+      ),
+    ),
+  );
+}
+
 // Why an attempt is incomplete, said once in words (the log's reason codes are for programs).
 const incompleteWords: Record<string, string> = {
   "judged-incomplete": "judged incomplete",
@@ -160,6 +186,7 @@ const incompleteWords: Record<string, string> = {
   "evaluator-failed": "the evaluator failed",
   interrupted: "interrupted, not judged",
   "merge-conflict": "its work did not merge",
+  integration: "merged, it broke the integration checks",
 };
 
 export function verdictWords(completed: boolean, incomplete: string | undefined): string {

@@ -1,6 +1,6 @@
 // The timeline: a row per sub-task, its attempts as bars on the run's time axis, so a person sees
 // where the time went and what ran in parallel.
-import type { TimelineRowView, TimelineView } from "../view.js";
+import type { AcceptanceMarkView, GateRunView, TimelineRowView, TimelineView } from "../view.js";
 import { duration, fitText, h, s } from "./dom.js";
 
 const labelWidth = 220;
@@ -23,7 +23,10 @@ export function timelineView(view: TimelineView): HTMLElement {
   const span = Math.max(1, view.end - view.start);
   const x = (t: number) =>
     labelWidth + ((Math.min(Math.max(t, view.start), view.end) - view.start) / span) * plotWidth;
-  const height = axisHeight + view.rows.length * rowHeight + 6;
+  const gate = view.gate ?? [];
+  const acceptance = view.acceptance ?? [];
+  const extraRows = (gate.length > 0 ? 1 : 0) + (acceptance.length > 0 ? 1 : 0);
+  const height = axisHeight + (view.rows.length + extraRows) * rowHeight + 6;
   const svg = s("svg", {
     width: labelWidth + plotWidth + 12,
     height,
@@ -105,10 +108,102 @@ export function timelineView(view: TimelineView): HTMLElement {
     }
     svg.append(group);
   });
+  let y = axisHeight + view.rows.length * rowHeight;
+  if (gate.length > 0) {
+    svg.append(gateRow(gate, y, x));
+    y += rowHeight;
+  }
+  if (acceptance.length > 0) svg.append(acceptanceRow(acceptance, y, x));
   const box = h("div", { id: "timeline" }, svg);
   // Labels are cut to their column once drawn, when their width can be measured.
   requestAnimationFrame(() => {
     for (const [label, text] of titles) fitText(label, text, labelWidth - 12);
   });
   return box;
+}
+
+/** A row of the run as a whole: its label, and a tooltip saying what it is. */
+function runRow(id: string, label: string, about: string, y: number): SVGElement {
+  const group = s("g", { class: "row run-row", "data-id": id });
+  const title = s("title");
+  title.textContent = about;
+  const text = s("text", { x: 4, y: y + 16, class: "row-label" });
+  text.textContent = label;
+  group.append(title, text);
+  return group;
+}
+
+/** The integration gate's runs as bars: passed or failed, what each checked and what failed. */
+export function gateRow(runs: GateRunView[], y: number, x: (t: number) => number): SVGElement {
+  const group = runRow(
+    "integration",
+    "Integration gate",
+    "The integration gate: the merged result's checks before work lands on the run's branch",
+    y,
+  );
+  for (const run of runs) {
+    const left = x(run.start);
+    const rect = s("rect", {
+      x: left,
+      y: y + 4,
+      width: Math.max(3, x(run.end) - left),
+      height: rowHeight - 8,
+      rx: 2,
+      class: `bar gate ${run.passed ? "complete" : "incomplete"}${run.final ? " final" : ""}`,
+    });
+    const tip = s("title");
+    tip.textContent = gateText(run);
+    rect.append(tip);
+    group.append(rect);
+  }
+  return group;
+}
+
+export function gateText(run: GateRunView): string {
+  const what = run.final ? "The final result" : `${run.parts.join(", ")} merged`;
+  const verdict = run.passed ? "passed" : `failed ${run.failed.join(", ")}`;
+  return `${what}: ${verdict}, ${duration(run.end - run.start)}`;
+}
+
+/** The acceptance's verdicts as marks where each was given. */
+export function acceptanceRow(
+  marks: AcceptanceMarkView[],
+  y: number,
+  x: (t: number) => number,
+): SVGElement {
+  const group = runRow(
+    "acceptance",
+    "Acceptance",
+    "The acceptance: the request judged as a whole once every sub-task was done",
+    y,
+  );
+  for (const mark of marks) {
+    const kind =
+      mark.verdict === "satisfied"
+        ? "complete"
+        : mark.verdict === "unsatisfied"
+          ? "incomplete"
+          : "cancelled";
+    const rect = s("rect", {
+      x: x(mark.at) - 3,
+      y: y + 4,
+      width: 6,
+      height: rowHeight - 8,
+      rx: 2,
+      class: `bar acceptance ${kind}`,
+      "data-round": mark.round,
+    });
+    const tip = s("title");
+    tip.textContent = acceptanceText(mark);
+    rect.append(tip);
+    group.append(rect);
+  }
+  return group;
+}
+
+export function acceptanceText(mark: AcceptanceMarkView): string {
+  const head = `Acceptance, round ${mark.round}: ${mark.verdict}`;
+  if (mark.verdict === "unsatisfied") return `${head}; missing ${mark.missing.join("; ")}`;
+  if (mark.verdict === "unavailable" && mark.reason) return `${head} (${mark.reason})`;
+  return head;
 }
