@@ -242,6 +242,47 @@ describe("the integration gate", () => {
     });
   });
 
+  it("shared directory: the checks run in it after each completion, and a failure is the just-finished part's", async () => {
+    let gateRuns = 0;
+    const evaluator: Evaluator = {
+      evaluate: async () => passedEntry(),
+      // The second completion leaves the directory broken once; its retry mends it.
+      async runChecks(checks) {
+        gateRuns++;
+        return checks.map(() => ({
+          passed: gateRuns !== 2,
+          detail: gateRuns !== 2 ? "ok" : "exit 1\nboom",
+        }));
+      },
+    };
+    const records: RunEvent[] = [];
+    const report = await createManager({
+      cwd: process.cwd(),
+      executor: createFakeExecutor({ fallback: { type: "success", text: "done" } }),
+      evaluator,
+      checks: [npmTest],
+      project: false,
+      concurrency: 1,
+      isolation: "shared",
+    }).run("x", {
+      plan: { subTasks: [task("one"), task("two", ["one"])] },
+      onEvent: (e) => records.push(e),
+    });
+    expect(report.status).toBe("completed");
+    expect(of(records, "integration-checked").map((e) => [e.parts, e.passed, e.commit])).toEqual([
+      [["one"], true, undefined],
+      [["two"], false, undefined],
+      [["two"], true, undefined],
+    ]);
+    expect(of(records, "sub-task-integration-failed")).toMatchObject([
+      { subTaskId: "two", attempt: 1, with: [] },
+    ]);
+    expect(report.subTasks.map((s) => [s.id, s.attempts])).toEqual([
+      ["one", 1],
+      ["two", 2],
+    ]);
+  });
+
   it("with the gate off and no acceptance, lands every completed part as before, unchecked", async () => {
     const workspaces = gatedWorkspaces();
     const evaluator = gateEvaluator(() => true);
