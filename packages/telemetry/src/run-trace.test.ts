@@ -162,3 +162,113 @@ describe("RunTrace", () => {
     expect(spans.map((s) => s.name)).toContain("planning");
   });
 });
+
+describe("RunTrace: the integration gate and the acceptance", () => {
+  const completed = { ...incomplete, completed: true, feedback: "", evidence: [] };
+  const npmTest = ["npm", "test"];
+  const gated: NewEvent[] = [
+    { type: "run-started", request: "r", cwd: "/" },
+    { type: "plan-created", ledger, decomposed: true, repaired: false, usage: emptyUsage() },
+    { type: "sub-task-started", subTaskId: "a", attempt: 1, promptTokens: 10 },
+    { type: "attempt-finished", subTaskId: "a", attempt: 1, result },
+    { type: "sub-task-evaluated", subTaskId: "a", attempt: 1, entry: completed },
+    {
+      type: "integration-checked",
+      parts: ["a"],
+      commit: "c1",
+      tree: "t1",
+      passed: false,
+      results: [
+        { argv: ["tsc"], passed: true, detail: "exit 0" },
+        { argv: npmTest, passed: false, detail: "exit 1: expected 2" },
+      ],
+      durationMs: 1500,
+    },
+    {
+      type: "sub-task-integration-failed",
+      subTaskId: "a",
+      attempt: 1,
+      with: ["b"],
+      entry: {
+        ...incomplete,
+        incomplete: "integration",
+        evidence: [{ source: "integration", passed: false, detail: "npm test: exit 1" }],
+      },
+    },
+    { type: "sub-task-retrying", subTaskId: "a", attempt: 2, feedback: "again" },
+    {
+      type: "integration-checked",
+      parts: [],
+      commit: "c2",
+      final: true,
+      passed: true,
+      results: [{ argv: npmTest, passed: true, detail: "exit 0" }],
+      durationMs: 900,
+    },
+    {
+      type: "acceptance-judged",
+      round: 1,
+      verdict: "unsatisfied",
+      missing: [{ what: "the README", why: "asked for" }],
+      usage: { ...emptyUsage(), inputTokens: 100, outputTokens: 10 },
+    },
+    {
+      type: "plan-revised",
+      ledger,
+      replaced: [],
+      added: ["readme"],
+      reason: "missing the README",
+      usage: emptyUsage(),
+      acceptance: 1,
+    },
+  ];
+
+  it("a span for each gate run, timed from its record; the merge sent back said on its attempt", () => {
+    const spans = traced(gated);
+    const gates = spans.filter((s) => s.name.startsWith("integration_gate"));
+    expect(gates.map((s) => s.name)).toEqual(["integration_gate", "integration_gate final"]);
+    expect(gates[0]?.attributes).toMatchObject({
+      "taskledger.step": "integration",
+      "taskledger.integration.parts": ["a"],
+      "taskledger.integration.passed": false,
+      "taskledger.integration.final": false,
+      "taskledger.integration.checks": ["tsc", "npm test"],
+      "taskledger.integration.failed": ["npm test"],
+      "taskledger.integration.commit": "c1",
+    });
+    const [seconds, nanos] = gates[0]!.duration;
+    expect(seconds * 1000 + nanos / 1e6).toBeCloseTo(1500, 0);
+    expect(gates[1]?.attributes["taskledger.integration.final"]).toBe(true);
+    const attempt = spans.find((s) => s.name === "invoke_agent a")!;
+    expect(attempt.attributes).toMatchObject({
+      "taskledger.verdict.completed": false,
+      "taskledger.verdict.incomplete_reason": "integration",
+      "taskledger.decision": "retry",
+    });
+    const failed = attempt.events.find((e) => e.name === "taskledger.integration_failed");
+    expect(failed?.attributes).toEqual({
+      "taskledger.integration.with": ["b"],
+      "taskledger.integration.failed": ["npm test"],
+    });
+  });
+
+  it("the acceptance's verdict and what it planned are events of the run's span", () => {
+    const spans = traced(gated);
+    const root = spans.find((s) => s.name === "invoke_workflow taskledger")!;
+    expect(root.attributes["taskledger.acceptance.verdict"]).toBe("unsatisfied");
+    const verdict = root.events.find((e) => e.name === "taskledger.acceptance");
+    expect(verdict?.attributes).toMatchObject({
+      "taskledger.acceptance.round": 1,
+      "taskledger.acceptance.verdict": "unsatisfied",
+      "taskledger.acceptance.missing_count": 1,
+      "gen_ai.usage.input_tokens": 100,
+    });
+    // Without contents, the judge's words stay out.
+    expect(verdict?.attributes?.["taskledger.acceptance.missing"]).toBeUndefined();
+    const continued = root.events.find((e) => e.name === "taskledger.acceptance_continued");
+    expect(continued?.attributes).toEqual({
+      "taskledger.acceptance.round": 1,
+      "taskledger.acceptance.added": ["readme"],
+    });
+  });
+});

@@ -23,6 +23,8 @@ export class RunTrace {
   private planning: Span | undefined;
   private readonly replans = new Map<string, Span>();
   private readonly attempts = new Map<string, Span>();
+  /** The commands the gate's last check run failed, for the attempt it sends back next. */
+  private lastGateFailures: string[] = [];
   private ended = false;
 
   constructor(
@@ -140,6 +142,45 @@ export class RunTrace {
         });
         return;
       }
+      case "integration-checked":
+        this.gateRun(event);
+        return;
+      case "sub-task-integration-failed": {
+        // Its work was judged complete, then broke the gate's checks once merged: incomplete.
+        const span = this.attempts.get(key(event.subTaskId, event.attempt));
+        const failed = event.entry.evidence.filter((e) => !e.passed).map((e) => e.detail);
+        span?.setAttributes({
+          "taskledger.verdict.completed": false,
+          "taskledger.verdict.incomplete_reason": "integration",
+        });
+        span?.addEvent("taskledger.integration_failed", {
+          "taskledger.integration.with": event.with,
+          "taskledger.integration.failed": this.lastGateFailures,
+          // The checks' output may quote the code: content, like the verdict's summary.
+          ...(this.captureContent
+            ? { "taskledger.integration.detail": failed.map((d) => d.slice(0, 1000)) }
+            : {}),
+        });
+        return;
+      }
+      case "acceptance-judged":
+        this.root.setAttribute("taskledger.acceptance.verdict", event.verdict);
+        this.root.addEvent("taskledger.acceptance", {
+          "taskledger.acceptance.round": event.round,
+          "taskledger.acceptance.verdict": event.verdict,
+          "taskledger.acceptance.missing_count": event.missing.length,
+          ...usageAttributes(event.usage),
+          ...(event.reason ? { "taskledger.acceptance.reason": event.reason } : {}),
+          // What the request lacks is the judge's words about the code: content.
+          ...(this.captureContent
+            ? {
+                "taskledger.acceptance.missing": event.missing.map((m) =>
+                  `${m.what}: ${m.why}`.slice(0, 500),
+                ),
+              }
+            : {}),
+        });
+        return;
       case "sub-task-retrying":
         this.decide(event.subTaskId, "retry");
         return;
@@ -185,6 +226,12 @@ export class RunTrace {
         }
         return;
       case "plan-revised": {
+        if (event.acceptance !== undefined) {
+          this.root.addEvent("taskledger.acceptance_continued", {
+            "taskledger.acceptance.round": event.acceptance,
+            "taskledger.acceptance.added": event.added,
+          });
+        }
         for (const id of event.replaced) {
           const span = this.replans.get(id);
           if (!span) continue;
@@ -225,6 +272,22 @@ export class RunTrace {
         const { report } = event;
         this.root.setAttributes({
           "taskledger.run.status": report.status,
+          ...(report.integration
+            ? {
+                "taskledger.integration.mode": report.integration.mode,
+                "taskledger.integration.runs": report.integration.runs,
+                "taskledger.integration.failures": report.integration.failures.length,
+                ...(report.integration.final
+                  ? { "taskledger.integration.final_passed": report.integration.final.passed }
+                  : {}),
+              }
+            : {}),
+          ...(report.acceptance
+            ? {
+                "taskledger.acceptance.verdict": report.acceptance.verdict,
+                "taskledger.acceptance.rounds": report.acceptance.rounds,
+              }
+            : {}),
           ...usageAttributes(report.usage.total),
           ...prefixed("taskledger.usage.manager.", report.usage.manager),
           ...prefixed("taskledger.usage.agents.", report.usage.agents),
@@ -266,6 +329,35 @@ export class RunTrace {
 
   private child(name: string, attributes: Record<string, string | number | boolean>): Span {
     return this.tracer.startSpan(name, { attributes }, this.rootContext);
+  }
+
+  /**
+   * One run of the integration gate's checks on a merged result: a span of its own, timed from
+   * the record (logged once the checks ended, `durationMs` after they began).
+   */
+  private gateRun(event: RunEventOf<"integration-checked">): void {
+    const recorded = Date.parse(event.time);
+    const end = Number.isFinite(recorded) ? recorded : Date.now();
+    const failed = event.results.filter((r) => !r.passed).map((r) => r.argv.join(" "));
+    this.lastGateFailures = failed;
+    const span = this.tracer.startSpan(
+      event.final ? "integration_gate final" : "integration_gate",
+      {
+        startTime: end - event.durationMs,
+        attributes: {
+          "taskledger.step": "integration",
+          "taskledger.integration.parts": event.parts,
+          "taskledger.integration.final": event.final === true,
+          "taskledger.integration.passed": event.passed,
+          "taskledger.integration.checks": event.results.map((r) => r.argv.join(" ")),
+          "taskledger.integration.failed": failed,
+          "taskledger.duration_ms": event.durationMs,
+          ...(event.commit ? { "taskledger.integration.commit": event.commit } : {}),
+        },
+      },
+      this.rootContext,
+    );
+    span.end(end);
   }
 
   private startAttempt(event: RunEventOf<"sub-task-started">): void {
