@@ -125,7 +125,40 @@ export function reportResult(
     // Shared runs changed the directory itself.
     applied: workspace ? workspace.applied || workspace.isolation === "shared" : true,
     note: workspace?.note === undefined ? undefined : clipMiddle(workspace.note, limits.summary),
+    ...gateOf(report),
     usage: usageOf(report.usage.total),
     durationMs: report.durationMs,
+  };
+}
+
+/** What the integration gate and the acceptance found, said briefly. */
+function gateOf(report: RunReport): Pick<RunReportResult, "integration" | "acceptance"> {
+  const { integration, acceptance } = report;
+  const command = (argv: readonly string[]) => oneLine(argv.join(" "), limits.short);
+  const final = integration?.final;
+  return {
+    ...(integration && integration.runs > 0
+      ? {
+          integration: {
+            runs: integration.runs,
+            sentBack: integration.failures.map((f) => ({
+              subTaskId: f.subTaskId,
+              attempt: f.attempt,
+              failed: f.checks.map((c) => command(c.argv)),
+            })),
+            ...(final && !final.passed
+              ? { finalFailed: final.checks.filter((c) => !c.passed).map((c) => command(c.argv)) }
+              : {}),
+          },
+        }
+      : {}),
+    ...(acceptance
+      ? {
+          acceptance: {
+            verdict: acceptance.verdict,
+            missing: acceptance.missing.map((m) => oneLine(m.what, limits.short)),
+          },
+        }
+      : {}),
   };
 }

@@ -118,6 +118,28 @@ export const runReportSchema = z.object({
     .boolean()
     .describe("The change is in the working tree as uncommitted changes (else only on branch)."),
   note: z.string().optional(),
+  integration: z
+    .object({
+      runs: z.number().describe("Check runs on merged work."),
+      sentBack: z
+        .array(
+          z.object({ subTaskId: z.string(), attempt: z.number(), failed: z.array(z.string()) }),
+        )
+        .describe("Completed work whose merge broke the checks, sent back to be redone."),
+      finalFailed: z
+        .array(z.string())
+        .optional()
+        .describe("The commands the final result failed (then it was not applied)."),
+    })
+    .optional()
+    .describe("The integration gate: the project's checks run on merged work before it landed."),
+  acceptance: z
+    .object({
+      verdict: z.enum(["satisfied", "unsatisfied", "unavailable"]),
+      missing: z.array(z.string()).describe("What the request asks for that the work does not do."),
+    })
+    .optional()
+    .describe("The request judged as a whole once every sub-task was done."),
   usage,
   durationMs: z.number(),
 });
