@@ -56,7 +56,14 @@ it("plans for the core manager through the OpenAI SDK over HTTP", async () => {
     model: "m",
   });
   const executor = createFakeExecutor({ fallback: { type: "success", text: "done" } });
-  const manager = createManager({ cwd: process.cwd(), model, executor, evaluator });
+  // The planning call is the subject: no acceptance call at the end.
+  const manager = createManager({
+    cwd: process.cwd(),
+    model,
+    executor,
+    evaluator,
+    acceptance: false,
+  });
   const report = await manager.start(
     "Add a slugify helper, then test it and document how to use it.",
   ).result;
@@ -86,9 +93,13 @@ it("lets the manager repair a plan whose graph is invalid, over the same wire", 
     model: "m",
   });
   const executor = createFakeExecutor({ fallback: { type: "success" } });
-  const report = await createManager({ cwd: process.cwd(), model, executor, evaluator }).start(
-    "Add a slugify helper, then test it and document how to use it.",
-  ).result;
+  const report = await createManager({
+    cwd: process.cwd(),
+    model,
+    executor,
+    evaluator,
+    acceptance: false,
+  }).start("Add a slugify helper, then test it and document how to use it.").result;
   expect(report.status).toBe("completed");
   expect(server.requests).toHaveLength(2);
   expect(JSON.stringify(server.requests[1]?.body)).toMatch(/cycle/);
