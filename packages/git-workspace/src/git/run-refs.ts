@@ -35,20 +35,13 @@ export interface RunRefs {
   finishedAt?: Date;
 }
 
-// Git knows the empty tree in every repository, written or not: by hash length, SHA-1 and SHA-256.
-const emptyTrees: Record<number, string> = {
-  40: "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
-  64: "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
-};
-
 /**
- * Marks a run as ended: a commit of nothing, dated now, under its refs. `known` is any object id
- * of the repository: its length names the empty tree without asking git.
+ * Marks a run as ended: a commit of nothing, dated now, under its refs. Its empty tree is written
+ * (`mktree`): git reads the empty tree without it, but `git fsck` calls a commit naming an unwritten
+ * one broken, and the run's refs keep the marker.
  */
-export async function markFinished(root: string, runId: string, known?: string): Promise<void> {
-  const empty =
-    emptyTrees[known?.length ?? 0] ??
-    (await git(["mktree"], { cwd: root, input: "" })).stdout.trim();
+export async function markFinished(root: string, runId: string): Promise<void> {
+  const empty = (await git(["mktree"], { cwd: root, input: "" })).stdout.trim();
   const marker = (
     await git(["commit-tree", empty, "-m", `taskledger: run ${runId} ended`], { cwd: root })
   ).stdout.trim();

@@ -371,7 +371,7 @@ export async function openWorktreeWorkspace(
         (async () => {
           const outcome = await finishRun(record, tip, apply);
           // Only an ended run's refs may go: a running or resumable one's are never touched.
-          await markFinished(root, runId, record.base);
+          await markFinished(root, runId);
           await pruneFinishedRuns(root).catch(() => undefined);
           return outcome;
         })(),

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -91,6 +92,8 @@ describe("worktree runs resume after a crash at any point", () => {
         ).toHaveLength(1);
       }
       expect(existsSync(stale)).toBe(false);
+      // Nothing the crashed and the resumed session wrote leaves the repository broken.
+      expect(spawnSync("git", ["fsck", "--full"], { cwd: repo }).status).toBe(0);
       await onlyFreeSlotsLeft(repo, "run-1");
       const aStarts = records.filter((r) => r.type === "sub-task-started" && r.subTaskId === "a");
       // Only an interrupted attempt runs again; a finished one is merged, not redone.
