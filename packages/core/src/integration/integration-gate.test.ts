@@ -283,6 +283,28 @@ describe("the integration gate", () => {
     ]);
   });
 
+  it("work waiting at the gate frees its slot: the next sub-task starts meanwhile, and a retry waits for a slot", async () => {
+    const workspaces = gatedWorkspaces();
+    let release!: () => void;
+    const hold = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // a's first gate run waits until b has been evaluated: only possible if b got a's slot.
+    const evaluator = gateEvaluator((works) => works.includes("a@1"), hold);
+    const executor = createFakeExecutor({
+      fallback: { type: "success", text: "done", delayMs: 20 },
+    });
+    const watch = setInterval(() => {
+      if (evaluator.evaluated() >= 2) release();
+    }, 5);
+    const report = await createManager(options(evaluator, workspaces, { executor, concurrency: 1 }))
+      .run("x", { plan: { subTasks: [task("a"), task("b")] } })
+      .finally(() => clearInterval(watch));
+    expect(report.status).toBe("completed");
+    expect(executor.calls.map((c) => `${c.subTaskId}@${c.attempt}`)).toEqual(["a@1", "b@1", "a@2"]);
+    expect(executor.maxConcurrent).toBe(1);
+  });
+
   it("with the gate off and no acceptance, lands every completed part as before, unchecked", async () => {
     const workspaces = gatedWorkspaces();
     const evaluator = gateEvaluator(() => true);

@@ -55,7 +55,7 @@ export class IntegrationGate {
 
   /** Gates a completed attempt's work; resolves once it landed, was sent back, or the run stopped. */
   land(s: SubTaskState, attempt: number, entry: ProgressEntry): Promise<Landing> {
-    if (!this.gates()) return this.plain(s, attempt, entry);
+    if (!this.checksEach) return this.plain(s, attempt, entry);
     return new Promise<Landing>((resolve) => {
       this.waiting.push({ s, attempt, entry, resolve });
       if (!this.busy) {
@@ -65,8 +65,8 @@ export class IntegrationGate {
     });
   }
 
-  /** Whether completions are gated one by one: a mode that does, checks to run, a way to run them. */
-  private gates(): boolean {
+  /** Whether completions are gated as they come: a mode that does, and an evaluator to run checks. */
+  get checksEach(): boolean {
     if (this.mode === "off" || this.mode === "end") return false;
     return runsChecks(this.ctx);
   }

@@ -143,7 +143,23 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
     },
   };
   const integration = new IntegrationGate(ctx);
-  ctx.integration = integration;
+  ctx.integration = {
+    // Work waiting at the gate needs no agent: its slot goes to the next sub-task meanwhile.
+    async land(s, attempt, entry) {
+      if (!integration.checksEach) return integration.land(s, attempt, entry);
+      queue.concurrency++;
+      let landing: Awaited<ReturnType<IntegrationGate["land"]>>;
+      try {
+        landing = await integration.land(s, attempt, entry);
+      } finally {
+        queue.concurrency--;
+      }
+      // Sent back, it retries: first a slot, so no more than `concurrency` attempts run at once.
+      while (!("landed" in landing && landing.landed) && queue.pending > queue.concurrency)
+        await new Promise((resolve) => queue.addEventListener("next", resolve, { once: true }));
+      return landing;
+    },
+  };
   const runner = new SubTaskRunner(ctx);
   const finish = async () => {
     // Nothing will use the baseline now: it is stopped, and its command with it.
