@@ -90,6 +90,8 @@ function managerFor(server: ModelServer) {
     executor: createFakeExecutor({ fallback: { type: "success", text: "Done." } }),
     decompose: "always",
     maxRetries: 0,
+    // The plan's and the judge's calls are the subject: no acceptance call at the end.
+    acceptance: false,
   });
 }
 
