@@ -16,12 +16,14 @@ import type { IntegrationGate } from "./integration-gate.js";
  */
 export async function closeOut(ctx: RunContext, gate: IntegrationGate): Promise<boolean> {
   const { state, stop } = ctx;
-  if (stop.stopping() || state.planRejected !== undefined) return false;
+  if (stop.cancelled || state.planRejected !== undefined) return false;
   const live = [...state.subTasks.values()].filter((s) => s.status !== "replaced");
-  if (live.length === 0 || live.some((s) => s.status !== "completed")) return false;
   try {
-    const final = await gate.checkFinal();
+    // Whatever is applied is checked first: a partial run's tip and a budget-stopped one's too.
+    const final = stop.signal.aborted ? undefined : await gate.checkFinal();
     if (final === "stopped" || (final && !final.passed)) return false;
+    if (stop.stopping() || live.length === 0 || live.some((s) => s.status !== "completed"))
+      return false;
     return await accept(ctx, live.length);
   } catch (error) {
     // A cancel during the final check or the acceptance: resumed, they are asked again.
