@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +20,17 @@ if (!status.confined && !process.env.CI) {
   );
 }
 
+/** Processes whose command line holds `word` (Linux `/proc`). */
+async function processesWith(word: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const name of await readdir("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const line = await readFile(`/proc/${name}/cmdline`, "utf8").catch(() => "");
+    if (line.split("\0").includes(word)) found.push(Number(name));
+  }
+  return found;
+}
+
 function listen(body: string): Promise<{ server: Server; port: number }> {
   return new Promise((resolve) => {
     const server = createServer((_request, response) => response.end(body));
@@ -33,7 +45,7 @@ async function runIn(
   sandbox: Sandbox,
   cwd: string,
   command: string,
-  extra: { write?: string[]; expose?: number } = {},
+  extra: { write?: string[]; expose?: number; during?: () => Promise<void> } = {},
 ) {
   const home = mkdtempSync(join(tmpdir(), "home-"));
   const launch = await sandbox.wrap({
@@ -53,7 +65,10 @@ async function runIn(
   child.stderr.on("data", (chunk: Buffer) => {
     stderr += chunk;
   });
-  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+  // What the host sees while the launch is still running, before it ends and is released.
+  await extra.during?.();
+  const code = await closed;
   // The runtime's record of what it refused arrives over a socket a moment after the write.
   await new Promise((resolve) => setTimeout(resolve, 200));
   const refusals = launch.refusals(stderr);
@@ -125,38 +140,66 @@ describe.runIf(status.confined || process.env.CI).each([{ serves: false }, { ser
       const run = await runIn(
         sandbox,
         cwd,
-        `curl -s -m 5 http://127.0.0.1:${model.port}/; echo; curl -s -m 5 http://127.0.0.1:${other.port}/; echo other=$?; curl -s -m 5 --noproxy '' -x "$HTTP_PROXY" http://127.0.0.1:${other.port}/; echo proxied=$?`,
+        `curl -s -m 5 http://127.0.0.1:${model.port}/; echo; curl -s -m 5 http://127.0.0.1:${other.port}/; echo other=$?; curl -s -m 5 --noproxy '' -x "$HTTP_PROXY" http://127.0.0.1:${other.port}/; echo proxied=$?; curl -s -m 5 http://example.com/; echo web=$?`,
       );
       expect(run.stdout).toContain("model-ok");
       expect(run.stdout).not.toContain("other-ok");
+      // Each request was made and refused by the sandbox, not lost on the way: the runtime
+      // records both, the other local server and the outside host.
+      expect(run.stdout).toMatch(/other=\d+[\s\S]*proxied=\d+[\s\S]*web=\d+/);
       expect(run.refusals).toContainEqual(
         expect.objectContaining({ kind: "network", target: `127.0.0.1:${other.port}` }),
       );
+      expect(run.refusals).toContainEqual(
+        expect.objectContaining({ kind: "network", target: "example.com:80" }),
+      );
     });
 
-    it("kills what the launch leaves behind, even a process in a new session", async () => {
+    it("kills what the launch leaves behind, even a process in a new session", {
+      timeout: 20_000,
+    }, async () => {
       const cwd = mkdtempSync(join(root, "cwd-"));
-      const marker = `sleep-marker-${process.pid}`;
+      const marker = `sleep-marker-${process.pid}-${serves}`;
+      let seen: number[] = [];
+      // The launch starts the sleeper in a new session, then waits for the host's word (a file
+      // in its directory) before it ends: the host sees the sleeper alive first.
       const run = await runIn(
         sandbox,
         cwd,
-        `setsid bash -c 'exec -a ${marker} sleep 300' & echo started`,
+        `setsid bash -c 'exec -a ${marker} sleep 300' > /dev/null 2>&1 & echo started; for i in $(seq 300); do [ -e go ] && break; sleep 0.05; done`,
+        {
+          during: async () => {
+            seen = await pollUntil(
+              () => processesWith(marker),
+              (pids) => pids.length > 0,
+              60,
+            );
+            writeFileSync(join(cwd, "go"), "");
+          },
+        },
       );
       expect(run.stdout).toContain("started");
+      expect(seen).not.toEqual([]);
       const left = await pollUntil(
-        async () => (await processesUnder(cwd)).length,
-        (count) => count === 0,
+        async () => [...(await processesUnder(cwd)), ...(await processesWith(marker))],
+        (pids) => pids.length === 0,
         100,
       );
-      expect(left).toBe(0);
+      expect(left).toEqual([]);
     });
 
-    it("gives each launch its own loopback: two at once hold the same fixed port", async () => {
+    it("gives each launch its own loopback: two at once hold the same fixed port", {
+      timeout: 30_000,
+    }, async () => {
       const port = 47_311;
-      const hold = `node -e "require('http').createServer((q,s)=>s.end('mine')).listen(${port},'127.0.0.1',()=>{require('http').get('http://127.0.0.1:${port}',r=>{r.pipe(process.stdout);r.on('end',()=>process.exit(0))})})"`;
+      const [one, two] = [mkdtempSync(join(root, "cwd-")), mkdtempSync(join(root, "cwd-"))];
+      // Each holds the port, says so in its own directory, and keeps holding it until it has read
+      // the other's word (reads are allowed): both held the port at the same moment.
+      const hold = (other: string) =>
+        `node -e "require('http').createServer((q,s)=>s.end('mine')).listen(${port},'127.0.0.1',()=>{require('fs').writeFileSync('listening','');const t=setInterval(()=>{if(!require('fs').existsSync('${other}/listening'))return;clearInterval(t);require('http').get('http://127.0.0.1:${port}',r=>{r.pipe(process.stdout);r.on('end',()=>process.exit(0))})},20);setTimeout(()=>{console.log('alone');process.exit(3)},15000)})"`;
       const [a, b] = await Promise.all([
-        runIn(sandbox, mkdtempSync(join(root, "cwd-")), hold),
-        runIn(sandbox, mkdtempSync(join(root, "cwd-")), hold),
+        runIn(sandbox, one, hold(two)),
+        runIn(sandbox, two, hold(one)),
       ]);
       expect([a.code, b.code, a.stdout, b.stdout]).toEqual([0, 0, "mine", "mine"]);
     });
@@ -207,10 +250,15 @@ describe.runIf(status.confined || process.env.CI).each([{ serves: false }, { ser
       const run = await runIn(
         sandbox,
         slot,
-        `echo b > b.txt && git add b.txt && git -c user.name=a -c user.email=a@b commit -qm b && echo committed; git branch -f main HEAD 2>&1; echo branch=$?; echo '[core]' >> ${repo}/.git/config; echo 'echo pwned' > ${repo}/.git/hooks/pre-commit; echo end`,
+        `echo b > b.txt && git add b.txt && git -c user.name=a -c user.email=a@b commit -qm b && echo committed; git update-ref refs/heads/main HEAD 2>&1; echo moved=$?; echo '[core]' >> ${repo}/.git/config; echo 'echo pwned' > ${repo}/.git/hooks/pre-commit; echo end`,
       );
       expect(run.stdout).toContain("committed");
       expect(run.stdout).toContain("end");
+      // git itself would move it (update-ref asks no question of the other worktree): the
+      // sandbox is what refuses.
+      expect(run.stdout).toMatch(/moved=[1-9]/);
+      expect(gitIn(slot, "rev-parse", "HEAD")).not.toBe(before);
+      expect(gitIn(repo, "rev-parse", "refs/heads/main")).toBe(before);
       expect(gitIn(repo, "rev-parse", "HEAD")).toBe(before);
       expect(readFileSync(join(repo, ".git", "config"), "utf8")).not.toMatch(/\[core\]\n$/);
       expect(existsSync(join(repo, ".git", "hooks", "pre-commit"))).toBe(false);
