@@ -18,6 +18,7 @@ import {
   unconfined,
 } from "@taskledger/core";
 import { credentialStores, socketDirs } from "./credential-stores.js";
+import { denyAround, worktreeTop } from "./deny-around.js";
 import { gitPaths } from "./git-paths.js";
 import { innerScript } from "./inner-script.js";
 import { parseHost } from "./network-hosts.js";
@@ -142,11 +143,15 @@ class OsSandbox implements Sandbox {
         filesystem: {
           allowWrite: write,
           denyWrite: [],
-          denyRead: [
-            ...credentialStores.map((path) => path.replace(/^~(?=\/)/, this.home)),
-            ...socketDirs,
-            ...(this.options.denyRead ?? []),
-          ],
+          // Never over the worktree it works in: git finds its top from a package directory.
+          denyRead: denyAround(
+            [
+              ...credentialStores.map((path) => path.replace(/^~(?=\/)/, this.home)),
+              ...socketDirs,
+              ...(this.options.denyRead ?? []),
+            ],
+            rooms(launch),
+          ),
           allowRead: [...write, ...git.read, ...(launch.read ?? [])],
         },
       },
@@ -200,6 +205,14 @@ const launchDirPrefix = "taskledger-sandbox-";
 function socketParent(): string {
   const dir = tmpdir();
   return dir.length > 60 && process.platform !== "win32" ? "/tmp" : dir;
+}
+
+/**
+ * The worktrees a launch works in: its directory's and, for a server whose sessions work in the
+ * directory it may write (opencode's), each written directory's.
+ */
+function rooms(launch: SandboxLaunch): string[] {
+  return [launch.cwd, ...(launch.write ?? [])].flatMap((dir) => worktreeTop(dir) ?? []);
 }
 
 /** The variables the runtime adds for a launch (its proxies, git's ssh through them). */
