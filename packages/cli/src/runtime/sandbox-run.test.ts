@@ -1,4 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -36,6 +44,29 @@ function shell(command: string) {
   return bashCall(command, "run");
 }
 
+/** The pids whose command line holds `word` (Linux `/proc`). */
+function processesWith(word: string): number[] {
+  return readdirSync("/proc")
+    .filter((name) => {
+      if (!/^\d+$/.test(name)) return false;
+      try {
+        return readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0").includes(word);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** A process's working directory, or undefined once it is gone. */
+function cwdOf(pid: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/cwd`);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The tag a sub-task's agent requests carry: its title is in the prompt. */
 function taskOf(request: RecordedRequest): string {
   return /Hold port (\w+)/.exec(JSON.stringify(request.body))?.[1] ?? "";
@@ -58,13 +89,16 @@ describe("taskledger run inside the OS sandbox (real opencode, real bubblewrap)"
     const otherPort = (other.address() as AddressInfo).port;
     const mark = `${process.pid}-${Date.now()}`;
     const tmpFile = `/tmp/taskledger-escape-${mark}.txt`;
+    // Each way out leaves its outcome in a file of the package, which the run applies: the step
+    // was tried, and how it ended.
     const script = [
       "echo y > inside.txt",
-      "echo x > ../../ROOT_CONFIG.txt",
+      '{ echo x > ../../ROOT_CONFIG.txt; } 2> root.txt; echo "rc=$?" >> root.txt',
       `echo x > ${tmpFile}`,
       `echo x > ${home}/escape.txt`,
       `cat ${home}/.ssh/id_ed25519 > stolen.txt`,
-      `curl -s -m 5 http://127.0.0.1:${otherPort}/ > other.txt`,
+      `curl -s -m 5 http://127.0.0.1:${otherPort}/ > other.txt; echo "rc=$?" >> other.txt`,
+      'curl -s -m 5 http://example.com/ > web.txt; echo "rc=$?" >> web.txt',
       "true",
     ].join("\n");
     const server = await scratch.server({
@@ -81,20 +115,42 @@ describe("taskledger run inside the OS sandbox (real opencode, real bubblewrap)"
     });
     const { code, report, err } = await runJson(
       "Write inside.txt",
-      [...agentArgs(server.openaiBaseURL), "--cwd", cwd, "--sandbox", "required"],
+      [
+        ...agentArgs(server.openaiBaseURL),
+        "--cwd",
+        cwd,
+        "--sandbox",
+        "required",
+        // The user's own tree: what is above the package is the repository itself, not a slot's
+        // copy the run would not apply anyway.
+        "--isolation",
+        "shared",
+      ],
       { env: { CI: "true", HOME: home, PATH: process.env.PATH ?? "" } },
     );
     expect(code, err()).toBe(0);
     expect(report.status).toBe("completed");
     expect(readFileSync(join(cwd, "inside.txt"), "utf8")).toBe("y\n");
     expect(existsSync(join(repo, "ROOT_CONFIG.txt"))).toBe(false);
+    // The write above the package was tried, and refused.
+    expect(readFileSync(join(cwd, "root.txt"), "utf8")).toMatch(
+      /Read-only file system[\s\S]*rc=[1-9]/,
+    );
     expect(existsSync(tmpFile)).toBe(false);
     expect(existsSync(join(home, "escape.txt"))).toBe(false);
     expect(readFileSync(join(cwd, "stolen.txt"), "utf8")).not.toContain("PLANTED");
     expect(hits).toEqual([]);
+    // Both requests were made (each wrote its file) and neither got through: the other local
+    // server is not on the room's own loopback, the outside host was refused by the allowlist.
+    expect(readFileSync(join(cwd, "other.txt"), "utf8")).toMatch(/^rc=[1-9]\d*\n$/);
+    expect(readFileSync(join(cwd, "web.txt"), "utf8")).toMatch(/blocked by network allowlist/);
     const refused = (report.subTasks[0]?.refusals ?? []).map((r) => `${r.kind} ${r.target}`);
     expect(refused).toEqual(
-      expect.arrayContaining([`write ${tmpFile}`, `write ${join(home, "escape.txt")}`]),
+      expect.arrayContaining([
+        `write ${tmpFile}`,
+        `write ${join(home, "escape.txt")}`,
+        "network example.com:80",
+      ]),
     );
     expect(err()).toContain("the sandbox refused");
     // The judge was told what the attempt tried.
@@ -107,7 +163,10 @@ describe("taskledger run inside the OS sandbox (real opencode, real bubblewrap)"
   }, async () => {
     const repo = tempRepo("taskledger-sandbox-ports-", { "README.md": "ports\n" });
     const port = 47_431;
-    const hold = `node -e "const s=require('http').createServer((q,r)=>r.end('ok')).listen(${port},'127.0.0.1',()=>setTimeout(()=>{s.close();require('fs').writeFileSync(process.argv[1],'held')},3000))" held-$TASK.txt`;
+    // Each holds the port, says so in its room and keeps holding it until the host, which has
+    // seen both say so, lets it go: the two held the port at one moment.
+    const marker = `hold-port-${process.pid}-${Date.now()}`;
+    const hold = `node -e "const fs=require('fs');require('http').createServer((q,r)=>r.end('ok')).listen(${port},'127.0.0.1',()=>{fs.writeFileSync('listening','');setInterval(()=>{if(!fs.existsSync('release'))return;fs.writeFileSync(process.argv[1],'held while the other held it');process.exit(0)},50);setTimeout(()=>{fs.writeFileSync(process.argv[1],'held alone');process.exit(0)},60000)})" held-$TASK.txt ${marker}`;
     const plan = {
       subTasks: ["one", "two"].map((id) => ({
         id,
@@ -123,10 +182,33 @@ describe("taskledger run inside the OS sandbox (real opencode, real bubblewrap)"
         judge,
         agent: (request) =>
           afterToolResult(request)
-            ? { text: "I held the port for three seconds and wrote the file that says so." }
-            : shell(hold.replace("$TASK", taskOf(request))),
+            ? {
+                text: "I held the port while the other task held it and wrote the file that says so.",
+              }
+            : shell(
+                hold
+                  .replace("$TASK", taskOf(request))
+                  .replace("$OTHER", taskOf(request) === "one" ? "two" : "one"),
+              ),
       }),
     });
+    let holding = 0;
+    let watch = true;
+    const watching = (async () => {
+      while (watch) {
+        const rooms = new Set<string>();
+        for (const pid of processesWith(marker)) {
+          const room = cwdOf(pid);
+          if (room && existsSync(join(room, "listening"))) rooms.add(room);
+        }
+        holding = Math.max(holding, rooms.size);
+        if (rooms.size === 2) {
+          for (const room of rooms) writeFileSync(join(room, "release"), "");
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
     const { code, report, err } = await runJson("Hold the port twice", [
       ...agentArgs(server.openaiBaseURL),
       "--cwd",
@@ -136,13 +218,16 @@ describe("taskledger run inside the OS sandbox (real opencode, real bubblewrap)"
       "--sandbox",
       "required",
     ]);
+    watch = false;
+    await watching;
+    expect(holding).toBe(2);
     expect(code, err()).toBe(0);
     expect(report.subTasks.map((s) => [s.id, s.status, s.attempts])).toEqual([
       ["one", "completed", 1],
       ["two", "completed", 1],
     ]);
-    expect(readFileSync(join(repo, "held-one.txt"), "utf8")).toBe("held");
-    expect(readFileSync(join(repo, "held-two.txt"), "utf8")).toBe("held");
+    expect(readFileSync(join(repo, "held-one.txt"), "utf8")).toBe("held while the other held it");
+    expect(readFileSync(join(repo, "held-two.txt"), "utf8")).toBe("held while the other held it");
   });
 
   it("--sandbox required where the runtime cannot work: exit 2 before any model call", async () => {
