@@ -4,6 +4,13 @@ import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { ExecutorError } from "@taskledger/core";
 import {
+  isRunning,
+  listDescendants,
+  startTimeOf,
+  type TrackedProcess,
+  waitForExit,
+} from "@taskledger/process";
+import {
   type DaemonBuild,
   type DaemonReply,
   type DaemonRequest,
@@ -159,14 +166,53 @@ export async function daemonStatus(address: DaemonAddress): Promise<DaemonStatus
   }
 }
 
-/** Stops the daemon if one runs; resolves once it has let go of its socket. */
-export async function stopDaemon(address: DaemonAddress): Promise<DaemonStatus | undefined> {
+/** A daemon `stopDaemon` stopped. */
+export interface StoppedDaemon {
+  pid: number;
+  /** Its status when it was asked to stop; undefined when it did not answer. */
+  status: DaemonStatus | undefined;
+  /** Processes of its tree still running when the wait ended: none unless it timed out. */
+  left: number[];
+}
+
+/** How long `stopDaemon` waits, by default, for the daemon's whole process tree to end. */
+export const daemonStopTimeoutMs = 15_000;
+
+/**
+ * Stops the daemon if one runs, and resolves once it and its whole process tree (its servers,
+ * their sandboxes and relays, its watchdogs) have ended, or after `timeoutMs` with those left.
+ */
+export async function stopDaemon(
+  address: DaemonAddress,
+  timeoutMs = daemonStopTimeoutMs,
+): Promise<StoppedDaemon | undefined> {
   const found = await openConnection(daemonSocketPath(address.cacheDir), address.build);
   if (found === undefined) return undefined;
+  const deadline = Date.now() + timeoutMs;
+  const { pid } = found.connection;
   const status = await found.connection.ask({ type: "status" }).catch(() => undefined);
-  await found.connection.ask({ type: "stop" }).catch(() => {});
+  // Seen from here too, for a daemon that does not name its tree (another build, or gone first).
+  const self = startTimeOf(pid);
+  const tree: TrackedProcess[] = [
+    ...(self === undefined ? [] : [{ pid, startTime: self }]),
+    ...listDescendants(pid),
+  ];
+  const stopped = await Promise.race([
+    found.connection.ask({ type: "stop" }).catch(() => undefined),
+    new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), timeoutMs).unref()),
+  ]);
   found.connection.close();
-  return status?.type === "status" ? status.status : undefined;
+  for (const process of stopped?.type === "done" ? (stopped.processes ?? []) : []) {
+    if (!tree.some((p) => p.pid === process.pid && p.startTime === process.startTime)) {
+      tree.push(process);
+    }
+  }
+  await waitForExit(tree, Math.max(0, deadline - Date.now()));
+  return {
+    pid,
+    status: status?.type === "status" ? status.status : undefined,
+    left: tree.filter(isRunning).map((p) => p.pid),
+  };
 }
 
 /** A connection that said hello, or undefined when nothing (or nothing of ours) answers. */

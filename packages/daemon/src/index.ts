@@ -4,6 +4,8 @@ export {
   type DaemonAddress,
   DaemonConnection,
   daemonStatus,
+  daemonStopTimeoutMs,
+  type StoppedDaemon,
   stopDaemon,
 } from "./client.js";
 export { DaemonExecutor, type DaemonLink } from "./daemon-executor.js";

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { AgentEvent, AttemptProcess, AttemptResult, ExecuteOptions } from "@taskledger/core";
 import type { OpencodeServerExecutorOptions } from "@taskledger/executor";
 import type { PriceTable } from "@taskledger/llm";
+import type { TrackedProcess } from "@taskledger/process";
 import type { SandboxOptions } from "@taskledger/sandbox";
 
 /**
@@ -82,7 +83,15 @@ export type DaemonReply =
       retryable?: boolean;
     }
   | { type: "status"; id: number; status: DaemonStatus }
-  | { type: "done"; id: number };
+  | {
+      type: "done";
+      id: number;
+      /**
+       * To `stop`, once its servers and sandboxes are closed: the daemon itself and every process
+       * of its tree, then or when it was asked, for the client to wait on. None to other requests.
+       */
+      processes?: TrackedProcess[];
+    };
 
 // A line past this is not ours: the connection is dropped rather than buffered without end.
 const maxLineChars = 64 * 1024 * 1024;

@@ -76,6 +76,21 @@ describe("the daemon's service", () => {
     expect(client.replies[0]).toMatchObject({ type: "failed", id: 7, code: "invalid-config" });
   });
 
+  it("answers stop once stopped, naming its process tree for the client to wait on", async () => {
+    const service = await started();
+    const client = await open(service.socketPath);
+    client.socket.write(`${JSON.stringify({ type: "stop", id: 2 })}\n`);
+    await client.closed;
+    expect(client.replies).toEqual([
+      {
+        type: "done",
+        id: 2,
+        processes: expect.arrayContaining([expect.objectContaining({ pid: process.pid })]),
+      },
+    ]);
+    await service.stopped;
+  });
+
   it("holds its cache directory against a second service, and stops when its socket is removed", async () => {
     const service = await started();
     const cacheDir = join(service.socketPath, "..");

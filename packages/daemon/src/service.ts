@@ -10,6 +10,7 @@ import {
   reclaimProcesses,
 } from "@taskledger/executor";
 import { createPricing } from "@taskledger/llm";
+import { listDescendants, startTimeOf, type TrackedProcess } from "@taskledger/process";
 import { createSandbox } from "@taskledger/sandbox";
 import { takeLock } from "./lock.js";
 import {
@@ -64,6 +65,8 @@ export class DaemonService {
   private socketInode: number | undefined;
   private releaseLock: (() => void) | undefined;
   private stopping: Promise<void> | undefined;
+  // The `stop` requests to answer, with the daemon's process tree, once the stop is done.
+  private readonly stopReplies: ((processes: TrackedProcess[]) => void)[] = [];
   // Aborted at stop: servers still starting for a `warm` are given up.
   private readonly lifetime = new AbortController();
   private startedServers = 0;
@@ -144,6 +147,8 @@ export class DaemonService {
   stop(reason: string): Promise<void> {
     this.stopping ??= (async () => {
       this.log(`stopping: ${reason}`);
+      // Servers, their sandboxes and relays, watchdogs: what a client asking to stop waits on.
+      const tree = processTree();
       clearTimeout(this.idleTimer);
       clearInterval(this.watchTimer);
       this.lifetime.abort();
@@ -157,7 +162,16 @@ export class DaemonService {
       }
       await Promise.allSettled([...this.executors.values()].map((e) => e.executor.close()));
       await Promise.allSettled([...this.sandboxes.values()].map((s) => s.close()));
-      for (const socket of this.connections) socket.destroy();
+      // Those still running now, and any started meanwhile (re-parented ones are in the first).
+      for (const found of processTree()) {
+        if (!tree.some((p) => p.pid === found.pid)) tree.push(found);
+      }
+      for (const reply of this.stopReplies.splice(0)) reply(tree);
+      // Ended once the replies are written, not dropped with them; destroyed all the same.
+      for (const socket of this.connections) {
+        socket.end(() => socket.destroy());
+        setTimeout(() => socket.destroy(), 1000).unref();
+      }
       this.resolveStopped();
     })();
     return this.stopping;
@@ -204,7 +218,8 @@ export class DaemonService {
         reply({ type: "status", id: request.id, status: this.status() });
         return;
       case "stop":
-        reply({ type: "done", id: request.id });
+        // Answered once stopped (before the connection closes), with what the client waits on.
+        this.stopReplies.push((processes) => reply({ type: "done", id: request.id, processes }));
         await this.stop("asked to stop");
         return;
       case "abort":
@@ -345,6 +360,15 @@ export class DaemonService {
   private log(line: string): void {
     this.options.log?.(`${new Date().toISOString()} ${line}`);
   }
+}
+
+/** This process and its descendants, each with its start time. */
+function processTree(): TrackedProcess[] {
+  const self = startTimeOf(process.pid);
+  return [
+    ...(self === undefined ? [] : [{ pid: process.pid, startTime: self }]),
+    ...listDescendants(process.pid),
+  ];
 }
 
 /**

@@ -1,10 +1,10 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import {
   alive,
   commandLineOf,
@@ -68,6 +68,24 @@ function ownWatchdogs(): number[] {
     });
 }
 
+/** The runtime's `srt-obs-*` directories whose socket `pid` listens on: the ones it made. */
+function observerDirsOf(pid: number): string[] {
+  const inodes = new Set(
+    readdirSync(`/proc/${pid}/fd`).map((fd) => {
+      try {
+        return /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+      } catch {
+        return undefined;
+      }
+    }),
+  );
+  return readFileSync("/proc/net/unix", "utf8")
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/))
+    .filter(([, , , , , , inode, path]) => inodes.has(inode) && /\/srt-obs-\w+\//.test(path ?? ""))
+    .map(([, , , , , , , path]) => dirname(path as string));
+}
+
 /** The words of what runs under `root` (bridges carry the host's environment, which names it). */
 async function runningUnder(root: string): Promise<string[]> {
   return (await processesUnder(root)).map((pid) => commandLineOf(pid).replaceAll("\0", " ").trim());
@@ -105,6 +123,9 @@ describe.runIf(process.platform === "linux" && (status.confined || process.env.C
             before.some((line) => line.startsWith("bwrap") || line.startsWith("sleep 300")),
           ).toBe(true);
 
+          // The runtime's violation observer: a directory under the temp directory, with a socket.
+          const observers = observerDirsOf(child.pid as number);
+          expect(observers).toHaveLength(1);
           // A host with no SIGTERM listener of its own ends by it, as Node's default has it.
           process.kill(child.pid as number, signal);
           expect(await exited).toBe(signal);
@@ -126,6 +147,7 @@ describe.runIf(process.platform === "linux" && (status.confined || process.env.C
           await next.status();
           await next.close();
           expect(leftovers()).toEqual([]);
+          expect(observers.filter((dir) => existsSync(dir))).toEqual([]);
         } finally {
           if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
           await killProcessesUnder(root);
@@ -165,6 +187,37 @@ describe.runIf(process.platform === "linux" && (status.confined || process.env.C
         for (const pid of strays.filter(alive)) process.kill(pid, "SIGKILL");
         live.server.close();
         await rm(root, { recursive: true, force: true });
+      }
+    });
+
+    it("an observer directory a dead process left is removed when a sandbox next starts; a live one is not", async () => {
+      const dead = await mkdtemp(join(tmpdir(), "srt-obs-"));
+      const live = await mkdtemp(join(tmpdir(), "srt-obs-"));
+      const holder = createServer();
+      try {
+        // Bound by a process then killed outright: the socket file stays, nothing serves it.
+        const socket = join(dead, "s0123abcd.sock");
+        const owner = spawn(process.execPath, [
+          "-e",
+          "require('node:net').createServer().listen(process.argv[1])",
+          socket,
+        ]);
+        await pollUntil(
+          async () => existsSync(socket),
+          (there) => there,
+        );
+        owner.kill("SIGKILL");
+        await new Promise((done) => owner.once("exit", done));
+        await new Promise<void>((done) => holder.listen(join(live, "s4567ef01.sock"), done));
+        const sandbox = createSandbox({ mode: "required" });
+        await sandbox.status();
+        await sandbox.close();
+        expect(existsSync(dead)).toBe(false);
+        expect(existsSync(join(live, "s4567ef01.sock"))).toBe(true);
+      } finally {
+        holder.close();
+        await rm(dead, { recursive: true, force: true });
+        await rm(live, { recursive: true, force: true });
       }
     });
   },

@@ -1,6 +1,6 @@
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename } from "node:path";
+import { basename, join } from "node:path";
 import {
   commandLineOf,
   type ProcessIdentity,
@@ -61,6 +61,7 @@ export function bridgesAt(sockets: readonly (string | undefined)[]): Required<Pr
  */
 export async function sweepDeadBridges(): Promise<void> {
   await sweepDeadProcessDirs(tmpdir(), "srt-mux-");
+  sweepDeadObserverDirs();
   const bridges = runtimeBridges();
   if (bridges.length === 0) return;
   const listening = listeningPorts();
@@ -79,6 +80,60 @@ export async function sweepDeadBridges(): Promise<void> {
       // Another user's directory: the socket is theirs to remove.
     }
   }
+}
+
+// An observer directory with no socket yet is one being made, unless it is older than this.
+const unboundGraceMs = 60_000;
+
+/**
+ * Removes the runtime's violation-observer directories (`<tmp>/srt-obs-XXXXXX/s<hex>.sock`, made
+ * at each start of the runtime on Linux) whose process is gone: a process killed outright leaves
+ * its directory behind. The socket in it is served by the process that made it, so a directory
+ * whose socket nothing is bound to any more (`/proc/net/unix`) is a dead process's, whoever's
+ * runtime it was; only this user's are touched.
+ */
+export function sweepDeadObserverDirs(parent = tmpdir()): void {
+  if (process.platform !== "linux") return;
+  let names: string[];
+  try {
+    names = readdirSync(parent).filter((name) => /^srt-obs-[A-Za-z0-9]{6}$/.test(name));
+  } catch {
+    return;
+  }
+  if (names.length === 0) return;
+  const bound = boundUnixPaths();
+  if (bound === undefined) return;
+  const uid = process.getuid?.();
+  for (const name of names) {
+    const dir = join(parent, name);
+    try {
+      const info = lstatSync(dir);
+      if (!info.isDirectory() || info.uid !== uid) continue;
+      const sockets = readdirSync(dir).filter((entry) => /^s[0-9a-f]+\.sock$/.test(entry));
+      if (sockets.some((entry) => bound.has(join(dir, entry)))) continue;
+      if (sockets.length === 0 && Date.now() - info.mtimeMs < unboundGraceMs) continue;
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // Removed meanwhile, or not ours to read.
+    }
+  }
+}
+
+/** The paths Unix sockets in this network namespace are bound to; undefined when unreadable. */
+function boundUnixPaths(): Set<string> | undefined {
+  let text: string;
+  try {
+    text = readFileSync("/proc/net/unix", "utf8");
+  } catch {
+    return undefined;
+  }
+  const paths = new Set<string>();
+  for (const line of text.split("\n").slice(1)) {
+    // Num RefCount Protocol Flags Type St Inode Path
+    const path = line.trim().split(/\s+/)[7];
+    if (path?.startsWith("/")) paths.add(path);
+  }
+  return paths;
 }
 
 /** The TCP ports something listens on in this network namespace (`/proc/net/tcp`, state 0A). */

@@ -6,6 +6,7 @@ import { type CliIo, exitCodes } from "../cli-io.js";
 import { colorsFor } from "../output/terminal-session.js";
 import { terminalText } from "../output/terminal-text.js";
 import { daemonAddress } from "../runtime/daemon-link.js";
+import { stillRunning } from "./daemon-command.js";
 
 interface RawCleanOptions {
   cwd?: string;
@@ -30,8 +31,10 @@ export function addCleanCommand(program: Command, io: CliIo, exit: (code: number
     .option("--json", "print what was removed as JSON")
     .action(async (raw: RawCleanOptions) => {
       // The daemon's servers may be serving the slots removed here: it is stopped first.
+      // Its whole process tree is gone before a slot is removed; past the wait, it says so.
       const daemon = raw.dryRun ? undefined : await stopDaemon(daemonAddress());
-      if (daemon && !raw.json) {
+      if (daemon && daemon.left.length > 0) io.stderr.write(`${stillRunning(daemon)}\n`);
+      else if (daemon && !raw.json) {
         io.stdout.write(`Stopped the taskledger daemon (process ${daemon.pid}).\n`);
       }
       const result = await cleanRepository({

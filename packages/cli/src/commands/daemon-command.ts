@@ -3,6 +3,8 @@ import {
   DaemonService,
   type DaemonStatus,
   daemonStatus,
+  daemonStopTimeoutMs,
+  type StoppedDaemon,
   stopDaemon,
 } from "@taskledger/daemon";
 import { cacheDirectory } from "@taskledger/git-workspace";
@@ -54,13 +56,16 @@ export function addDaemonCommand(program: Command, io: CliIo, exit: (code: numbe
     .command("stop")
     .description("stop it and every server it keeps")
     .action(async () => {
-      const status = await stopDaemon(daemonAddress());
-      io.stdout.write(
-        status
-          ? `Stopped the taskledger daemon (process ${status.pid}, ${status.servers} server(s)).\n`
-          : "The taskledger daemon is not running.\n",
-      );
-      exit(exitCodes.completed);
+      const stopped = await stopDaemon(daemonAddress());
+      if (stopped === undefined) {
+        io.stdout.write("The taskledger daemon is not running.\n");
+      } else if (stopped.left.length === 0) {
+        const servers = stopped.status ? `, ${stopped.status.servers} server(s)` : "";
+        io.stdout.write(`Stopped the taskledger daemon (process ${stopped.pid}${servers}).\n`);
+      } else {
+        io.stderr.write(`${stillRunning(stopped)}\n`);
+      }
+      exit(stopped && stopped.left.length > 0 ? exitCodes.notCompleted : exitCodes.completed);
     });
   daemon
     .command("serve", { hidden: true })
@@ -84,6 +89,11 @@ export function addDaemonCommand(program: Command, io: CliIo, exit: (code: numbe
       await service.stopped;
       exit(exitCodes.completed);
     });
+}
+
+/** What a stop that timed out says: which of the daemon's processes still run. */
+export function stillRunning(stopped: StoppedDaemon): string {
+  return `taskledger: the daemon (process ${stopped.pid}) was told to stop, but after ${daemonStopTimeoutMs / 1000} s ${stopped.left.length} of its processes still run: ${stopped.left.join(", ")}`;
 }
 
 function describe(status: DaemonStatus): string {

@@ -1,7 +1,15 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { isProcessAlive } from "@taskledger/core";
 import { daemonSocketPath } from "@taskledger/daemon";
 import { commandLineOf, pollUntil, type RecordedRequest, scriptByRole } from "@taskledger/testing";
@@ -134,6 +142,29 @@ function descendantsOf(pid: number): number[] {
   return all;
 }
 
+/**
+ * The sandbox runtime's `srt-obs-*` directories whose socket `pid` listens on (found through its
+ * descriptors and `/proc/net/unix`): the ones that process made.
+ */
+function observerDirsOf(pid: number): string[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const link = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      const inode = /^socket:\[(\d+)\]$/.exec(link)?.[1];
+      if (inode) inodes.add(inode);
+    } catch {
+      // Closed meanwhile.
+    }
+  }
+  const dirs = new Set<string>();
+  for (const line of readFileSync("/proc/net/unix", "utf8").split("\n").slice(1)) {
+    const [, , , , , , inode = "", path = ""] = line.trim().split(/\s+/);
+    if (inodes.has(inode) && /\/srt-obs-[^/]+\/[^/]+$/.test(path)) dirs.add(dirname(path));
+  }
+  return [...dirs];
+}
+
 /** True once `check` holds, asked every 50 ms for at most `ms`. */
 const until = (check: () => boolean, ms: number) =>
   pollUntil(
@@ -166,10 +197,15 @@ describe("taskledger's daemon: rooms kept warm between runs (built CLI, real ope
     expect(afterSecond.pid).toBe(afterFirst.pid);
     expect(afterSecond.serverStarts).toBe(afterFirst.serverStarts);
 
+    // Its whole tree and the sandbox runtime's observer directory, gone the moment stop returns.
+    const tree = [afterSecond.pid, ...descendantsOf(afterSecond.pid)];
+    expect(tree.map(commandLineOf).join("\n")).toContain("socat");
+    const observers = observerDirsOf(afterSecond.pid);
+    expect(observers.length).toBeGreaterThan(0);
     const stop = await cli(cache, ["daemon", "stop"]);
     expect(stop.stdout).toContain(`process ${afterFirst.pid}`);
-    expect(await until(() => !isProcessAlive(afterFirst.pid), 15_000)).toBe(true);
-    expect(await until(() => kept.every((pid) => !isProcessAlive(pid)), 15_000)).toBe(true);
+    expect(tree.filter((pid) => isProcessAlive(pid)).map(commandLineOf)).toEqual([]);
+    expect(observers.filter((dir) => existsSync(dir))).toEqual([]);
     expect(existsSync(daemonSocketPath(cache))).toBe(false);
     expect(await status(cache)).toEqual({ running: false });
   });
@@ -194,7 +230,14 @@ describe("taskledger's daemon: failure is ordinary", () => {
     const dirs = [...log.matchAll(/attempt 1 of ([ab]) in (\S+)/g)].map((m) => [m[1], m[2]]);
     expect(dirs.map(([id]) => id).sort()).toEqual(["a", "b"]);
     expect(dirs[0]?.[1]).not.toBe(dirs[1]?.[1]);
-    expect((await running(cache)).serverStarts).toBe(2);
+    const daemon = await running(cache);
+    expect(daemon.serverStarts).toBe(2);
+    // `clean` stops it first: its whole tree is gone before a slot is removed.
+    const tree = [daemon.pid, ...descendantsOf(daemon.pid)];
+    const clean = await cli(cache, ["clean", "--cwd", repo]);
+    expect(clean.code, clean.stderr).toBe(0);
+    expect(clean.stdout).toContain(`process ${daemon.pid}`);
+    expect(tree.filter((pid) => isProcessAlive(pid)).map(commandLineOf)).toEqual([]);
   });
 
   it("kill -9 of the daemon mid-attempt: the attempt is retried in a new daemon and nothing is left", {
@@ -216,6 +259,8 @@ describe("taskledger's daemon: failure is ordinary", () => {
     expect(await until(() => processesWith("sleep 47.25").length > 0, 90_000)).toBe(true);
     const daemon = await running(cache);
     const kept = descendantsOf(daemon.pid);
+    const observers = observerDirsOf(daemon.pid);
+    expect(observers.length).toBeGreaterThan(0);
     process.kill(daemon.pid, "SIGKILL");
     const exit = await run;
     expect(exit.code, exit.stderr).toBe(0);
@@ -227,8 +272,10 @@ describe("taskledger's daemon: failure is ordinary", () => {
     expect(await until(() => processesWith("sleep 47.25").length === 0, 15_000)).toBe(true);
     await until(() => kept.every((pid) => !isProcessAlive(pid)), 15_000);
     expect(kept.filter((pid) => isProcessAlive(pid)).map(commandLineOf)).toEqual([]);
-    // The next command found a new daemon, the dead one's lock and socket taken over.
+    // The next command found a new daemon, the dead one's lock and socket taken over; its sandbox
+    // swept the observer directory the killed one left.
     expect((await running(cache)).pid).not.toBe(daemon.pid);
+    expect(observers.filter((dir) => existsSync(dir))).toEqual([]);
   });
 
   it("an older daemon is stopped and replaced; a stale lock and socket are taken over", {
