@@ -12,7 +12,13 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { isProcessAlive } from "@taskledger/core";
 import { daemonSocketPath } from "@taskledger/daemon";
-import { commandLineOf, pollUntil, type RecordedRequest, scriptByRole } from "@taskledger/testing";
+import {
+  commandLineOf,
+  pollUntil,
+  type RecordedRequest,
+  roleOf,
+  scriptByRole,
+} from "@taskledger/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import type { JsonReport } from "../output/json-report.js";
 import {
@@ -54,7 +60,7 @@ async function setup(script: Parameters<typeof scriptByRole>[0]) {
   const cache = newCache();
   const repo = tempRepo("tl-daemon-repo-", { "README.md": "x\n" });
   const server = await scratch.server({ replies: scriptByRole(script) });
-  return { cache, repo, baseURL: server.openaiBaseURL };
+  return { cache, repo, server, baseURL: server.openaiBaseURL };
 }
 
 interface Status {
@@ -244,7 +250,7 @@ describe("taskledger's daemon: failure is ordinary", () => {
     timeout: 180_000,
   }, async () => {
     let firsts = 0;
-    const { cache, repo, baseURL } = await setup({
+    const { cache, repo, server, baseURL } = await setup({
       plan: planOf("a"),
       judge,
       agent: (request) => {
@@ -267,7 +273,17 @@ describe("taskledger's daemon: failure is ordinary", () => {
     const report = JSON.parse(exit.stdout) as JsonReport;
     expect(report.status).toBe("completed");
     expect(readFileSync(join(repo, "a.txt"), "utf8")).toBe("a\n");
-    expect(exit.stderr).toContain("daemon");
+    // Two attempts: the first cut short through no fault of the agent (what its retry was told),
+    // the second run by the new daemon, not by the run's in-process fallback.
+    expect(report.subTasks.map((s) => [s.id, s.status, s.attempts])).toEqual([
+      ["a", "completed", 2],
+    ]);
+    const retried = server.requests.filter(
+      (r) =>
+        roleOf(r) === "agent" && JSON.stringify(r.body).includes("through no fault of the agent"),
+    );
+    expect(retried).not.toEqual([]);
+    expect(readFileSync(join(cache, "daemon.log"), "utf8")).toMatch(/attempt 2 of a in /);
     // Its servers, sandboxes and the tool it ran went with it.
     expect(await until(() => processesWith("sleep 47.25").length === 0, 15_000)).toBe(true);
     await until(() => kept.every((pid) => !isProcessAlive(pid)), 15_000);
@@ -324,7 +340,21 @@ describe("taskledger's daemon: failure is ordinary", () => {
   it("stops itself and its servers after the idle time; --no-daemon starts none", {
     timeout: 180_000,
   }, async () => {
-    const { cache, repo, baseURL } = await setup({ plan: planOf("a"), judge, agent: writer });
+    // The daemon and its servers, taken while its server asks for the agent's first step: no
+    // command of the test's own between the run and the idle time (a new CLI would reset it).
+    let daemon: { pid: number; kept: number[] } | undefined;
+    const { cache, repo, baseURL } = await setup({
+      plan: planOf("a"),
+      judge,
+      agent: (request) => {
+        const lock = join(cache, "daemon.lock");
+        if (!daemon && existsSync(lock)) {
+          const { pid } = JSON.parse(readFileSync(lock, "utf8")) as { pid: number };
+          daemon = { pid, kept: descendantsOf(pid) };
+        }
+        return writer(request);
+      },
+    });
     const off = await cli(cache, [...runArgs("Write a.txt", repo, baseURL), "--no-daemon"]);
     expect(off.code, off.stderr).toBe(0);
     expect(existsSync(daemonSocketPath(cache))).toBe(false);
@@ -334,10 +364,10 @@ describe("taskledger's daemon: failure is ordinary", () => {
       TASKLEDGER_DAEMON_IDLE: "3",
     });
     expect(on.code, on.stderr).toBe(0);
-    const daemon = await running(cache);
-    const kept = descendantsOf(daemon.pid);
-    expect(kept.length).toBeGreaterThan(0);
-    expect(await until(() => !isProcessAlive(daemon.pid), 30_000)).toBe(true);
+    if (!daemon) throw new Error(`the run had no daemon: ${on.stderr}`);
+    const { pid: daemonPid, kept } = daemon;
+    expect(kept.map(commandLineOf).join("\n")).toContain("opencode");
+    expect(await until(() => !isProcessAlive(daemonPid), 30_000)).toBe(true);
     expect(await until(() => kept.every((pid) => !isProcessAlive(pid)), 15_000)).toBe(true);
     expect(existsSync(daemonSocketPath(cache))).toBe(false);
   });
