@@ -18,12 +18,12 @@ import {
   unconfined,
 } from "@taskledger/core";
 import { credentialStores, socketDirs } from "./credential-stores.js";
-import { denyAround, worktreeTop } from "./deny-around.js";
 import { gitPaths } from "./git-paths.js";
 import { innerScript } from "./inner-script.js";
 import { parseHost } from "./network-hosts.js";
 import { refusalsOf, refusedWritesIn } from "./refusals.js";
 import { type SandboxManager, sharedRuntime } from "./sandbox-runtime.js";
+import { roomReads, worktreeTop } from "./worktree-rooms.js";
 
 export interface SandboxOptions {
   /** Default `auto`: confined where the OS sandbox works, else one line (`onUnconfined`) and on. */
@@ -129,6 +129,13 @@ class OsSandbox implements Sandbox {
     const git = await gitPaths(launch.cwd);
     const socket = join(own, "s");
     const write = [launch.cwd, ...(launch.write ?? []), ...git.write, own];
+    const denyRead = [
+      ...credentialStores.map((path) => path.replace(/^~(?=\/)/, this.home)),
+      ...socketDirs,
+      ...(this.options.denyRead ?? []),
+    ];
+    // Its worktree whole, when a hidden directory holds it: git finds the top from a package.
+    const rooms = roomReads(denyRead, worktrees(launch), write);
     const script = innerScript({
       loopback: process.platform === "linux" ? this.hosts.filter((host) => host.loopback) : [],
       ...(launch.expose === undefined ? {} : { expose: { port: launch.expose, socket } }),
@@ -143,16 +150,8 @@ class OsSandbox implements Sandbox {
         filesystem: {
           allowWrite: write,
           denyWrite: [],
-          // Never over the worktree it works in: git finds its top from a package directory.
-          denyRead: denyAround(
-            [
-              ...credentialStores.map((path) => path.replace(/^~(?=\/)/, this.home)),
-              ...socketDirs,
-              ...(this.options.denyRead ?? []),
-            ],
-            rooms(launch),
-          ),
-          allowRead: [...write, ...git.read, ...(launch.read ?? [])],
+          denyRead: [...denyRead, ...rooms.deny],
+          allowRead: [...write, ...git.read, ...rooms.read, ...(launch.read ?? [])],
         },
       },
       undefined,
@@ -211,7 +210,7 @@ function socketParent(): string {
  * The worktrees a launch works in: its directory's and, for a server whose sessions work in the
  * directory it may write (opencode's), each written directory's.
  */
-function rooms(launch: SandboxLaunch): string[] {
+function worktrees(launch: SandboxLaunch): string[] {
   return [launch.cwd, ...(launch.write ?? [])].flatMap((dir) => worktreeTop(dir) ?? []);
 }
 

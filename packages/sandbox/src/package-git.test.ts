@@ -5,7 +5,6 @@ import {
   mkdtempSync,
   readFileSync,
   realpathSync,
-  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,8 +12,8 @@ import { join } from "node:path";
 import type { Sandbox } from "@taskledger/core";
 import { createGitRepo, gitIn } from "@taskledger/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { denyAround, worktreeTop } from "./deny-around.js";
 import { createSandbox } from "./os-sandbox.js";
+import { roomReads, worktreeTop } from "./worktree-rooms.js";
 
 // git from a monorepo package inside the real OS sandbox, with the slots hidden as the CLI hides
 // its cache directory: the package is the launch's directory, its worktree's top is not.
@@ -22,7 +21,13 @@ const probe = createSandbox({ mode: "auto" });
 const status = await probe.status();
 await probe.close();
 
-async function runIn(sandbox: Sandbox, cwd: string, command: string, write: string[] = []) {
+async function runIn(
+  sandbox: Sandbox,
+  cwd: string,
+  command: string,
+  write: string[] = [],
+  wrapped?: () => void,
+) {
   const home = mkdtempSync(join(tmpdir(), "home-"));
   const launch = await sandbox.wrap({
     file: "bash",
@@ -31,6 +36,7 @@ async function runIn(sandbox: Sandbox, cwd: string, command: string, write: stri
     env: { PATH: process.env.PATH ?? "", HOME: home, TMPDIR: home },
     write: [home, ...write],
   });
+  wrapped?.();
   const child = spawn(launch.file, launch.args, { cwd, env: launch.env, detached: true });
   let stdout = "";
   let stderr = "";
@@ -86,13 +92,19 @@ describe.runIf(status.confined || process.env.CI).each([{ serves: false }, { ser
           "git status --porcelain",
           "git log --format=log:%s",
           "cat ../../package.json",
-          `cat ${slots}/slot-2/secret.txt ${cache}/daemon.log`,
+          `cat ${slots}/slot-2/secret.txt ${slots}/slot-3/secret.txt ${cache}/daemon.log`,
           "echo x > ../../ROOT.txt",
           `echo 'echo pwned' > ${hooks}/pre-commit`,
           `echo '[core]' >> ${repo}/.git/config`,
           `echo '*' >> ${repo}/.git/info/exclude`,
           "echo end",
         ].join("; "),
+        [],
+        // A slot made after the launch was wrapped is as hidden as the ones before it.
+        () => {
+          mkdirSync(join(slots, "slot-3"));
+          writeFileSync(join(slots, "slot-3", "secret.txt"), "LATER-SLOT\n");
+        },
       );
       expect(run.stdout).toContain("end");
       // Before: "not a git repository (or any parent up to mount point …/slot-1/packages)".
@@ -102,7 +114,7 @@ describe.runIf(status.confined || process.env.CI).each([{ serves: false }, { ser
       expect(run.stdout).toContain("{}");
       expect(readFileSync(join(cwd, "new.txt"), "utf8")).toBe("new\n");
       // The rest of the cache stays hidden: the other slot, the daemon's files.
-      expect(run.stdout).not.toMatch(/OTHER-SLOT|CACHE-LOG/);
+      expect(run.stdout).not.toMatch(/OTHER-SLOT|LATER-SLOT|CACHE-LOG/);
       // The write rules are the package's: the worktree's top, the hooks, config, exclude.
       expect(existsSync(join(slot, "ROOT.txt"))).toBe(false);
       expect(run.stderr).toContain(`${hooks}/pre-commit: Read-only file system`);
@@ -128,21 +140,22 @@ describe.runIf(status.confined || process.env.CI).each([{ serves: false }, { ser
   },
 );
 
-describe("denyAround", () => {
-  it("hides a directory that holds a room entry by entry around it, and leaves the others whole", () => {
-    const root = realpathSync(mkdtempSync(join(tmpdir(), "deny-around-")));
-    const room = join(root, "cache", "slots", "slot-1");
-    mkdirSync(join(room, "packages", "app"), { recursive: true });
-    mkdirSync(join(root, "cache", "slots", "slot-2"));
-    writeFileSync(join(root, "cache", "daemon.log"), "");
-    symlinkSync("/usr", join(root, "cache", "link"));
-    const other = join(root, "elsewhere");
-    expect(denyAround([join(root, "cache"), other], [room]).sort()).toEqual(
-      [join(root, "cache", "daemon.log"), join(root, "cache", "slots", "slot-2"), other].sort(),
+describe("roomReads", () => {
+  it("reads back a worktree's top inside a denied directory and hides its write paths beneath it once more", () => {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), "room-reads-")));
+    const cache = join(root, "cache");
+    const slot = join(cache, "slots", "slot-1");
+    const app = join(slot, "packages", "app");
+    mkdirSync(app, { recursive: true });
+    const home = join(root, "home");
+    expect(roomReads([cache, join(root, "other")], [slot], [app, slot, home])).toEqual(
+      process.platform === "linux" ? { read: [slot], deny: [app] } : { read: [slot], deny: [] },
     );
-    // The room itself denied, or no room inside: as given.
-    expect(denyAround([room], [room])).toEqual([room]);
-    expect(denyAround([join(root, "cache")], [])).toEqual([join(root, "cache")]);
-    expect(worktreeTop(join(room, "packages", "app"))).toBeUndefined();
+    // Outside every denied directory, or the denied directory itself: nothing added.
+    expect(roomReads([join(root, "other")], [slot], [app])).toEqual({ read: [], deny: [] });
+    expect(roomReads([slot], [slot], [app])).toEqual({ read: [], deny: [] });
+    expect(worktreeTop(app)).toBeUndefined();
+    writeFileSync(join(slot, ".git"), "gitdir: elsewhere\n");
+    expect(worktreeTop(app)).toBe(slot);
   });
 });

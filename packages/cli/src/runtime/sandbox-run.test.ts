@@ -158,6 +158,38 @@ describe("taskledger run inside the OS sandbox (real opencode, real bubblewrap)"
     expect(JSON.stringify(judged.map((r) => r.body))).toContain("Refused by the sandbox");
   });
 
+  it("lets the agent's git see its change from a monorepo package in its slot", {
+    timeout: 180_000,
+  }, async () => {
+    const { cwd } = monorepoPackage("taskledger-sandbox-git-");
+    const server = await scratch.server({
+      replies: scriptByRole({
+        plan: { text: JSON.stringify(insidePlan) },
+        judge,
+        agent: (request) =>
+          afterToolResult(request)
+            ? { text: "I wrote inside.txt." }
+            : shell(
+                "echo y > inside.txt; { git status --porcelain; git log --format=log:%s; } > git.txt 2>&1",
+              ),
+      }),
+    });
+    // The default isolation: the room is the package in a slot, under the hidden cache directory.
+    const { code, report, err } = await runJson("Write inside.txt", [
+      ...agentArgs(server.openaiBaseURL),
+      "--cwd",
+      cwd,
+      "--sandbox",
+      "required",
+    ]);
+    expect(code, err()).toBe(0);
+    expect(report.status).toBe("completed");
+    // Before: "not a git repository (or any parent up to mount point …/packages)".
+    const git = readFileSync(join(cwd, "git.txt"), "utf8");
+    expect(git).toContain("?? packages/app/inside.txt");
+    expect(git).toContain("log:init");
+  });
+
   it("gives parallel agents their own loopback: two sub-tasks holding the same fixed port both complete first try", {
     timeout: 180_000,
   }, async () => {
