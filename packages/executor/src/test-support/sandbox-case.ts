@@ -60,15 +60,18 @@ export async function sandboxCase(ctx: SandboxCaseContext): Promise<AttemptResul
   ctx.cleanups.push(() => rm(userFile, { force: true }));
   ctx.cleanups.push(() => rm(tmpFile, { force: true }));
   // A script, as a test or a postinstall would be: no outside path is in the command's own text.
+  // Each request leaves its outcome in a file (it was tried); the sleeper is left running, and
+  // the script waits (bounded) until the host has seen it alive.
   const script = [
     "echo mine > inside.txt",
     "echo x > ../../ESCAPE.txt",
     `echo x > ${tmpFile}`,
     `echo x > ${userFile}`,
     `cat ${secrets}/id_ed25519 > stolen.txt`,
-    `curl -s -m 5 http://127.0.0.1:${otherPort}/ > other.txt`,
-    "curl -s -m 5 http://example.com/ > web.txt",
+    `curl -s -m 5 http://127.0.0.1:${otherPort}/ > other.txt; echo "rc=$?" >> other.txt`,
+    'curl -s -m 5 http://example.com/ > web.txt; echo "rc=$?" >> web.txt',
     `(setsid sleep ${sleeper} > /dev/null 2>&1 &)`,
+    "for i in $(seq 400); do [ -e seen ] && break; sleep 0.05; done",
     "echo done",
   ].join("\n");
   const { tag, server } = ctx.scripted([
@@ -83,15 +86,35 @@ export async function sandboxCase(ctx: SandboxCaseContext): Promise<AttemptResul
     serves: true,
   });
   ctx.cleanups.push(() => sandbox.close());
+  let seen: number[] = [];
+  let watch = true;
+  const watching = (async () => {
+    while (watch && seen.length === 0) {
+      seen = await processesWith(sleeper);
+      if (seen.length > 0) await writeFile(join(cwd, "seen"), "");
+      else await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  })();
   const result = await ctx
     .make(server)
-    .run(`Try to leave ${tag}`, ctx.runOptions(cwd, { sandbox }));
+    .run(`Try to leave ${tag}`, ctx.runOptions(cwd, { sandbox }))
+    .finally(() => {
+      watch = false;
+    });
+  await watching;
   expect(await readFile(join(cwd, "inside.txt"), "utf8")).toBe("mine\n");
   expect(existsSync(join(repo, "ESCAPE.txt"))).toBe(false);
   expect(existsSync(tmpFile)).toBe(false);
   expect(existsSync(userFile)).toBe(false);
   expect(await readFile(join(cwd, "stolen.txt"), "utf8").catch(() => "")).not.toContain("PLANTED");
   expect(hits).toEqual([]);
+  // Both requests were made and neither got through; the outside host was refused by the
+  // sandbox (on the record), not only unreachable from here.
+  expect(await readFile(join(cwd, "other.txt"), "utf8")).toMatch(/rc=\d+\n$/);
+  expect(await readFile(join(cwd, "other.txt"), "utf8")).not.toContain("other-ok");
+  expect(await readFile(join(cwd, "web.txt"), "utf8")).toMatch(/rc=\d+\n$/);
+  // The sleeper ran, alive in its own session, before the launch ended.
+  expect(seen).not.toEqual([]);
   const left = await pollUntil(
     () => processesWith(sleeper),
     (pids) => pids.length === 0,
@@ -101,5 +124,6 @@ export async function sandboxCase(ctx: SandboxCaseContext): Promise<AttemptResul
   const refused = (result.refusals ?? []).map((r) => `${r.kind} ${r.target}`);
   expect(refused).toContain(`write ${join(repo, "ESCAPE.txt")}`);
   expect(refused).toContain(`write ${userFile}`);
+  expect(refused).toContain("network example.com:80");
   return result;
 }
