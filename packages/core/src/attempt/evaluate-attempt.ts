@@ -42,7 +42,7 @@ export async function evaluateAttempt(
       {
         runId: input.runId,
         request: input.request,
-        subTask: { ...s.subTask, checks: checksOf(ctx, s, result) },
+        subTask: { ...s.subTask, checks: evaluationChecks(ctx, s, result) },
         attempt,
         result,
         cwd,
@@ -76,11 +76,6 @@ function isProse(file: string): boolean {
   return /\.(md|mdx|markdown|txt|rst|adoc)$/i.test(file) || /(^|\/)docs\//.test(file);
 }
 
-/**
- * The sub-task's own checks, the run's (a project's typecheck, every sub-task's), and, once the
- * attempt changed files other than documentation, the project's test and typecheck commands the
- * digest found, each once.
- */
 /** The project's commands check this attempt: it changed more than documentation. */
 function wantsProjectChecks(ctx: RunContext, s: SubTaskState, result: AttemptResult): boolean {
   return (
@@ -91,7 +86,12 @@ function wantsProjectChecks(ctx: RunContext, s: SubTaskState, result: AttemptRes
   );
 }
 
-function checksOf(ctx: RunContext, s: SubTaskState, result: AttemptResult): Check[] {
+/**
+ * The sub-task's own checks, the run's (a project's typecheck, every sub-task's), and, once the
+ * attempt changed files other than documentation, the project's test and typecheck commands the
+ * digest found, each once.
+ */
+export function evaluationChecks(ctx: RunContext, s: SubTaskState, result: AttemptResult): Check[] {
   const { settings, state } = ctx;
   const checks = [...s.subTask.checks, ...(settings.checks ?? [])];
   const key = (argv: readonly string[]) => argv.join("\0");

@@ -13,7 +13,8 @@ const maxGateChecks = 40;
  */
 export function gateChecks(ctx: RunContext, parts: readonly string[] = []): Check[] {
   const { settings, state } = ctx;
-  const key = (argv: readonly string[]) => argv.join("\0");
+  const key = (argv: readonly string[]) =>
+    checkKey({ type: "command", argv: [...argv], timeoutMs: null });
   const failing = new Set(
     (state.baseline ?? []).filter((run) => !run.passed).map((run) => key(run.argv)),
   );
@@ -21,7 +22,7 @@ export function gateChecks(ctx: RunContext, parts: readonly string[] = []): Chec
   const checks: Check[] = [];
   const add = (check: Check) => {
     if (check.type !== "command") return;
-    const k = key(check.argv);
+    const k = checkKey(check);
     if (seen.has(k) || failing.has(k)) return;
     seen.add(k);
     checks.push(check);
@@ -30,6 +31,11 @@ export function gateChecks(ctx: RunContext, parts: readonly string[] = []): Chec
   for (const check of settings.checks ?? []) add(check);
   for (const s of landedOrLanding(state, parts)) for (const check of s.subTask.checks) add(check);
   return checks.slice(0, maxGateChecks);
+}
+
+/** A check's identity: a command by its argv. */
+export function checkKey(check: Check): string {
+  return check.type === "command" ? check.argv.join("\0") : JSON.stringify(check);
 }
 
 function landedOrLanding(state: RunState, parts: readonly string[]) {

@@ -17,7 +17,9 @@ const npmTest: Check = { type: "command", argv: ["npm", "test"], timeoutMs: null
  * The memory workspace, whose gate directories are named after the commit they hold, so the
  * evaluator below can tell which works a check sees.
  */
-function gatedWorkspaces(): WorkspaceProvider & { merged: string[] } {
+function gatedWorkspaces(
+  conflicts: (works: string[]) => boolean = () => false,
+): WorkspaceProvider & { merged: string[] } {
   const { provider, merged } = memoryWorkspaces();
   return {
     merged,
@@ -26,10 +28,23 @@ function gatedWorkspaces(): WorkspaceProvider & { merged: string[] } {
       const workspace = await provider.open(input);
       // Merges without the gate (`off`, `end`) keep what they hold in the tip's name too.
       let tip = "base";
+      const conflicted = { merged: false as const, conflicts: ["same.txt"] };
       return {
         ...workspace,
-        integrate: ({ commit, onMerged, ...rest }) =>
-          workspace.integrate({
+        async merge(request) {
+          if (conflicts(worksIn(`${request.at}>${request.commit}`))) return conflicted;
+          return workspace.merge!(request);
+        },
+        async advance(request) {
+          await workspace.advance!(request);
+          tip = request.to;
+        },
+        async integrate({ commit, onMerged, ...rest }) {
+          if (conflicts(worksIn(`${tip}>${commit}`))) {
+            await onMerged(conflicted);
+            return conflicted;
+          }
+          return workspace.integrate({
             ...rest,
             commit,
             onMerged: (integration) => {
@@ -37,7 +52,8 @@ function gatedWorkspaces(): WorkspaceProvider & { merged: string[] } {
               tip = `${tip}>${commit}`;
               return onMerged({ ...integration, merge: tip });
             },
-          }),
+          });
+        },
         attempt: (request, signal) =>
           request.subTaskId === gateId
             ? Promise.resolve({
@@ -303,6 +319,52 @@ describe("the integration gate", () => {
     expect(report.status).toBe("completed");
     expect(executor.calls.map((c) => `${c.subTaskId}@${c.attempt}`)).toEqual(["a@1", "b@1", "a@2"]);
     expect(executor.maxConcurrent).toBe(1);
+  });
+
+  it("a part that conflicts only with another part of its batch waits for the next batch: nothing lands unchecked", async () => {
+    // q0 and q1 change the same file: either alone merges, the two together conflict.
+    const workspaces = gatedWorkspaces(
+      (works) =>
+        works.includes("q0@1") && works.some((w) => w.startsWith("q1@")) && !works.includes("q1@2"),
+    );
+    let release!: () => void;
+    const hold = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const evaluator = gateEvaluator(() => false, hold);
+    const executor = createFakeExecutor({
+      script: ({ subTaskId }): FakeAttempt => ({
+        type: "success",
+        text: `${subTaskId} done`,
+        delayMs: subTaskId === "lead" ? 0 : 40,
+      }),
+    });
+    const watch = setInterval(() => {
+      if (evaluator.evaluated() >= 3) release();
+    }, 5);
+    const records: RunEvent[] = [];
+    const report = await createManager(options(evaluator, workspaces, { executor }))
+      .run("x", {
+        plan: { subTasks: [task("lead"), task("q0"), task("q1")] },
+        onEvent: (e) => records.push(e),
+      })
+      .finally(() => clearInterval(watch));
+    expect(report.status).toBe("completed");
+    // q1 was gated after q0 landed, against the tip: a conflict there, then its retry landed.
+    expect(of(records, "sub-task-conflicted").map((e) => `${e.subTaskId}@${e.attempt}`)).toEqual([
+      "q1@1",
+    ]);
+    const landed = of(records, "sub-task-completed").map((e) => `${e.subTaskId}@${e.attempts}`);
+    expect(landed).toEqual(["lead@1", "q0@1", "q1@2"]);
+    // Every landing came after a passed check of a result holding it.
+    for (const id of ["lead", "q0", "q1"]) {
+      const at = records.findIndex((r) => r.type === "sub-task-completed" && r.subTaskId === id);
+      expect(
+        records
+          .slice(0, at)
+          .some((r) => r.type === "integration-checked" && r.passed && r.parts.includes(id)),
+      ).toBe(true);
+    }
   });
 
   it("with the gate off and no acceptance, lands every completed part as before, unchecked", async () => {

@@ -1,14 +1,15 @@
+import { evaluationChecks } from "../attempt/evaluate-attempt.js";
 import { outcomeEvaluator } from "../attempt/outcome-evaluator.js";
 import { awaitProjectBaseline } from "../attempt/project-baseline.js";
 import { describeError } from "../errors/describe-error.js";
 import type { ProgressEntry } from "../ledger/progress-entry.js";
 import type { Check } from "../ledger/sub-task.js";
 import type { GateCheckResult } from "../log/run-events.js";
-import type { SubTaskState } from "../log/run-state.js";
+import { type SubTaskState, verdictKey } from "../log/run-state.js";
 import type { Landing, RunContext } from "../run/run-context.js";
 import type { IntegrationMode } from "../settings/run-settings.js";
 import { integrate, maxRecordedFiles } from "../workspace/attempt-workspace.js";
-import { gateChecks } from "./gate-checks.js";
+import { checkKey, gateChecks } from "./gate-checks.js";
 import { integrationEntry } from "./integration-entry.js";
 
 export type Verdict = { passed: boolean; results: GateCheckResult[] } | "stopped";
@@ -17,6 +18,8 @@ interface Part {
   s: SubTaskState;
   attempt: number;
   entry: ProgressEntry;
+  /** Landed, sent back or stopped: resolved once, never again. */
+  done: boolean;
   resolve(landing: Landing): void;
 }
 
@@ -25,6 +28,8 @@ interface Merged {
   merge: string;
   filesChanged: string[];
   tree: string | undefined;
+  /** The merge holds exactly the part's own commit's tree. */
+  ownTree: boolean;
 }
 
 /** The attempt name the gate's directories go by. */
@@ -34,6 +39,9 @@ export const gateId = "taskledger-gate";
 const maxDetailChars = 4000;
 // Merges gated together at most; a larger batch waits for the next run.
 const maxBatch = 8;
+// How long a batch waits for completions still being evaluated, at most, and how often it looks.
+const maxArrivalWaitMs = 10_000;
+const arrivalPollMs = 25;
 
 /**
  * The integration gate: a completed sub-task's work lands on the run's branch only once the gate's
@@ -57,7 +65,17 @@ export class IntegrationGate {
   land(s: SubTaskState, attempt: number, entry: ProgressEntry): Promise<Landing> {
     if (!this.checksEach) return this.plain(s, attempt, entry);
     return new Promise<Landing>((resolve) => {
-      this.waiting.push({ s, attempt, entry, resolve });
+      const part: Part = {
+        s,
+        attempt,
+        entry,
+        done: false,
+        resolve(landing) {
+          part.done = true;
+          resolve(landing);
+        },
+      };
+      this.waiting.push(part);
       if (!this.busy) {
         this.busy = true;
         void this.drain();
@@ -96,8 +114,9 @@ export class IntegrationGate {
 
   private async drain(): Promise<void> {
     for (;;) {
-      const size = this.mode === "each" || !this.speculates() ? 1 : maxBatch;
-      const batch = this.waiting.splice(0, size);
+      const batching = this.mode === "batch" && this.speculates();
+      if (batching) await this.awaitArrivals();
+      const batch = this.waiting.splice(0, batching ? maxBatch : 1);
       if (batch.length === 0) {
         this.busy = false;
         return;
@@ -107,11 +126,33 @@ export class IntegrationGate {
       } catch (error) {
         // Whatever went wrong is the batch's: each part is sent back saying so, none is lost.
         for (const part of batch) {
-          if (part.s.status === "completed") continue;
+          if (part.done) continue;
           const results = [{ argv: ["(gate)"], passed: false, detail: describeError(error) }];
           await this.sendBack(part, results).catch(() => part.resolve({ stopped: true }));
         }
       }
+    }
+  }
+
+  /**
+   * Waits, bounded, while other sub-tasks' finished attempts are being evaluated: those that
+   * complete arrive here soon, and one check run for all of them costs less than one each.
+   */
+  private async awaitArrivals(): Promise<void> {
+    const { state, stop } = this.ctx;
+    const waiting = new Set(this.waiting.map((p) => p.s.subTask.id));
+    const evaluating = () =>
+      [...state.subTasks.values()].some(
+        (s) =>
+          s.status === "running" &&
+          s.finished !== undefined &&
+          s.finished.entry === undefined &&
+          !waiting.has(s.subTask.id),
+      );
+    const until = performance.now() + maxArrivalWaitMs;
+    while (evaluating() && performance.now() < until && !stop.signal.aborted) {
+      await new Promise((resolve) => setTimeout(resolve, arrivalPollMs));
+      for (const part of this.waiting) waiting.add(part.s.subTask.id);
     }
   }
 
@@ -158,9 +199,11 @@ export class IntegrationGate {
     const { state, workspace } = this.ctx;
     const tip = state.tip ?? (workspace.record.kind === "worktree" ? workspace.record.base : "");
     const chain: Merged[] = [];
+    const later: Part[] = [];
     let at = tip;
     for (const part of parts) {
       const commit = part.s.workFrom;
+      // No commit (nothing changed): nothing to merge, it lands as it is; the tip stays.
       if (!commit) {
         part.resolve(await this.plain(part.s, part.attempt, part.entry));
         continue;
@@ -172,8 +215,10 @@ export class IntegrationGate {
         commit,
       });
       if (!merged.merged) {
-        // The conflict is recorded as the plain path records it, against the tip as it is.
-        part.resolve(await this.plain(part.s, part.attempt, part.entry));
+        // Against the tip: a conflict, recorded as the plain path records it (the tip stays). Against
+        // a part of this batch only: it waits for the next batch, on top of what lands now.
+        if (chain.length === 0) part.resolve(await this.plain(part.s, part.attempt, part.entry));
+        else later.push(part);
         continue;
       }
       chain.push({
@@ -181,13 +226,25 @@ export class IntegrationGate {
         merge: merged.merge,
         filesChanged: merged.filesChanged,
         tree: merged.tree,
+        ownTree: merged.ownTree === true,
       });
       at = merged.merge;
     }
+    this.waiting.unshift(...later);
     const last = chain.at(-1);
     if (!last) return;
     const ids = chain.map((m) => m.part.s.subTask.id);
-    const verdict = await this.check(ids, last.merge, last.tree, gateChecks(this.ctx, ids));
+    let checks = gateChecks(this.ctx, ids);
+    // Nothing landed since it started: the merge is its own tree, where its evaluation ran its own
+    // checks, the run's and the project's; only the other parts' checks are left to run.
+    if (chain.length === 1 && last.ownTree && last.part.s.finished?.result) {
+      const ran = new Set(
+        evaluationChecks(this.ctx, last.part.s, last.part.s.finished.result).map(checkKey),
+      );
+      checks = checks.filter((check) => !ran.has(checkKey(check)));
+      if (checks.length === 0) return this.advance(tip, chain);
+    }
+    const verdict = await this.check(ids, last.merge, last.tree, checks);
     if (verdict === "stopped") {
       for (const m of chain) m.part.resolve({ stopped: true });
       return;
@@ -235,7 +292,7 @@ export class IntegrationGate {
     final = false,
   ): Promise<Verdict> {
     const { state, options, workspace, stop, recorder } = this.ctx;
-    const known = tree ? state.integration.verdicts.get(tree) : undefined;
+    const known = tree ? state.integration.verdicts.get(verdictKey(tree, checks)) : undefined;
     if (known) return known;
     if (checks.length === 0) return { passed: true, results: [] };
     const started = performance.now();

@@ -12,6 +12,7 @@ import {
   maxSlotPreparations,
   type RunState,
   type SubTaskState,
+  verdictKey,
 } from "./run-state.js";
 
 // Gate failures kept for the report: the latest, never a growing list.
@@ -179,7 +180,7 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       const { integration } = state;
       integration.runs++;
       const verdict = { passed: event.passed, results: event.results };
-      if (event.tree) integration.verdicts.set(event.tree, verdict);
+      if (event.tree) integration.verdicts.set(verdictKey(event.tree, event.results), verdict);
       integration.last = { parts: event.parts, ...verdict };
       if (event.final)
         integration.final = { ...verdict, ...(event.commit ? { commit: event.commit } : {}) };

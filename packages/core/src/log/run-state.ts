@@ -157,9 +157,20 @@ export interface ExploreState {
   };
 }
 
+/** Where a gate verdict is kept: the tree checked and the commands it was checked with. */
+export function verdictKey(
+  tree: string,
+  checks: readonly ({ argv: readonly string[] } | object)[],
+): string {
+  const argvs = checks.map((c) =>
+    "argv" in c ? (c.argv as readonly string[]).join(" ") : JSON.stringify(c),
+  );
+  return `${tree}\n${argvs.join("\n")}`;
+}
+
 /** What the integration gate did in a run, as its records tell it. */
 export interface IntegrationState {
-  /** Verdicts by tree: a tree checked once is not checked again (bounded by the run's merges). */
+  /** Verdicts by tree and checks (`verdictKey`): not checked again (bounded by the run's merges). */
   verdicts: Map<string, { passed: boolean; results: GateCheckResult[] }>;
   /** Check runs so far. */
   runs: number;

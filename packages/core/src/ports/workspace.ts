@@ -108,6 +108,8 @@ export type Integration =
       filesChanged: string[];
       /** The merge's tree: the integration gate keeps its verdicts by tree, never checking one twice. */
       tree?: string;
+      /** The merge's tree is the merged commit's own: nothing landed since its work started. */
+      ownTree?: boolean;
     }
   | { merged: false; conflicts: string[] };
 

@@ -100,7 +100,10 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
 function integrationReport(state: RunState): RunReport["integration"] {
   const mode = state.settings?.integration ?? "off";
   const { runs, failures, final, verdicts } = state.integration;
-  const tipVerdict = state.tipTree ? verdicts.get(state.tipTree) : undefined;
+  // The tip's last verdict, whatever checks it was given.
+  const tipVerdict = state.tipTree
+    ? [...verdicts].filter(([key]) => key.startsWith(`${state.tipTree}\n`)).at(-1)?.[1]
+    : undefined;
   const last = final ?? tipVerdict;
   if (mode === "off" && runs === 0) return undefined;
   return {

@@ -247,7 +247,11 @@ export async function openWorktreeWorkspace(
         },
       )
     ).stdout.trim();
-    return { merged: true, merge, filesChanged: await changedPaths(root, at, merge), tree };
+    const [filesChanged, own] = await Promise.all([
+      changedPaths(root, at, merge),
+      git(["rev-parse", `${commit}^{tree}`], { cwd: root }),
+    ]);
+    return { merged: true, merge, filesChanged, tree, ownTree: own.stdout.trim() === tree };
   };
   const workspace: RunWorkspace = {
     record,
