@@ -1,4 +1,4 @@
-import { type PlanIssue, PlanValidationError } from "../errors/errors.js";
+import { PlanValidationError } from "../errors/errors.js";
 import type { SubTask } from "../ledger/sub-task.js";
 import { type TaskLedger, validateTaskLedger } from "../ledger/task-ledger.js";
 import type { AcceptanceGap } from "../log/run-events.js";
@@ -7,6 +7,7 @@ import { oneLine } from "../text/text-clip.js";
 import { truncateToTokens } from "../text/tokens.js";
 import type { Usage } from "../usage/usage.js";
 import { askForLedger } from "./planner.js";
+import { refuseUsedIds } from "./replanner.js";
 
 export interface ContinuationInput {
   model: LanguageModel;
@@ -43,15 +44,7 @@ export async function planContinuation(
     prompt: continuationPrompt(input),
     validate: (answer) => {
       const added = answer?.subTasks ?? [];
-      const reused = added.filter((s) => input.usedIds.has(s.id));
-      if (reused.length > 0) {
-        const issues: PlanIssue[] = reused.map((s) => ({
-          kind: "duplicate-id",
-          subTaskId: s.id,
-          message: `sub-task id "${s.id}" is already used in this run; choose a new one`,
-        }));
-        throw new PlanValidationError(issues);
-      }
+      refuseUsedIds(added, input.usedIds);
       if (added.length === 0) {
         throw new PlanValidationError([
           { kind: "schema", message: "plan at least one new sub-task for the missing work" },

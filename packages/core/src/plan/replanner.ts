@@ -56,15 +56,7 @@ export async function replanSubTask(input: ReplanInput): Promise<ReplanResult> {
     prompt: replanPrompt(input, kept),
     validate: (answer) => {
       const added = answer?.subTasks ?? [];
-      const reused = added.filter((s) => input.usedIds.has(s.id));
-      if (reused.length > 0) {
-        const issues: PlanIssue[] = reused.map((s) => ({
-          kind: "duplicate-id",
-          subTaskId: s.id,
-          message: `sub-task id "${s.id}" is already used in this run; choose a new one`,
-        }));
-        throw new PlanValidationError(issues);
-      }
+      refuseUsedIds(added, input.usedIds);
       return validateTaskLedger(
         { facts: mergeFacts(input.ledger.facts, answer?.facts), subTasks: [...kept, ...added] },
         { maxSubTasks: input.maxSubTasks },
@@ -78,6 +70,21 @@ export async function replanSubTask(input: ReplanInput): Promise<ReplanResult> {
     added: result.ledger.subTasks.filter((s) => !keptIds.has(s.id)),
     usage: result.usage,
   };
+}
+
+/** New sub-tasks must not reuse an id the run has used, replaced ones included. */
+export function refuseUsedIds(
+  added: readonly { id: string }[],
+  usedIds: ReadonlySet<string>,
+): void {
+  const reused = added.filter((s) => usedIds.has(s.id));
+  if (reused.length === 0) return;
+  const issues: PlanIssue[] = reused.map((s) => ({
+    kind: "duplicate-id",
+    subTaskId: s.id,
+    message: `sub-task id "${s.id}" is already used in this run; choose a new one`,
+  }));
+  throw new PlanValidationError(issues);
 }
 
 /** The plan's facts, then the replan's new ones, each once, within the ledger's bound. */
