@@ -175,6 +175,35 @@ describe("the ui server", () => {
     expect(await status()).toBe("running");
   });
 
+  it("answers for the live run once its first record is logged, not 404 before it (the sandbox's start)", async () => {
+    const written = await mkdtemp(join(tmpdir(), "taskledger-ui-written-"));
+    const store = await mkdtemp(join(tmpdir(), "taskledger-ui-live-"));
+    cleanups.push(
+      () => rm(written, { recursive: true, force: true }),
+      () => rm(store, { recursive: true, force: true }),
+    );
+    await storeRun(written, "Started", onePlan);
+    const [file] = await readdir(written);
+    const runId = file!.replace(/\.jsonl$/, "");
+    // The host knows the run as soon as it starts; its log is written a moment later.
+    const server = await startUiServer({
+      store,
+      live: { runId: () => runId, reviews: undefined, cancel: () => {} },
+    });
+    cleanups.push(() => server.close());
+    const headers = { "x-taskledger-token": new URL(server.url).searchParams.get("token") ?? "" };
+    const asked = fetch(`${origin(server)}/api/runs/${runId}`, { headers });
+    await new Promise((r) => setTimeout(r, 300));
+    await writeFile(join(store, file!), await readFile(join(written, file!)));
+    const answer = await asked;
+    expect(answer.status).toBe(200);
+    expect(((await answer.json()) as RunView).summary.runId).toBe(runId);
+    // Any other id is still answered at once.
+    const other = await fetch(`${origin(server)}/api/runs/not-${runId}`, { headers });
+    expect(other.status).toBe(404);
+    await other.text();
+  });
+
   it("reads a 50 MB log incrementally and sends a bounded snapshot, then only what changes", async () => {
     const { server, store, token } = await serve();
     const huge = "x".repeat(100_000);

@@ -52,6 +52,8 @@ const assets = {
   "/assets/app.js": { file: "app.js", type: "text/javascript; charset=utf-8" },
   "/assets/app.css": { file: "app.css", type: "text/css; charset=utf-8" },
 } as const;
+// How long a request for the live run waits for its first record before it answers 404.
+const liveStartMs = 30_000;
 // The page's own icon needs no token: it tells nothing, and browsers ask for it without one.
 const icons = {
   "/favicon.svg": { file: "icon.svg", type: "image/svg+xml" },
@@ -85,6 +87,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const activityWatchers = new Map<string, Set<(ids: Iterable<string>) => void>>();
   const activityChanged = new Map<string, { ids: Set<string>; timer: NodeJS.Timeout }>();
   let port = 0;
+  // Set by close(): a request waiting for the live run's first record stops waiting.
+  let closing = false;
 
   const tokenMatches = (given: string | null | undefined) => {
     const buffer = Buffer.from(given ?? "");
@@ -130,7 +134,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     const runId = decodeURIComponent(match[1] ?? "");
     const rest = match[2] ?? "";
     if (method === "POST") return handlePost(req, res, runId, rest);
-    const log = await catalog.get(runId);
+    const log = await logOf(runId, res);
     if (!log) return sendJson(res, 404, { error: `no run "${runId}"` });
     if (rest === "") return sendJson(res, 200, await runView(log));
     if (rest === "/events") return openStream(req, res, log);
@@ -199,6 +203,22 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         : sendJson(res, result.status, { error: result.error });
     }
     return sendJson(res, 404, { error: "not found" });
+  }
+
+  /**
+   * The run's log; for the live run, once its first record is in it. The host knows the run, and
+   * prints its address, as soon as it has started: a moment before core writes `run-started`
+   * (after asking the sandbox for its status, half a second with the OS sandbox on). A request in
+   * between waits for that record, bounded, instead of a 404 the page takes as final.
+   */
+  async function logOf(runId: string, res: ServerResponse): Promise<RunLog | undefined> {
+    const deadline = Date.now() + liveStartMs;
+    for (;;) {
+      const log = await catalog.get(runId);
+      if (options.live?.runId() !== runId || log?.startedAt !== undefined || log?.error) return log;
+      if (closing || res.destroyed || Date.now() >= deadline) return log;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 
   async function isActive(runId: string): Promise<boolean> {
@@ -356,6 +376,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     port,
     showAgentEvent,
     close: async () => {
+      closing = true;
       for (const { timer } of activityChanged.values()) clearTimeout(timer);
       // A run that just ended reaches its pages before they are closed.
       await catalog.pokeAll();

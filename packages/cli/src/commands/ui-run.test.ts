@@ -67,29 +67,30 @@ async function setup(slowLibrary = false, hold = { agents: false }) {
     "--store",
     store,
     "--ui",
-    // The page is the subject here. Under CI=true the first confined run's page rendered no graph
-    // (its HTML loaded, its script showed nothing) while the run itself completed: not yet
-    // understood, so the page is tested unconfined and the sandbox in sandbox-run.test.ts.
-    "--sandbox",
-    "off",
   ];
   return { server, cwd, store, args };
 }
 
-/** Starts the command and opens its page once it prints the address. */
-async function start(args: string[], io: CliIo, output: () => string) {
-  const exit = runCli(args, io);
+/** The page's address once the command prints it. */
+async function addressOf(output: () => string): Promise<string> {
   let url: string | undefined;
   for (let i = 0; i < 600 && !url; i++) {
     url = /Follow and steer this run at (\S+)/.exec(output())?.[1];
     if (!url) await new Promise((r) => setTimeout(r, 50));
   }
   expect(url, output()).toBeDefined();
+  return url as string;
+}
+
+/** Starts the command and opens its page once it prints the address. */
+async function start(args: string[], io: CliIo, output: () => string) {
+  const exit = runCli(args, io);
+  const url = await addressOf(output);
   const page = await browser.newPage({ viewport: { width: 1300, height: 720 } });
   cleanups.push(() => page.close());
   // A demo run on a busy machine takes a while; the test's own timeout bounds it all.
   page.setDefaultTimeout(150_000);
-  await page.goto(url as string);
+  await page.goto(url);
   return { exit, page };
 }
 
@@ -144,6 +145,39 @@ describe.runIf(browserTests)("taskledger run --ui", () => {
     expect(await serving).toBe(0);
     // Ctrl-C stops the page, and says that is all it stops.
     expect(u.out()).toContain("Stopping the page; no run is cancelled.");
+  }, 180_000);
+
+  it("answers for its run from the moment it prints the address, under CI with the sandbox on: the plan, then Approve", async () => {
+    const { args } = await setup();
+    const t = captureIo();
+    expect(t.io.env.CI).toBeDefined();
+    const exit = runCli(args, t.io);
+    const url = new URL(await addressOf(t.out));
+    const runId = url.hash.replace("#/runs/", "");
+    const token = url.searchParams.get("token") ?? "";
+    const view = () =>
+      fetch(`${url.origin}/api/runs/${runId}`, { headers: { "x-taskledger-token": token } });
+    // Asked at once: the run is known before its first record is logged (the sandbox's start).
+    const first = await view();
+    expect(first.status, await first.clone().text()).toBe(200);
+    expect(((await first.json()) as { summary: { runId: string } }).summary.runId).toBe(runId);
+    await expect
+      .poll(async () => ((await (await view()).json()) as { review?: unknown }).review, {
+        timeout: 60_000,
+      })
+      .toMatchObject({ kind: "plan" });
+    const page = await browser.newPage({ viewport: { width: 1300, height: 720 } });
+    cleanups.push(() => page.close());
+    page.setDefaultTimeout(150_000);
+    await page.goto(url.href);
+    await page.locator('g.node[data-id="library"]').waitFor();
+    await page.locator("#approve").click();
+    expect(await exit).toBe(0);
+    // Confined: the default sandbox was on, not falling back to unconfined agents.
+    expect(`${t.out()}${t.err()}`).not.toContain("unconfined");
+    await expect
+      .poll(() => statuses(page))
+      .toEqual({ library: "completed", tests: "completed", docs: "completed" });
   }, 180_000);
 
   it("runs the plan approved on the page while the terminal asks too: the first answer wins", async () => {
@@ -275,9 +309,6 @@ describe.runIf(browserTests)("taskledger run --ui with a replan", () => {
       "--max-retries",
       "0",
       "--ui",
-      // As in setup(): the page unconfined.
-      "--sandbox",
-      "off",
     ];
     const t = captureIo();
     const { exit, page } = await start(args, t.io, t.out);
