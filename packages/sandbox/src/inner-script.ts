@@ -1,3 +1,5 @@
+import { launchMarkerName } from "./launch-end.js";
+
 /**
  * The shell text a confined launch runs inside the sandbox: forwarders that make each allowed
  * loopback endpoint (a model server on the host's 127.0.0.1) answer at the same address in the
@@ -9,6 +11,8 @@ export interface InnerScript {
   loopback: readonly { host: string; port: number }[];
   /** A port served inside, bridged to this Unix socket (which the host connects to). */
   expose?: { port: number; socket: string };
+  /** Where the launch's PID namespace is written (`pid:[…]`), for the host to wait on its end. */
+  namespaceFile?: string;
   /** Set after the sandbox's own variables (it sets TMPDIR to a shared directory). */
   env: Readonly<Record<string, string>>;
   file: string;
@@ -20,6 +24,9 @@ const waitTries = 200;
 
 export function innerScript(script: InnerScript): string {
   const lines: string[] = [];
+  if (script.namespaceFile !== undefined) {
+    lines.push(`readlink /proc/self/ns/pid > ${quote(script.namespaceFile)} 2>/dev/null`);
+  }
   if (script.loopback.length > 0) {
     // The proxy's credentials are in HTTP_PROXY (`http://user:pass@localhost:PORT`), URL-encoded.
     lines.push(
@@ -47,7 +54,8 @@ export function innerScript(script: InnerScript): string {
     );
   }
   const exports = Object.entries(script.env).map(([key, value]) => `${key}=${quote(value)}`);
-  lines.push(`unset _tl_p _tl_auth _tl_hp _tl_pport _tl_i`);
+  // The launch's marker stays with the sandbox's own processes, not the program's.
+  lines.push(`unset _tl_p _tl_auth _tl_hp _tl_pport _tl_i ${launchMarkerName}`);
   if (exports.length > 0) lines.push(`export ${exports.join(" ")}`);
   lines.push(`exec ${[script.file, ...script.args].map(quote).join(" ")}`);
   return lines.join("\n");

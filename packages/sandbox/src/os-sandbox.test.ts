@@ -180,12 +180,42 @@ describe.runIf(status.confined || process.env.CI).each([{ serves: false }, { ser
       );
       expect(run.stdout).toContain("started");
       expect(seen).not.toEqual([]);
-      const left = await pollUntil(
-        async () => [...(await processesUnder(cwd)), ...(await processesWith(marker))],
-        (pids) => pids.length === 0,
-        100,
-      );
-      expect(left).toEqual([]);
+      // Gone the moment the launch is released: it waits for its PID namespace to end.
+      expect([...(await processesUnder(cwd)), ...(await processesWith(marker))]).toEqual([]);
+    });
+
+    it("is over when its processes are: none runs the moment release() returns", {
+      timeout: 20_000,
+    }, async () => {
+      // It leaves a process in the background whose end takes a moment (memory to give back):
+      // bubblewrap's outer process exits before its pid 1 has ended the rest. One launch ends by
+      // itself (its input closed), one is killed with its group (as an executor ends an attempt).
+      const left = `node -e "const b=Buffer.alloc(768<<20,1);console.log('started',b.length);setTimeout(()=>{},60000)"`;
+      for (const killed of [false, true]) {
+        const home = mkdtempSync(join(tmpdir(), "home-"));
+        const launch = await sandbox.wrap({
+          file: "bash",
+          args: ["-c", `${left} & read -r _`],
+          cwd: home,
+          env: { PATH: process.env.PATH ?? "", HOME: home, TMPDIR: home },
+          write: [home],
+        });
+        const child = spawn(launch.file, launch.args, {
+          cwd: home,
+          env: launch.env,
+          detached: true,
+        });
+        // Its end as an executor takes it: bubblewrap's outer process exited.
+        const exited = new Promise((resolve) => child.once("exit", resolve));
+        await new Promise((resolve) => child.stdout.once("data", resolve));
+        // Bubblewrap, its pid 1, the runtime's relays, the loopback forwarder and the program.
+        expect((await processesUnder(home)).length).toBeGreaterThan(3);
+        if (killed) process.kill(-(child.pid as number), "SIGKILL");
+        else child.stdin.end();
+        await exited;
+        await launch.release();
+        expect(await processesUnder(home)).toEqual([]);
+      }
     });
 
     it("gives each launch its own loopback: two at once hold the same fixed port", {

@@ -20,6 +20,7 @@ import {
 import { credentialStores, socketDirs } from "./credential-stores.js";
 import { gitPaths } from "./git-paths.js";
 import { innerScript } from "./inner-script.js";
+import { endLaunch, launchMarkerName, pidNamespaceFile } from "./launch-end.js";
 import { parseHost } from "./network-hosts.js";
 import { refusalsOf, refusedWritesIn } from "./refusals.js";
 import { type SandboxManager, sharedRuntime } from "./sandbox-runtime.js";
@@ -45,6 +46,11 @@ export interface SandboxOptions {
   serves?: boolean;
   /** Told once, in one line that names the fix, when `auto` runs unconfined. */
   onUnconfined?: (line: string) => void;
+  /**
+   * Told, in one line, when a launch's own processes (bubblewrap's, its relays and forwarders)
+   * still ran when `release()` stopped waiting for them, and were killed; default stderr.
+   */
+  onLeftover?: (line: string) => void;
 }
 
 /** The fix for a machine where the OS sandbox cannot start, by platform. */
@@ -128,6 +134,9 @@ class OsSandbox implements Sandbox {
     const own = await createProcessDir(socketParent(), launchDirPrefix);
     const git = await gitPaths(launch.cwd);
     const socket = join(own, "s");
+    // Every process of the launch's own (bubblewrap's two, the runtime's relays, the forwarders
+    // and the bridge inside) carries this entry; the program itself does not (the script unsets it).
+    const marker = `${launchMarkerName}=${own}`;
     const write = [launch.cwd, ...(launch.write ?? []), ...git.write, own];
     const denyRead = [
       ...credentialStores.map((path) => path.replace(/^~(?=\/)/, this.home)),
@@ -139,6 +148,7 @@ class OsSandbox implements Sandbox {
     const script = innerScript({
       loopback: process.platform === "linux" ? this.hosts.filter((host) => host.loopback) : [],
       ...(launch.expose === undefined ? {} : { expose: { port: launch.expose, socket } }),
+      namespaceFile: join(own, pidNamespaceFile),
       env: pick(launch.env, ["TMPDIR", "TMP", "TEMP"]),
       file: launch.file,
       args: launch.args,
@@ -162,7 +172,7 @@ class OsSandbox implements Sandbox {
     return {
       file: argv[0] as string,
       args: argv.slice(1),
-      env: { ...launch.env, ...added(env) },
+      env: { ...launch.env, ...added(env), [launchMarkerName]: own },
       ...(bridge ? { exposedPort: bridge.port } : {}),
       refusals: (output = "", cwd = launch.cwd) =>
         refusalsOf([
@@ -181,6 +191,9 @@ class OsSandbox implements Sandbox {
       },
       release: async () => {
         bridge?.server.close();
+        // Over once its processes are gone: bubblewrap's pid 1 and the relays inside die after
+        // its outer process, in a session of their own.
+        await endLaunch(marker, join(own, pidNamespaceFile), this.options.onLeftover ?? warn);
         await rm(own, { recursive: true, force: true }).catch(() => {});
       },
     };
@@ -191,6 +204,10 @@ class OsSandbox implements Sandbox {
     this.closed = true;
     await sharedRuntime.release(this.owner);
   }
+}
+
+function warn(line: string): void {
+  process.stderr.write(`${line}\n`);
 }
 
 /** A launch's own directory: `taskledger-sandbox-<pid>-XXXXXX`, swept once its process is gone. */
