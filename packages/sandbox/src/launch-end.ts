@@ -55,7 +55,9 @@ async function gone(
 function readNamespace(file: string): string | undefined {
   try {
     const text = readFileSync(file, "utf8").trim();
-    return /^pid:\[\d+\]$/.test(text) ? text : undefined;
+    if (!/^pid:\[\d+\]$/.test(text)) return undefined;
+    // A launch that got no namespace of its own wrote the host's: every process would be its.
+    return text === readlinkSync("/proc/self/ns/pid") ? undefined : text;
   } catch {
     return undefined;
   }
