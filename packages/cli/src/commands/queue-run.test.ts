@@ -264,6 +264,15 @@ describe.runIf(enabled && process.platform === "linux")(
         expect(restarted).toBeDefined();
         await restarted;
         expect((JSON.parse(t.out()) as JsonReport).status).toBe("completed");
+        // One attempt each: a second means the first was lost (its error says how).
+        const finished = attemptsFinished(setup.store);
+        expect(
+          finished.map((event) => [event.attempt, event.result.outcome]),
+          JSON.stringify(finished.map((event) => event.result.error ?? null)),
+        ).toEqual([
+          [1, "finished"],
+          [1, "finished"],
+        ]);
         // Both started before either finished: one worker ran them at once. The worker's last
         // line may reach this process's pipe after the result reached the run through Redis.
         const jobLines = async () =>
@@ -271,16 +280,11 @@ describe.runIf(enabled && process.platform === "linux")(
             .log()
             .match(/^(started|finished) \S+\.(a|b)\.1/gm)
             ?.map((line) => line.split(" ")[0]) ?? [];
-        expect(await pollUntil(jobLines, (lines) => lines.length >= 4)).toEqual([
+        expect(await pollUntil(jobLines, (lines) => lines.length >= 4), worker.log()).toEqual([
           "started",
           "started",
           "finished",
           "finished",
-        ]);
-        const finished = attemptsFinished(setup.store);
-        expect(finished.map((event) => [event.attempt, event.result.outcome])).toEqual([
-          [1, "finished"],
-          [1, "finished"],
         ]);
         for (const id of ["a", "b"])
           expect(readFileSync(join(setup.repo, `${id}.txt`), "utf8")).toBe(`${id}\n`);

@@ -56,8 +56,11 @@ export class WorkerClones {
   ): Promise<WorkerSlot> {
     const clone = await this.cloneOf(job.remote);
     // A commit fetched before is still there (taskledger's git never collects garbage): no fetch.
+    // Fetched one at a time with worktree bookkeeping: a fetch's connectivity check reads every
+    // worktree's HEAD, and one being added holds a placeholder ("bad object …/HEAD").
     const fetched = `${clone}\0${job.start}`;
-    if (!this.fetched.has(fetched)) {
+    await this.serial(async () => {
+      if (this.fetched.has(fetched)) return;
       await git(
         [
           "fetch",
@@ -71,7 +74,7 @@ export class WorkerClones {
       );
       if (this.fetched.size >= 4096) this.fetched.clear();
       this.fetched.add(fetched);
-    }
+    });
     // A slot already put back at this very commit comes first: it needs no git at all.
     const ready = this.free.findIndex((slot) => slot.clone === clone && slot.resetTo === job.start);
     const at = ready !== -1 ? ready : this.free.findIndex((slot) => slot.clone === clone);
