@@ -16,14 +16,23 @@ export async function remoteGit(
   args: string[],
   abortSignal: AbortSignal,
 ): Promise<void> {
-  try {
-    await git(args, { cwd, abortSignal });
-  } catch (cause) {
-    if (abortSignal.aborted) throw cause;
-    throw new QueueError(
-      "remote-failed",
-      `git ${args[0]} to the shared remote failed: ${cause instanceof Error ? cause.message : String(cause)}`,
-      { cause, isRetryable: true },
-    );
+  for (let tries = 1; ; tries++) {
+    try {
+      await git(args, { cwd, abortSignal });
+      return;
+    } catch (cause) {
+      if (abortSignal.aborted) throw cause;
+      // A fetch's connectivity check read the placeholder HEAD of a worktree the run's workspace
+      // was adding at that moment: it holds a real commit a moment later.
+      if (tries < 4 && /bad object worktrees\//.test(String(cause))) {
+        await new Promise((resolve) => setTimeout(resolve, 100 * tries));
+        continue;
+      }
+      throw new QueueError(
+        "remote-failed",
+        `git ${args[0]} to the shared remote failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+        { cause, isRetryable: true },
+      );
+    }
   }
 }
