@@ -135,6 +135,7 @@ export type {
   AttemptOutcome,
   AttemptProcess,
   AttemptResult,
+  ProviderLimit,
   ExecuteOptions,
   Executor,
   ToolCallRecord,

@@ -7,7 +7,7 @@ const strings = z.array(z.string());
 
 /** What `Executor.run` must resolve to; a host's executor is checked against it at the boundary. */
 const attemptResultSchema = z.looseObject({
-  outcome: z.enum(["finished", "truncated", "error", "timeout", "cancelled"]),
+  outcome: z.enum(["finished", "truncated", "error", "timeout", "cancelled", "rate-limited"]),
   finalText: z.string(),
   toolCalls: z.array(
     z.looseObject({
@@ -21,6 +21,15 @@ const attemptResultSchema = z.looseObject({
   filesChanged: strings,
   usage: usageSchema,
   error: z.string().optional(),
+  limit: z
+    .looseObject({
+      kind: z.enum(["rate-limit", "overloaded", "quota"]),
+      provider: z.string().optional(),
+      retryAfterMs: z.number().nonnegative().optional(),
+      statusCode: z.number().int().optional(),
+      message: z.string(),
+    })
+    .optional(),
   retryable: z.boolean().optional(),
   infrastructureError: z.boolean().optional(),
   durationMs: z.number().nonnegative(),

@@ -12,6 +12,8 @@ const outcomeFeedback: Record<AttemptResult["outcome"], string> = {
   error: "The previous attempt ended with an error.",
   timeout: "The previous attempt ran out of time. Do less per step and finish the remaining work.",
   cancelled: "The previous attempt was cancelled.",
+  // Never judged: the runner waits for the provider and runs it again, telling the agent nothing.
+  "rate-limited": "",
 };
 
 /**

@@ -6,9 +6,34 @@ import type { OutsideChanges } from "./workspace.js";
 /**
  * How an attempt ended. `finished`: the agent stopped on its own; `truncated`: it stopped because
  * output ran out (or stopped with almost nothing after tool use); `error`: provider, tool or
- * process failure; `timeout`: the attempt's time ran out; `cancelled`: its signal was aborted.
+ * process failure; `timeout`: the attempt's time ran out; `cancelled`: its signal was aborted;
+ * `rate-limited`: its model provider refused it for a while or for good (`limit` says which),
+ * after the agent's own retries: not the agent's doing, so not an attempt the ladder counts.
  */
-export type AttemptOutcome = "finished" | "truncated" | "error" | "timeout" | "cancelled";
+export type AttemptOutcome =
+  | "finished"
+  | "truncated"
+  | "error"
+  | "timeout"
+  | "cancelled"
+  | "rate-limited";
+
+/**
+ * What a model provider said when it refused requests. `rate-limit` (429) and `overloaded` (529,
+ * an overloaded 503) pass: the window opens again. `quota` does not (OpenAI's
+ * `insufficient_quota`, a billing error): waiting does not help.
+ */
+export interface ProviderLimit {
+  kind: "rate-limit" | "overloaded" | "quota";
+  /** The provider as the agent model names it (`anthropic` in `anthropic/claude-sonnet-4-5`), when known. */
+  provider?: string;
+  /** How long the provider asked to wait (its `Retry-After`), in milliseconds, when it said. */
+  retryAfterMs?: number;
+  /** The HTTP status, when known (429, 529, 503, …). */
+  statusCode?: number;
+  /** What the provider said, one line, bounded. */
+  message: string;
+}
 
 /** A tool call the agent made, with input and output already trimmed to a bounded size. */
 export interface ToolCallRecord {
@@ -36,6 +61,8 @@ export interface AttemptResult {
   usage: Usage;
   /** Why it ended badly, when it did. */
   error?: string;
+  /** Set with outcome `rate-limited`: what the provider said, and how long it asked to wait. */
+  limit?: ProviderLimit;
   /** False when no further attempt can do better (a missing binary, a config opencode rejects). */
   retryable?: boolean;
   /**
