@@ -30,6 +30,7 @@ export {
   type ScriptedUsage,
 } from "./model-server/model-server.js";
 export { scriptedOpencodeProvider } from "./model-server/opencode-provider.js";
+export { insufficientQuotaError, overloadedError } from "./model-server/provider-errors.js";
 export {
   type AcceptanceGapReply,
   acceptanceReply,

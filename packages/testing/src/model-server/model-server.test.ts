@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createModelServer, type ModelServer } from "./model-server.js";
+import { insufficientQuotaError, overloadedError } from "./provider-errors.js";
 
 let server: ModelServer;
 afterEach(async () => {
@@ -207,6 +208,25 @@ describe("createModelServer", () => {
     });
     expect(await json(await post("/v1beta/models/g:generateContent", {}))).toMatchObject({
       error: { code: 500, status: "INTERNAL" },
+    });
+  });
+
+  it("sends a provider's quota and overload errors as the provider does", async () => {
+    server = await createModelServer({
+      replies: [insufficientQuotaError({ "retry-after-ms": "10" }), overloadedError()],
+    });
+    const quota = await post("/v1/chat/completions", {});
+    expect(quota.status).toBe(429);
+    expect(quota.headers.get("retry-after-ms")).toBe("10");
+    expect((await json(quota)).error).toMatchObject({
+      type: "insufficient_quota",
+      code: "insufficient_quota",
+    });
+    const overloaded = await post("/v1/messages", {});
+    expect(overloaded.status).toBe(529);
+    expect(await json(overloaded)).toEqual({
+      type: "error",
+      error: { type: "overloaded_error", message: "Overloaded" },
     });
   });
 
