@@ -24,6 +24,14 @@ export const defaultTranscriptLimits: TranscriptLimits = {
 const fileTools = new Set(["write", "edit", "patch", "multiedit", "apply_patch"]);
 const rejectedPermission = /rejected permission|permission.*(denied|rejected)/i;
 
+/** An error the agent reported, as kept: what it said, and what it passed on of the provider's answer. */
+export interface TranscriptError {
+  message: string;
+  statusCode?: number;
+  errorType?: string;
+  retryAfterMs?: number;
+}
+
 /** What an attempt's events add up to, kept within fixed limits however long the run. */
 export class Transcript {
   sessionId: string | undefined;
@@ -36,7 +44,7 @@ export class Transcript {
   stepCount = 0;
   /** Consecutive `unknown` finishes at the end: opencode 1.18 then loops forever. */
   unknownFinishStreak = 0;
-  readonly errors: { message: string; statusCode?: number }[] = [];
+  readonly errors: TranscriptError[] = [];
   errorCount = 0;
   readonly permissionRejections: string[] = [];
   unknownEvents = 0;
@@ -85,8 +93,10 @@ export class Transcript {
         return;
       case "error": {
         this.errorCount++;
-        const error: { message: string; statusCode?: number } = { message: event.message };
+        const error: TranscriptError = { message: event.message };
         if (event.statusCode !== undefined) error.statusCode = event.statusCode;
+        if (event.errorType !== undefined) error.errorType = event.errorType;
+        if (event.retryAfterMs !== undefined) error.retryAfterMs = event.retryAfterMs;
         this.pushBounded(this.errors, error, this.limits.maxErrors, () => {});
         return;
       }

@@ -199,6 +199,9 @@ export class ClaudeCodeTranslator implements AgentLineTranslator {
       stringify(value.result) || errors || `Claude Code ended with ${stringify(value.subtype)}`;
     const event: OpencodeEvent = { type: "error", message: clip(message, 4000) };
     if (typeof value.api_error_status === "number") event.statusCode = value.api_error_status;
+    // The provider's error type as Claude Code read it (`overloaded_error`, `insufficient_quota`).
+    if (typeof value.api_error_type === "string" && value.api_error_type !== "")
+      event.errorType = value.api_error_type.slice(0, 100);
     events.push(event);
     return events;
   }

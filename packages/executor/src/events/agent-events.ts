@@ -3,6 +3,7 @@
 // The Claude Code and Codex translators and the opencode server's session produce the same
 // events, and an attempt's transcript is built from them. Also the parser of opencode's stream.
 import { emptyUsage, type Usage } from "@taskledger/core";
+import { retryAfterMsOf } from "../agent/retry-after.js";
 import { clip, stringify } from "./clip.js";
 import { count, isObject, type Json } from "./json-fields.js";
 import { JsonLineSplitter, type SplitLine } from "./json-line-splitter.js";
@@ -26,7 +27,16 @@ export type OpencodeEvent =
       filePath?: string;
     }
   | { type: "step-finish"; reason: string; usage: Usage }
-  | { type: "error"; message: string; statusCode?: number; name?: string }
+  | {
+      type: "error";
+      message: string;
+      statusCode?: number;
+      name?: string;
+      /** The provider's own error code or type (`insufficient_quota`, `overloaded_error`). */
+      errorType?: string;
+      /** The provider's `Retry-After`, in milliseconds, when the agent passed its headers on. */
+      retryAfterMs?: number;
+    }
   /** Any other event type (or a line that is not JSON, as `invalid-json`), kept rather than dropped. */
   | { type: "unknown"; rawType: string; bytes?: number };
 
@@ -133,7 +143,28 @@ function errorEvent(error: unknown): OpencodeEvent {
   const event: OpencodeEvent = { type: "error", message: clip(message, 4000) };
   if (typeof data.statusCode === "number") event.statusCode = data.statusCode;
   if (typeof body.name === "string") event.name = body.name;
+  // opencode's APIError carries the provider's response: its error code and its Retry-After.
+  const errorType = providerErrorType(data.responseBody);
+  if (errorType !== undefined) event.errorType = errorType;
+  const retryAfterMs = isObject(data.responseHeaders)
+    ? retryAfterMsOf(data.responseHeaders)
+    : undefined;
+  if (retryAfterMs !== undefined) event.retryAfterMs = retryAfterMs;
   return event;
+}
+
+/** `error.code`, else `error.type`, of a provider's JSON error body (OpenAI's, Anthropic's). */
+function providerErrorType(body: unknown): string | undefined {
+  if (typeof body !== "string" || body.length > 100_000) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  const error = isObject(parsed) && isObject(parsed.error) ? parsed.error : {};
+  const named = [error.code, error.type].find((v) => typeof v === "string" && v !== "");
+  return typeof named === "string" ? named.slice(0, 100) : undefined;
 }
 
 function usageOf(part: Json): Usage {
