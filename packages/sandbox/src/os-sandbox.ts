@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { homedir, tmpdir } from "node:os";
-import { basename, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import {
   commandLineOf,
   createProcessDir,
@@ -19,9 +19,12 @@ import {
 } from "@taskledger/core";
 import { credentialStores, socketDirs } from "./credential-stores.js";
 import { gitPaths } from "./git-paths.js";
+import { HomeReads, inHome, writesBeneath } from "./home-reads.js";
 import { innerScript } from "./inner-script.js";
 import { endLaunch, launchMarkerName, pidNamespaceFile } from "./launch-end.js";
 import { parseHost } from "./network-hosts.js";
+import { atOrUnder, real } from "./path-relations.js";
+import { withReadOnly } from "./read-only-home.js";
 import { refusalsOf, refusedWritesIn } from "./refusals.js";
 import { type SandboxManager, sharedRuntime } from "./sandbox-runtime.js";
 import { roomReads, worktreeTop } from "./worktree-rooms.js";
@@ -38,6 +41,13 @@ export interface SandboxOptions {
   denyRead?: readonly string[];
   /** The user's home, where the credential stores are; default the OS's (`HOME`). */
   home?: string;
+  /**
+   * What launches read in the user's home besides the project, the toolchain roots
+   * (`toolchainRoots`), the toolchains on their PATH and their program's install: `~/…` or
+   * absolute paths in the home; `~` reads the whole home but the credential stores (the policy
+   * before the home was hidden). A path at or beneath a denied one is an `InvalidConfigError`.
+   */
+  homeReads?: readonly string[];
   /**
    * Launches will serve a port to the host (`expose`: the opencode server executor). The runtime's
    * filter of Unix sockets is then off for the process (it would refuse the bridge), and the
@@ -74,7 +84,12 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     );
   }
   const hosts = (options.allowHosts ?? []).map((host) => parseHost(host));
-  return new OsSandbox(mode, hosts, options);
+  const home = options.home ?? homedir();
+  const denied = [
+    ...credentialStores.map((path) => inHome(path, home)),
+    ...(options.denyRead ?? []),
+  ];
+  return new OsSandbox(mode, hosts, options, new HomeReads(home, options.homeReads ?? [], denied));
 }
 
 class OsSandbox implements Sandbox {
@@ -82,15 +97,14 @@ class OsSandbox implements Sandbox {
   private settled: Promise<SandboxStatus> | undefined;
   private manager: SandboxManager | undefined;
   private closed = false;
-  private readonly home: string;
 
   constructor(
     readonly mode: SandboxMode,
     private readonly hosts: ReturnType<typeof parseHost>[],
     private readonly options: SandboxOptions,
-  ) {
-    this.home = options.home ?? homedir();
-  }
+    /** What a launch reads in the user's home, which is otherwise hidden. */
+    private readonly homeReads: HomeReads,
+  ) {}
 
   status(): Promise<SandboxStatus> {
     this.settled ??= this.settle();
@@ -138,13 +152,29 @@ class OsSandbox implements Sandbox {
     // and the bridge inside) carries this entry; the program itself does not (the script unsets it).
     const marker = `${launchMarkerName}=${own}`;
     const write = [launch.cwd, ...(launch.write ?? []), ...git.write, own];
+    const home = this.homeReads.home;
+    // The home hidden but what a build needs (below): another project's `.env`, `~/.pgpass`;
+    // unless a path the launch writes, or another hidden one, holds it whole.
+    const hideHome =
+      this.homeReads.hidden &&
+      ![...write, ...socketDirs, ...(this.options.denyRead ?? [])].some((dir) =>
+        atOrUnder(real(home), real(dir)),
+      );
     const denyRead = [
-      ...credentialStores.map((path) => path.replace(/^~(?=\/)/, this.home)),
+      ...(hideHome ? [home] : []),
+      ...credentialStores.map((path) => inHome(path, home)),
       ...socketDirs,
       ...(this.options.denyRead ?? []),
     ];
-    // Its worktree whole, when a hidden directory holds it: git finds the top from a package.
-    const rooms = roomReads(denyRead, worktrees(launch), write);
+    // Its worktree whole, when a hidden directory holds it: git finds the top from a package;
+    // its repository's main worktree too (the project), but never the whole home.
+    const project = [...worktrees(launch), ...mainWorktree(git.read)].filter(
+      (dir) => !atOrUnder(home, dir),
+    );
+    const rooms = roomReads(denyRead, project, write);
+    const toolchains = hideHome
+      ? this.homeReads.of({ path: launch.env.PATH, program: launch.file })
+      : [];
     const script = innerScript({
       loopback: process.platform === "linux" ? this.hosts.filter((host) => host.loopback) : [],
       ...(launch.expose === undefined ? {} : { expose: { port: launch.expose, socket } }),
@@ -160,8 +190,9 @@ class OsSandbox implements Sandbox {
         filesystem: {
           allowWrite: write,
           denyWrite: [],
-          denyRead: [...denyRead, ...rooms.deny],
-          allowRead: [...write, ...git.read, ...rooms.read, ...(launch.read ?? [])],
+          // A write path beneath a read-only path bound back is denied again and bound writable.
+          denyRead: [...denyRead, ...new Set([...rooms.deny, ...writesBeneath(toolchains, write)])],
+          allowRead: [...write, ...git.read, ...rooms.read, ...toolchains, ...(launch.read ?? [])],
         },
       },
       undefined,
@@ -169,9 +200,15 @@ class OsSandbox implements Sandbox {
       { commandId: id, commandText: [launch.file, ...launch.args].join(" ").slice(0, 500) },
     );
     const bridge = launch.expose === undefined ? undefined : await listenBridge(socket);
+    // Linux: `[shell, "-c", bubblewrap's command line]`; its hidden home refuses writes.
+    const command = argv[2];
+    const readOnly =
+      hideHome && process.platform === "linux" && argv.length === 3 && command !== undefined
+        ? withReadOnly(command, real(home))
+        : undefined;
     return {
       file: argv[0] as string,
-      args: argv.slice(1),
+      args: readOnly === undefined ? argv.slice(1) : [argv[1] as string, readOnly],
       env: { ...launch.env, ...added(env), [launchMarkerName]: own },
       ...(bridge ? { exposedPort: bridge.port } : {}),
       refusals: (output = "", cwd = launch.cwd) =>
@@ -229,6 +266,11 @@ function socketParent(): string {
  */
 function worktrees(launch: SandboxLaunch): string[] {
   return [launch.cwd, ...(launch.write ?? [])].flatMap((dir) => worktreeTop(dir) ?? []);
+}
+
+/** The repository's main worktree, from its git directory (`<top>/.git`); none for a bare one. */
+function mainWorktree(gitDirs: readonly string[]): string[] {
+  return gitDirs.flatMap((dir) => (basename(dir) === ".git" ? [dirname(dir)] : []));
 }
 
 /** The variables the runtime adds for a launch (its proxies, git's ssh through them). */

@@ -1,5 +1,6 @@
-import { lstatSync, realpathSync } from "node:fs";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { lstatSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { real, strictlyUnder } from "./path-relations.js";
 
 /**
  * The top of the worktree (or repository) `dir` is in: the nearest directory at or above it that
@@ -46,17 +47,4 @@ export function roomReads(
   if (read.length === 0 || process.platform !== "linux") return { read, deny: [] };
   const beneath = write.filter((path) => read.some((room) => strictlyUnder(real(path), room)));
   return { read, deny: [...new Set(beneath)] };
-}
-
-function real(path: string): string {
-  try {
-    return realpathSync.native(path);
-  } catch {
-    return resolve(path);
-  }
-}
-
-function strictlyUnder(path: string, dir: string): boolean {
-  const rel = relative(dir, path);
-  return rel !== "" && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
