@@ -135,9 +135,9 @@ export type {
   AttemptOutcome,
   AttemptProcess,
   AttemptResult,
-  ProviderLimit,
   ExecuteOptions,
   Executor,
+  ProviderLimit,
   ToolCallRecord,
 } from "./ports/executor.js";
 export type {

@@ -199,7 +199,8 @@ export class RunLog {
   /** Keeps what the side panel shows about each attempt; the fold keeps only the last ones. */
   #remember(record: RunEvent, change: LogChange): void {
     this.#rememberRun(record);
-    if (!("subTaskId" in record)) return;
+    // A provider's limit met by the manager's own call names no sub-task.
+    if (!("subTaskId" in record) || record.subTaskId === undefined) return;
     const id = record.subTaskId;
     change.subTasks.add(id);
     const attempt = "attempt" in record ? record.attempt : undefined;

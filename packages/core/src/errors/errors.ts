@@ -161,11 +161,14 @@ export class StructuredOutputError extends TaskLedgerError {
 export class ModelError extends TaskLedgerError {
   readonly provider: string;
   readonly statusCode: number | undefined;
+  /** How long the provider asked to wait (its `Retry-After`), when it said. */
+  readonly retryAfterMs: number | undefined;
 
   constructor(options: {
     message: string;
     provider: string;
     statusCode?: number;
+    retryAfterMs?: number;
     isRetryable?: boolean;
     cause?: unknown;
   }) {
@@ -173,6 +176,7 @@ export class ModelError extends TaskLedgerError {
     this.name = "ModelError";
     this.provider = options.provider;
     this.statusCode = options.statusCode;
+    this.retryAfterMs = options.retryAfterMs;
   }
   static override isInstance(error: unknown): error is ModelError {
     return TaskLedgerError.isInstance(error) && error.code === "model-error";

@@ -159,6 +159,10 @@ export function applyRunEvent(state: RunState, event: RunEvent): RunState {
       finishAttempt(s, event, attemptUsageOf(s, event.attempt));
       break;
     }
+    case "provider-limited": {
+      providerLimited(state, event);
+      break;
+    }
     case "sub-task-evaluated": {
       const entry = upgradeEntry(event.entry);
       state.usage.manager = addUsage(state.usage.manager, entry.usage);
@@ -375,6 +379,7 @@ function addSubTask(state: RunState, subTask: SubTask, replans: number): void {
     reason: null,
     waitingOn: [...dependsOn].filter((id) => !state.completionOrder.has(id)).length,
     stepAttempts: 0,
+    limited: 0,
     agentModel: undefined,
     alternatesUsed: 0,
     replans,
@@ -463,6 +468,13 @@ function finishAttempt(
     return;
   }
   if (event.commit) s.workFrom = event.commit;
+  // A provider's limit is no try of the agent's: not judged, not a rung; the sub-task runs again.
+  if (event.result.outcome === "rate-limited") {
+    s.limited++;
+    s.stepAttempts = Math.max(0, s.stepAttempts - 1);
+    s.inFlight = undefined;
+    return;
+  }
   // A cancelled attempt did not finish its work: it stays in flight, to run again on resume
   // (under a new number: its result is known and there is nothing to take over).
   if (event.result.outcome === "cancelled") {
@@ -598,4 +610,26 @@ function bestOf(s: SubTaskState): number | undefined {
   const passed = (m: (typeof judged)[number]) => m.entry!.evidence.filter((e) => e.passed).length;
   judged.sort((a, b) => passed(b) - passed(a) || a.attempt - b.attempt);
   return judged[0]?.attempt;
+}
+
+/** Folds a provider's refusal: one more pause (unless it only extends one), its time, its cause. */
+function providerLimited(state: RunState, event: RunEventOf<"provider-limited">): void {
+  let waits = state.providers.get(event.key);
+  if (!waits) {
+    waits = { provider: event.provider, waits: 0, waitedMs: 0, rejected: 0, until: undefined };
+    state.providers.set(event.key, waits);
+  }
+  waits.rejected++;
+  if (event.until === undefined) {
+    waits.exhausted = event.limit.message;
+    if (event.stops)
+      state.providerStop ??= event.reason ?? `${event.provider} refused: ${event.limit.message}`;
+    return;
+  }
+  const at = Date.parse(event.time);
+  const until = Date.parse(event.until);
+  const from = Math.max(at, waits.until ?? 0);
+  if (until > from) waits.waitedMs += until - from;
+  if (waits.until === undefined || at >= waits.until) waits.waits++;
+  waits.until = Math.max(until, waits.until ?? 0);
 }

@@ -1,6 +1,11 @@
 import type { ProgressEntry } from "../ledger/progress-entry.js";
 import type { TaskLedger } from "../ledger/task-ledger.js";
-import type { AgentEvent, AttemptProcess, AttemptResult } from "../ports/executor.js";
+import type {
+  AgentEvent,
+  AttemptProcess,
+  AttemptResult,
+  ProviderLimit,
+} from "../ports/executor.js";
 import type { ProjectDigest } from "../ports/project-source.js";
 import type { SandboxStatus } from "../ports/sandbox.js";
 import type { SlotPreparation, WorkspaceOutcome, WorkspaceRecord } from "../ports/workspace.js";
@@ -266,6 +271,31 @@ export type RunEvent = EventBase &
         usage: Usage;
       }
     | { type: "sub-task-retrying"; subTaskId: string; attempt: number; feedback: string }
+    /**
+     * A model provider refused work (issue 49): an attempt ended `rate-limited`, or the manager's
+     * own call was refused after its retries. Starts toward `key` wait until `until`. A `quota`
+     * (or a wait past what the run may spend) has no `until`: waiting does not help.
+     */
+    | {
+        type: "provider-limited";
+        /** The governor's key: the agent model (`anthropic/claude-sonnet-4-5`), `agent` for the executor's own, or the manager's `provider/model`. */
+        key: string;
+        /** The provider, for people: `anthropic`. */
+        provider: string;
+        limit: ProviderLimit;
+        /** Who met it: a sub-task's attempt, or the manager's own call. */
+        subTaskId?: string;
+        attempt?: number;
+        call?: "manager";
+        /** Starts toward `key` wait until then (ISO 8601); absent when waiting does not help. */
+        until?: string;
+        /** How long from now. */
+        waitMs: number;
+        /** Why waiting cannot help, one line naming the provider; set when `until` is absent. */
+        reason?: string;
+        /** Nothing can go on past it (no alternate agent model is left): the run stops starting work. */
+        stops?: true;
+      }
     | {
         type: "sub-task-completed";
         subTaskId: string;

@@ -84,6 +84,8 @@ export interface SubTaskState {
   waitingOn: number;
   /** Attempts in the current step of the escalation ladder. */
   stepAttempts: number;
+  /** Attempts a provider's limit ended (issue 49): not counted by the ladder or the report. */
+  limited: number;
   /** The agent model of the current step, when it is an alternate one. */
   agentModel: string | undefined;
   alternatesUsed: number;
@@ -246,9 +248,28 @@ export interface RunState {
   integration: IntegrationState;
   /** The request judged as a whole, round by round. */
   acceptance: AcceptanceRound[];
+  /** Each model provider (a governor key) that refused work: its waits, kept across sessions. */
+  providers: Map<string, ProviderWaits>;
+  /** A provider refused for good with no way on: the run starts no more work. Its one line. */
+  providerStop: string | undefined;
   /** The last `run-finished` report; a `cancelled` one can be taken up again. */
   report: RunReport | undefined;
   failure: { code: string; message: string } | undefined;
+}
+
+/** What one provider's limits cost a run (a `provider-limited` fold). */
+export interface ProviderWaits {
+  provider: string;
+  /** Pauses it caused (a limit met while it was already paused extends, it is no new one). */
+  waits: number;
+  /** Time starts toward it waited, overlapping pauses counted once. */
+  waitedMs: number;
+  /** Attempts and manager calls its refusals ended. */
+  rejected: number;
+  /** Starts wait until then (ms since the epoch); a resumed run keeps waiting. */
+  until: number | undefined;
+  /** What it said when waiting could not help (a quota, a wait past the run's time). */
+  exhausted?: string;
 }
 
 export function createRunState(runId: string): RunState {
@@ -283,6 +304,8 @@ export function createRunState(runId: string): RunState {
     slots: [],
     integration: { verdicts: new Map(), runs: 0, failures: [], last: undefined, final: undefined },
     acceptance: [],
+    providers: new Map(),
+    providerStop: undefined,
     report: undefined,
     failure: undefined,
   };

@@ -22,7 +22,9 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
     id: s.subTask.id,
     title: s.subTask.title,
     status: s.status,
-    attempts: s.attempts,
+    // Attempts a provider's limit ended were no try of the agent's: counted apart.
+    attempts: s.attempts - s.limited,
+    ...(s.limited > 0 ? { rateLimited: s.limited } : {}),
     summary: s.entry?.summary ?? "",
     outputData: s.status === "completed" ? (s.entry?.outputData ?? "") : "",
     reason: s.status === "completed" ? null : s.reason,
@@ -44,6 +46,8 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
   if (context.cancelled || state.planRejected !== undefined) status = "cancelled";
   else if (completed === live.length && completed > 0) status = "completed";
   else if (completed > 0) status = "partial";
+  // A provider that refused for good stopped the run short: nothing of it failed on its own.
+  else if (state.providerStop !== undefined && !context.cancelled) status = "partial";
   else status = "failed";
   const notDone = live.filter((s) => s.status !== "completed");
   let reason: string | null = null;
@@ -89,6 +93,7 @@ export function buildReport(state: RunState, context: ReportContext): RunReport 
     usage: { manager, agents, total: addUsage(manager, agents) },
     ...(integration ? { integration } : {}),
     ...(acceptance ? { acceptance } : {}),
+    ...(state.providers.size > 0 ? { providers: providersReport(state) } : {}),
     ...(workspace ? { workspace } : {}),
     startedAt: context.startedAt.toISOString(),
     finishedAt: context.finishedAt.toISOString(),
@@ -214,4 +219,16 @@ function subTaskUsage(s: SubTaskState): NonNullable<SubTaskReport["usage"]> {
     total: addUsage(s.usage, evaluation),
     attempts: attempts.map((a) => ({ ...a })),
   };
+}
+
+/** Each provider that refused work: its pauses, the time they took and what it refused. */
+function providersReport(state: RunState): NonNullable<RunReport["providers"]> {
+  return [...state.providers].map(([key, waits]) => ({
+    key,
+    provider: waits.provider,
+    waits: waits.waits,
+    waitedMs: waits.waitedMs,
+    rejected: waits.rejected,
+    ...(waits.exhausted === undefined ? {} : { exhausted: waits.exhausted }),
+  }));
 }

@@ -22,7 +22,8 @@ export type SubTaskStatus = z.infer<typeof subTaskStatusSchema>;
  * Why a sub-task failed, as a value: `executor-unavailable` (the executor cannot run attempts: a
  * missing binary, a config or model the agent refuses), `incomplete` (retries and the ladder used
  * up), `stuck` (attempts repeated each other), `judge-unavailable` (the evaluator could not
- * answer), `run-stopping` (a budget ran out before a retry), `replan-rejected`, `replan-failed`.
+ * answer), `run-stopping` (a budget ran out before a retry), `replan-rejected`, `replan-failed`,
+ * `provider-limit` (its agent's provider refused for good: a quota, or a wait past the run's time).
  */
 export const subTaskFailureSchema = z.enum([
   "executor-unavailable",
@@ -32,6 +33,7 @@ export const subTaskFailureSchema = z.enum([
   "run-stopping",
   "replan-rejected",
   "replan-failed",
+  "provider-limit",
 ]);
 export type SubTaskFailure = z.infer<typeof subTaskFailureSchema>;
 
@@ -70,7 +72,10 @@ export const subTaskReportSchema = z.object({
   id: z.string(),
   title: z.string(),
   status: subTaskStatusSchema,
+  /** Attempts the ladder counted: those a provider's limit ended are not among them. */
   attempts: z.number().int().nonnegative(),
+  /** Attempts a provider's limit ended (absent when none): run again once it let work in. */
+  rateLimited: z.number().int().positive().optional(),
   summary: z.string(),
   outputData: z.string(),
   /** Why it failed, was skipped, cancelled or replaced; `null` when it completed. */
@@ -230,6 +235,23 @@ export const runReportSchema = z.object({
       continued: z.array(z.string()),
       usage: usageSchema,
     })
+    .optional(),
+  /** Each model provider that refused work (issue 49): absent when none did. */
+  providers: z
+    .array(
+      z.object({
+        /** The governor's key: the agent model, `agent` for the executor's own, or the manager's model. */
+        key: z.string(),
+        provider: z.string(),
+        /** Pauses it caused; `waitedMs` is their time, overlaps counted once. */
+        waits: z.number().int().nonnegative(),
+        waitedMs: z.number().nonnegative(),
+        /** Attempts and manager calls its refusals ended. */
+        rejected: z.number().int().nonnegative(),
+        /** What it said when waiting could not help (a quota), when it did. */
+        exhausted: z.string().optional(),
+      }),
+    )
     .optional(),
   /** Where attempts worked and, with worktrees, what became of the run's branch. */
   workspace: z

@@ -1,3 +1,4 @@
+import type { ProviderLimits } from "../governor/provider-limits.js";
 import type { ProgressEntry } from "../ledger/progress-entry.js";
 import type { TaskLedger, TaskLedgerInput } from "../ledger/task-ledger.js";
 import type { TraceRef } from "../log/run-events.js";
@@ -53,6 +54,13 @@ export interface RunContext {
   };
   /** Queues sub-tasks that have become ready to run. */
   schedule(ids: Iterable<string>): void;
+  /** The run's provider governor: attempts and manager calls wait out a provider's limits. */
+  limits: ProviderLimits;
+  /**
+   * Runs `work` (a wait that needs no agent) with the sub-task's concurrency slot lent to the next
+   * one, then takes a slot again: no more than `concurrency` attempts ever run at once.
+   */
+  lendSlot?<T>(work: () => Promise<T>): Promise<T>;
   /** Sub-tasks on their way to the executor: a round's extra candidates wait for them. */
   gate?: DispatchGate;
   /** The project's commands run before any change, started while the planner thinks. */

@@ -8,6 +8,7 @@ import {
   StoreError,
   TaskLedgerError,
 } from "../errors/errors.js";
+import { ProviderLimits } from "../governor/provider-limits.js";
 import { closeOut } from "../integration/close-out.js";
 import { IntegrationGate } from "../integration/integration-gate.js";
 import { type TaskLedger, validateTaskLedger } from "../ledger/task-ledger.js";
@@ -47,6 +48,11 @@ export async function executeRun(
   let stop: StopConditions | undefined;
   const recorder = new RunRecorder(state, options.store, hub, (error) => stop?.abort(error));
   stop = new StopConditions(recorder, input.settings.budget);
+  const limits = new ProviderLimits(recorder, stop, input.settings.concurrency);
+  // The manager's own calls wait out their provider's limits as the attempts do.
+  const governed: ResolvedManagerOptions = options.model
+    ? { ...options, model: limits.governed(options.model) }
+    : options;
   const startedAt = new Date();
   let release: (() => Promise<void>) | undefined;
   let workspace: RunWorkspace | undefined;
@@ -78,7 +84,16 @@ export async function executeRun(
       );
     }
     return await loop(
-      { options, input, settings: input.settings, state, recorder, stop, workspace },
+      {
+        options: governed,
+        input,
+        settings: input.settings,
+        state,
+        recorder,
+        stop,
+        workspace,
+        limits,
+      },
       startedAt,
     );
   } catch (error) {
@@ -92,6 +107,7 @@ export async function executeRun(
     throw error;
   } finally {
     stop.dispose();
+    limits.close();
     // Worktrees never outlive the run, however it ended; commits stay under refs/taskledger/.
     await workspace?.close().catch(() => {});
     await release?.().catch(() => {});
@@ -142,21 +158,31 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
       }
     },
   };
+  const lent = async <T>(work: () => Promise<T>): Promise<T> => {
+    queue.concurrency++;
+    try {
+      return await work();
+    } finally {
+      queue.concurrency--;
+    }
+  };
+  const takeSlot = async () => {
+    while (queue.pending > queue.concurrency)
+      await new Promise((resolve) => queue.addEventListener("next", resolve, { once: true }));
+  };
+  ctx.lendSlot = async (work) => {
+    const value = await lent(work);
+    await takeSlot();
+    return value;
+  };
   const integration = new IntegrationGate(ctx);
   ctx.integration = {
     // Work waiting at the gate needs no agent: its slot goes to the next sub-task meanwhile.
     async land(s, attempt, entry) {
       if (!integration.checksEach) return integration.land(s, attempt, entry);
-      queue.concurrency++;
-      let landing: Awaited<ReturnType<IntegrationGate["land"]>>;
-      try {
-        landing = await integration.land(s, attempt, entry);
-      } finally {
-        queue.concurrency--;
-      }
+      const landing = await lent(() => integration.land(s, attempt, entry));
       // Sent back, it retries: first a slot, so no more than `concurrency` attempts run at once.
-      while (!("landed" in landing && landing.landed) && queue.pending > queue.concurrency)
-        await new Promise((resolve) => queue.addEventListener("next", resolve, { once: true }));
+      if (!("landed" in landing && landing.landed)) await takeSlot();
       return landing;
     },
   };

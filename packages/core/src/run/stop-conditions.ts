@@ -52,6 +52,13 @@ export class StopConditions {
     );
   }
 
+  /** What is left of the time budget, counting earlier sessions; undefined without one. */
+  remainingMs(): number | undefined {
+    const { maxDurationMs } = this.budget;
+    if (maxDurationMs === undefined) return undefined;
+    return Math.max(0, maxDurationMs - elapsedMs(this.recorder.state));
+  }
+
   /** Stops everything still running (the store failed, or the run is over). */
   abort(reason?: unknown): void {
     this.controller.abort(reason);
@@ -98,6 +105,7 @@ export class StopConditions {
       this.cancelled ||
       state.planRejected !== undefined ||
       state.budgetStop !== undefined ||
+      state.providerStop !== undefined ||
       fatal !== undefined
     );
   }
@@ -112,6 +120,7 @@ export class StopConditions {
         : "the run was cancelled";
     }
     if (planRejected !== undefined) return `the plan was rejected in review (${planRejected})`;
+    if (this.recorder.state.providerStop !== undefined) return this.recorder.state.providerStop;
     if (budgetStop?.kind === "tokens")
       return `the token budget of ${budgetStop.limit} was reached (${budgetStop.used} used)`;
     if (budgetStop?.kind === "time") return `the time budget of ${budgetStop.limit} ms was reached`;

@@ -12,6 +12,8 @@ import {
 } from "../best-of/candidate-round.js";
 import { describeError } from "../errors/describe-error.js";
 import { ExecutorError, isAbortError } from "../errors/errors.js";
+import type { GovernorTicket } from "../governor/provider-governor.js";
+import { agentKey, type LimitOutcome } from "../governor/provider-limits.js";
 import type { ProgressEntry } from "../ledger/progress-entry.js";
 import { mayComplete } from "../log/apply-run-event.js";
 import type { CandidateRoundReason } from "../log/run-events.js";
@@ -34,12 +36,14 @@ const requestTokensInPrompt = 2000;
 export class SubTaskRunner {
   /** Replans under way, counted before any await so sub-tasks failing at once cannot all pass a cap. */
   private replansInFlight = 0;
+  /** What each `rate-limited` attempt's limit left its sub-task, by `<sub-task>\0<attempt>`. */
+  private readonly limitOutcomes = new Map<string, LimitOutcome>();
 
   constructor(private readonly ctx: RunContext) {}
 
   /** Attempts one sub-task until it completes, fails for good, or the run stops. */
   async run(id: string): Promise<void> {
-    const { state, recorder, stop } = this.ctx;
+    const { state, recorder, stop, settings } = this.ctx;
     const s = state.subTasks.get(id)!;
     // A resumed run: an attempt a stopped process never saw finish runs again, told so; one that
     // finished unjudged is judged now, not run again.
@@ -80,12 +84,40 @@ export class SubTaskRunner {
           current = { ...s.finished! };
           continue;
         }
+        // Its provider is refusing work: the wait needs no agent, so the slot goes to others.
+        const key = agentKey(s.agentModel);
+        if (!adopt && this.ctx.limits.waiting(key)) {
+          const ready = () => this.ctx.limits.ready(key);
+          await (this.ctx.lendSlot ? this.ctx.lendSlot(ready) : ready());
+          if (stop.signal.aborted) return this.stopRunning(s);
+          retrying = true;
+          continue;
+        }
         const attempt = adopt?.attempt ?? s.attempts + 1;
         const { result, space } = await this.runAttempt(s, attempt, previous, adopt?.from);
         adopt = undefined;
         if (stop.signal.aborted) {
           await space?.dispose();
           return this.stopRunning(s, result);
+        }
+        if (result.outcome === "rate-limited") {
+          await space?.dispose();
+          const limited = this.limitOutcomes.get(`${id}\0${attempt}`);
+          this.limitOutcomes.delete(`${id}\0${attempt}`);
+          if (limited?.kind === "exhausted") {
+            const alternate = settings.alternateAgentModels[s.alternatesUsed];
+            if (alternate === undefined) return this.fail(s, limited.line, "provider-limit");
+            await recorder.record({
+              type: "sub-task-escalated",
+              subTaskId: id,
+              step: "alternate-model",
+              reason: limited.line,
+              agentModel: alternate,
+            });
+          }
+          // Not a try of the agent's: no feedback, no rung; it runs again once its provider lets it.
+          retrying = true;
+          continue;
         }
         current = { attempt, result, ...(space ? { space } : {}) };
       }
@@ -126,7 +158,6 @@ export class SubTaskRunner {
         }
       }
       if (stop.signal.aborted) return this.stopRunning(s, current.result);
-      const { settings } = this.ctx;
       const decision = decideNext({ ...s, finished: current }, entry, {
         maxRetries: settings.maxRetries,
         alternateAgentModels: settings.alternateAgentModels,
@@ -304,12 +335,21 @@ export class SubTaskRunner {
     agentModel: string | undefined,
     round: number | undefined,
   ): Promise<AttemptResult> {
-    const { options, recorder, stop } = this.ctx;
+    const { options, recorder, stop, limits, settings } = this.ctx;
     const subTaskId = s.subTask.id;
     const started = performance.now();
+    const key = agentKey(agentModel);
+    let ticket: GovernorTicket | undefined;
+    try {
+      // Its provider may have paused since the sub-task looked: the place is taken here.
+      ticket = await limits.acquire(key);
+    } catch (error) {
+      this.ctx.gate?.reached(s.subTask.id);
+      return failedResult(error, stop.signal.aborted, started);
+    }
     this.ctx.gate?.reached(s.subTask.id);
     try {
-      const result = await options.executor.run(prompt, {
+      const ran = await options.executor.run(prompt, {
         subTask: s.subTask,
         runId: this.ctx.input.runId,
         attempt,
@@ -319,6 +359,8 @@ export class SubTaskRunner {
         abortSignal: stop.signal,
         onEvent: (event) => {
           void recorder.record({ type: "agent-event", subTaskId, attempt, event });
+          // The provider answered: its governor may let the next start in.
+          if (event.type === "step-finish") ticket?.answered();
           // Stored, unlike the event: a session a crash kills still has its tokens counted.
           if (event.type === "step-finish" && event.usage && totalTokens(event.usage) > 0)
             void recorder.record({ type: "attempt-step", subTaskId, attempt, usage: event.usage });
@@ -328,9 +370,23 @@ export class SubTaskRunner {
         },
         ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       });
-      return checkAttemptResult(result, agentModel ?? "the executor's agent model");
+      const result = checkAttemptResult(ran, agentModel ?? "the executor's agent model");
+      if (result.outcome === "rate-limited" && !stop.signal.aborted) {
+        // Paused before its place is given back, so no waiting start slips in first.
+        const outcome = await limits.attemptLimited(
+          s,
+          attempt,
+          agentModel,
+          result,
+          settings.alternateAgentModels[s.alternatesUsed] !== undefined,
+        );
+        this.limitOutcomes.set(`${subTaskId}\0${attempt}`, outcome);
+      } else if (result.outcome === "finished") ticket.answered();
+      return result;
     } catch (error) {
       return failedResult(error, stop.signal.aborted, started);
+    } finally {
+      ticket.release();
     }
   }
 

@@ -54,10 +54,12 @@ export function toModelError(error: unknown, context: ErrorContext): AbortedErro
   const cause = plainCause(name, rawMessage);
   const status = errorStatus(error);
   if (status !== undefined) {
+    const wait = retryAfterMs(error);
     return new ModelError({
       message: `${provider} answered HTTP ${status}: ${shorten(rawMessage)}`,
       provider,
       statusCode: status,
+      ...(wait === undefined ? {} : { retryAfterMs: wait }),
       isRetryable: isRetryableStatus(status),
       cause,
     });
