@@ -50,6 +50,40 @@ describe("decideOutcome", () => {
     }
   });
 
+  it("rate-limited on a provider's limit after the agent's retries, naming its provider; never final", () => {
+    const t = transcriptOf({
+      type: "error",
+      message: "scripted error 429",
+      statusCode: 429,
+      errorType: "rate_limit_exceeded",
+      retryAfterMs: 10,
+    });
+    expect(decideOutcome({ exitCode: 1, signal: null }, t, "opencode", false, "openai")).toEqual({
+      outcome: "rate-limited",
+      error:
+        "opencode's model provider (openai) is rate-limiting (status 429, retry after 10 ms): scripted error 429",
+      limit: {
+        kind: "rate-limit",
+        provider: "openai",
+        statusCode: 429,
+        retryAfterMs: 10,
+        message: "scripted error 429",
+      },
+    });
+    const quota = transcriptOf({
+      type: "error",
+      message: "Quota exceeded. Check your plan and billing details.",
+    });
+    expect(decideOutcome({ exitCode: 1, signal: null }, quota, "codex")).toMatchObject({
+      outcome: "rate-limited",
+      limit: { kind: "quota" },
+    });
+    // The executor's own stops come first: a timeout is a timeout whatever the provider said.
+    expect(decideOutcome({ exitCode: null, signal: null, stoppedBy: "timeout" }, t).outcome).toBe(
+      "timeout",
+    );
+  });
+
   it("truncated on length, and on a 2-token stop that says nothing after tool use", () => {
     const length = transcriptOf({ type: "step-finish", reason: "length", usage: usage(100) });
     expect(decideOutcome(exit0, length).outcome).toBe("truncated");

@@ -1,5 +1,6 @@
-import type { AttemptOutcome } from "@taskledger/core";
+import type { AttemptOutcome, ProviderLimit } from "@taskledger/core";
 import { isConfigRejection, opencodeErrorMessage } from "./opencode-stderr.js";
+import { describeProviderLimit, providerLimit } from "./provider-limit.js";
 import type { Transcript } from "./transcript.js";
 
 /** How the process ended, as the executor saw it. */
@@ -36,7 +37,15 @@ export function decideOutcome(
   transcript: Transcript,
   agent = "opencode",
   readOnly = false,
-): { outcome: AttemptOutcome; error?: string; retryable?: false; infrastructureError?: true } {
+  /** The agent model's provider (`anthropic`), named in a provider limit. */
+  provider?: string,
+): {
+  outcome: AttemptOutcome;
+  error?: string;
+  retryable?: false;
+  infrastructureError?: true;
+  limit?: ProviderLimit;
+} {
   if (end.stoppedBy === "abort") return { outcome: "cancelled", error: "aborted" };
   if (end.stoppedBy === "timeout") return { outcome: "timeout", error: "the attempt timed out" };
   if (end.stoppedBy === "step-limit") {
@@ -66,6 +75,11 @@ export function decideOutcome(
       error: `${agent}'s model provider refused its credentials (status ${lastError.statusCode}): ${lastError.message}; check the agent's key, login and endpoint`,
       retryable: false,
     };
+  }
+  // A rate limit, an overload or a spent quota, after the agent's own retries: not its doing.
+  const limit = lastError && providerLimit(lastError, provider);
+  if (limit) {
+    return { outcome: "rate-limited", error: describeProviderLimit(limit, agent), limit };
   }
   if (lastError) {
     const status = lastError.statusCode === undefined ? "" : ` (status ${lastError.statusCode})`;

@@ -19,13 +19,16 @@ export function attemptResult(
     serverUrl?: string | undefined;
     /** A read-only attempt: a refused tool call is what it was told, not how it ended. */
     readOnly?: boolean;
+    /** `provider/model` when `model` names no provider (Claude Code's `anthropic/…`). */
+    pricedModel?: string;
   },
 ): AttemptResult {
-  const { outcome, error, retryable, infrastructureError } = decideOutcome(
+  const { outcome, error, retryable, infrastructureError, limit } = decideOutcome(
     { ...end, stderr: extra.stderr ?? "" },
     transcript,
     extra.executor === "opencode-server" ? "opencode" : extra.executor,
     extra.readOnly === true,
+    providerOf(extra.pricedModel ?? extra.model),
   );
   const result: AttemptResult = {
     outcome,
@@ -59,6 +62,7 @@ export function attemptResult(
     },
   };
   if (error !== undefined) result.error = error;
+  if (limit !== undefined) result.limit = limit;
   if (retryable === false) result.retryable = false;
   if (infrastructureError) result.infrastructureError = true;
   return result;
@@ -81,4 +85,10 @@ export function lostAttemptResult(input: {
     input.started,
     { executor: "opencode-server", model: input.model, readOnly: input.readOnly === true },
   );
+}
+
+/** The provider part of `provider/model`, when it has one. */
+function providerOf(model: string): string | undefined {
+  const slash = model.indexOf("/");
+  return slash > 0 ? model.slice(0, slash) : undefined;
 }

@@ -375,7 +375,11 @@ export abstract class CliAgentExecutor<Options extends CliAgentOptions> implemen
       attemptDir?: string | undefined;
     },
   ): AttemptResult {
-    return attemptResult(transcript, end, started, { ...extra, executor: this.agentName });
+    return attemptResult(transcript, end, started, {
+      ...extra,
+      executor: this.agentName,
+      pricedModel: this.pricedModel(extra.model),
+    });
   }
 }
 

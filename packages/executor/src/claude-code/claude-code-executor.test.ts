@@ -65,7 +65,10 @@ const agent: SuiteAgent = {
     lengthContinues: 3,
     providerErrorRequests: 2,
     providerErrorExit: 1,
-    statusCode: true,
+    statusCodeOf: (status) => status,
+    // Claude Code reports its own next delay (`api_retry`), never the provider's Retry-After.
+    retryAfter: false,
+    limitProvider: "anthropic",
     writeListsFile: true,
     perStepUsage: true,
     leaderExits: true,

@@ -53,7 +53,11 @@ const agent: SuiteAgent = {
     lengthContinues: 0,
     providerErrorRequests: 1,
     providerErrorExit: 1,
-    statusCode: false,
+    // Codex names a status in its words ("last status: 429", "unexpected status 529"), but not
+    // for a spent quota ("Quota exceeded. …") or a 500 ("We're currently experiencing high demand").
+    statusCodeOf: (status, kind) => (kind === "quota" || status === 500 ? undefined : status),
+    retryAfter: false,
+    limitProvider: "openai",
     writeListsFile: false,
     perStepUsage: false,
     leaderExits: true,

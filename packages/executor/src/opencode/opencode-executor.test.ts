@@ -48,7 +48,10 @@ for (const kind of kinds) {
       providerErrorRequests: 6,
       // `opencode run` exits 1 after reporting an error; a server session just ends.
       providerErrorExit: kind === "cli" ? 1 : 0,
-      statusCode: true,
+      statusCodeOf: (status) => status,
+      // opencode's session error carries the provider's response headers.
+      retryAfter: true,
+      limitProvider: "scripted",
       writeListsFile: true,
       perStepUsage: true,
       leaderExits: kind === "cli",

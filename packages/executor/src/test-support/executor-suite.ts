@@ -15,6 +15,7 @@ import {
   type ExecuteOptions,
   type Executor,
   ExecutorError,
+  type ProviderLimit,
 } from "@taskledger/core";
 import { listDescendants } from "@taskledger/process";
 import {
@@ -22,9 +23,12 @@ import {
   alive,
   commandLineOf,
   createModelServer,
+  insufficientQuotaError,
   type ModelServer,
+  overloadedError,
   pollUntil,
   type RecordedRequest,
+  type ScriptedHttpError,
   type ScriptedReply,
 } from "@taskledger/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -160,15 +164,66 @@ export function executorSuite(name: string, agent: SuiteAgent): void {
       },
     );
 
-    for (const status of [500, 429]) {
-      it(`ends as error on a provider ${status} after the agent's own retries`, async () => {
-        const fail = { status, headers: { "retry-after-ms": "10", "retry-after": "0" } };
-        const { tag, server } = scripted(Array.from({ length: 8 }, () => ({ ...fail })));
+    // A provider's error, after the agent's own retries (made fast by `retry-after-ms: 10`); the
+    // last answer, the one the agent reports, carries the case's own headers.
+    const fast = { "retry-after-ms": "10", "retry-after": "0" };
+    const providerErrors: {
+      name: string;
+      last: ScriptedHttpError;
+      limit?: { kind: ProviderLimit["kind"]; retryAfterMs?: number };
+    }[] = [
+      { name: "ends as error on a provider 500", last: { status: 500, headers: fast } },
+      {
+        name: "ends as rate-limited on a provider 429 with retry-after-ms",
+        last: { status: 429, headers: fast },
+        limit: { kind: "rate-limit", retryAfterMs: 10 },
+      },
+      {
+        name: "ends as rate-limited, overloaded, on a provider 529 with Retry-After in seconds",
+        last: overloadedError({ "retry-after": "2" }),
+        limit: { kind: "overloaded", retryAfterMs: 2000 },
+      },
+      {
+        name: "ends as rate-limited, quota, on insufficient_quota without Retry-After",
+        last: insufficientQuotaError(),
+        limit: { kind: "quota" },
+      },
+    ];
+    for (const { name: title, last, limit } of providerErrors) {
+      it(`${title} after the agent's own retries`, async () => {
+        const retries = Array.from({ length: expects.providerErrorRequests - 1 }, () => ({
+          ...last,
+          headers: fast,
+        }));
+        const { tag, server } = scripted([...retries, ...Array.from({ length: 4 }, () => last)]);
         const result = await make(server).run(`Hi ${tag}`, runOptions(await workDir()));
-        expect(result.outcome).toBe("error");
         expect(result.details).toMatchObject({ exitCode: expects.providerErrorExit });
-        if (expects.statusCode) expect(result.details?.statusCode).toBe(status);
         expect(server.requests).toHaveLength(expects.providerErrorRequests);
+        // Neither the agent's doing nor a lost worker, and worth another try once the window opens.
+        expect(result.retryable).toBeUndefined();
+        expect(result.infrastructureError).toBeUndefined();
+        const statusCode = expects.statusCodeOf(last.status, limit?.kind);
+        if (statusCode !== undefined) expect(result.details?.statusCode).toBe(statusCode);
+        if (!limit) {
+          expect(result.outcome).toBe("error");
+          expect(result.limit).toBeUndefined();
+          return;
+        }
+        expect(result.outcome).toBe("rate-limited");
+        expect(result.limit).toEqual({
+          kind: limit.kind,
+          provider: expects.limitProvider,
+          message: expect.any(String),
+          ...(statusCode === undefined ? {} : { statusCode }),
+          ...(expects.retryAfter && limit.retryAfterMs !== undefined
+            ? { retryAfterMs: limit.retryAfterMs }
+            : {}),
+        });
+        expect(result.limit?.message).not.toMatch(/\n/);
+        expect(result.error).toMatch(
+          /model provider \(\S+\) (is rate-limiting|is overloaded|refused for quota or billing)/,
+        );
+        expect(result.error).toContain(result.limit?.message);
       });
     }
 

@@ -1,6 +1,6 @@
 // What the shared executor suite asks of an agent: its factory, its wire, and what it is expected
 // to do where agents differ.
-import type { AttemptResult, Executor } from "@taskledger/core";
+import type { AttemptResult, Executor, ProviderLimit } from "@taskledger/core";
 import type { RecordedRequest, ScriptedRawBody, ScriptedToolCall } from "@taskledger/testing";
 
 /** One case's view of the shared model server: its own requests, and those it had no step for. */
@@ -52,8 +52,12 @@ export interface SuiteAgent {
     providerErrorRequests: number;
     /** Exit code of an attempt that ended on a provider error (a server session: 0). */
     providerErrorExit: number;
-    /** The agent reports the HTTP status of a provider error. */
-    statusCode: boolean;
+    /** The HTTP status the agent reports for a provider error of `status` (of a limit's `kind`). */
+    statusCodeOf(status: number, kind: ProviderLimit["kind"] | undefined): number | undefined;
+    /** The agent passes on the provider's Retry-After (opencode gives its response headers). */
+    retryAfter: boolean;
+    /** The provider a provider limit names (the agent model's provider part). */
+    limitProvider: string;
     /** Files the write tool wrote are listed as changed (not when the agent writes through a shell). */
     writeListsFile: boolean;
     /** Each step reports its own output tokens (Codex reports one usage per turn). */
