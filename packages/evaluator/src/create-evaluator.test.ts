@@ -9,8 +9,10 @@ import {
   InvalidConfigError,
   isJudgeUnavailable,
   isStuckEntry,
+  ModelError,
   type ProgressEntry,
   progressEntrySchema,
+  type RunEvent,
 } from "@taskledger/core";
 import { createFakeExecutor, createScriptedModel } from "@taskledger/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -324,5 +326,41 @@ describe("runChecks: checks on their own, judging nothing", () => {
     expect(runs[1]?.detail).toContain("FAIL slugify > strips punctuation");
     // No model call: nothing is judged.
     expect(model.calls).toHaveLength(0);
+  });
+
+  it("a judge call its provider refuses (429) waits for the Retry-After with the run's governor and is asked again: no judge-unavailable", async () => {
+    const refused = new ModelError({
+      message: "scripted answered HTTP 429: Rate limit reached",
+      provider: "scripted",
+      statusCode: 429,
+      retryAfterMs: 50,
+    });
+    const model = createScriptedModel({ responses: [{ error: refused }, { object: done }] });
+    const executor = createFakeExecutor({ fallback: { type: "success", text: "Done." } });
+    const events: RunEvent[] = [];
+    const report = await createManager({
+      model,
+      executor,
+      evaluator: createEvaluator({ model }),
+      cwd,
+    }).run("Add a slugify helper", {
+      plan: {
+        subTasks: [
+          {
+            id: "a",
+            title: "Add slugify",
+            description: "Write it.",
+            successCriteria: ["it exists"],
+          },
+        ],
+      },
+      onEvent: (e) => events.push(e),
+    });
+    expect(report.status).toBe("completed");
+    expect(report.subTasks[0]).toMatchObject({ attempts: 1, outputData: done.outputData });
+    expect(events.find((e) => e.type === "provider-limited")).toMatchObject({
+      call: "manager",
+      limit: { statusCode: 429, retryAfterMs: 50 },
+    });
   });
 });

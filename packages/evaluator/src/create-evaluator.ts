@@ -70,7 +70,7 @@ export class LedgerEvaluator implements Evaluator {
 
   async evaluate(
     input: EvaluationInput,
-    { abortSignal, guardProcess, sandbox }: EvaluateOptions,
+    { abortSignal, guardProcess, sandbox, governModel }: EvaluateOptions,
   ): Promise<ProgressEntry> {
     throwIfAborted(abortSignal);
     const { result, subTask } = input;
@@ -95,7 +95,9 @@ export class LedgerEvaluator implements Evaluator {
     const evidence: Evidence[] = results.map(toEvidence);
     const failed = results.filter((item) => !item.complete);
 
-    const { model } = this.options;
+    // Through the run's governor, when given: a judge call its provider refuses waits, not fails.
+    const own = this.options.model;
+    const model = own && governModel ? governModel(own) : own;
     let judged: JudgeOutcome | undefined;
     const judgeWanted =
       model !== undefined &&

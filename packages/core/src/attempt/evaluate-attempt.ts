@@ -63,6 +63,7 @@ export async function evaluateAttempt(
           ? { guardProcess: options.executor.guard.bind(options.executor) }
           : {}),
         ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+        governModel: (model) => ctx.limits.governed(model),
       },
     );
   } catch (error) {

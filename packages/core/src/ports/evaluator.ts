@@ -1,6 +1,7 @@
 import type { ProgressEntry } from "../ledger/progress-entry.js";
 import type { Check, SubTask } from "../ledger/sub-task.js";
 import type { AttemptProcess, AttemptResult } from "./executor.js";
+import type { LanguageModel } from "./model.js";
 import type { Sandbox } from "./sandbox.js";
 
 export interface EvaluationInput {
@@ -30,6 +31,11 @@ export interface EvaluateOptions {
   guardProcess?: (process: AttemptProcess) => () => void;
   /** The OS boundary checks run inside, as the attempts do. */
   sandbox?: Sandbox;
+  /**
+   * The run's provider governor around a model the evaluator calls: a call its provider refuses
+   * (429, 529) waits out the limit with the run's other calls and is asked again.
+   */
+  governModel?(model: LanguageModel): LanguageModel;
 }
 
 /** One check run on its own, outside an evaluation (the project's commands before any change). */
