@@ -17,6 +17,7 @@ describe("finishReasonChecker", () => {
     ["timeout", /ran out of time/],
     ["error", /ended with an error: provider said 500/],
     ["cancelled", /cancelled/],
+    ["rate-limited", /provider refused the attempt's requests/],
   ] as const)("fails an attempt that ended %s, saying so", async (outcome, said) => {
     const result = await check({ outcome, error: "provider said 500" });
     expect(result.complete).toBe(false);

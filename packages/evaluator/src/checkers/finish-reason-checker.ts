@@ -68,6 +68,13 @@ function checkFinish(result: AttemptResult): CheckResult {
       };
     case "cancelled":
       return { complete: false, detail, feedback: `The attempt was cancelled${where}.` };
+    // Judged only as a round's candidate (the runner waits and runs a sub-task again instead).
+    case "rate-limited":
+      return {
+        complete: false,
+        detail,
+        feedback: `The model provider refused the attempt's requests (a rate limit)${where}; nothing it did was at fault. Check what is already done and finish the rest.`,
+      };
     case "finished":
       break;
   }
