@@ -1,6 +1,7 @@
 import { oneLine, type RunEvent, type SlotPreparation } from "@taskledger/core";
 import type { Colors } from "picocolors/types.js";
 import type { ProgressState } from "./progress-state.js";
+import { providerLimitLines } from "./provider-limit-lines.js";
 import { terminalText } from "./terminal-text.js";
 
 export function formatDuration(ms: number): string {
@@ -253,6 +254,8 @@ export function eventLines(event: RunEvent, state: ProgressState, c: Colors): st
             `  · ${terminalText(oneLine(m.what, 160))}${m.why ? c.dim(` — ${terminalText(oneLine(m.why, 160))}`) : ""}`,
         ),
       ];
+    case "provider-limited":
+      return providerLimitLines(event, state.limits, c, step);
     case "workspace-finished":
       return [(event.applied ? c.green : c.yellow)(terminalText(event.note))];
     case "attempt-finished": {

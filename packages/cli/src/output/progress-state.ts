@@ -8,6 +8,7 @@ import {
   type SubTaskStatus,
   type Usage,
 } from "@taskledger/core";
+import { createShownLimits, noteLimit, type ShownLimits } from "./provider-limit-lines.js";
 import { terminalText } from "./terminal-text.js";
 
 /** A sub-task as shown; its text fields are safe to print (`terminalText`). */
@@ -37,15 +38,24 @@ export interface ProgressState {
   planned: boolean;
   subTasks: SubTaskView[];
   byId: Map<string, SubTaskView>;
+  /** The provider pauses already shown, so lanes limited in one pause print one line. */
+  limits: ShownLimits;
 }
 
 export function createProgressState(): ProgressState {
-  return { run: createRunState(""), planned: false, subTasks: [], byId: new Map() };
+  return {
+    run: createRunState(""),
+    planned: false,
+    subTasks: [],
+    byId: new Map(),
+    limits: createShownLimits(),
+  };
 }
 
 /** Folds one event into the state and refreshes the views it touched. */
 export function applyEvent(state: ProgressState, event: RunEvent, now = Date.now()): void {
   applyRunEvent(state.run, event);
+  if (event.type === "provider-limited") noteLimit(state.limits, event);
   state.planned = state.run.planned;
   if (event.type === "run-finished") {
     // The report's statuses are the final word (a cancelled run's state is ready to resume).

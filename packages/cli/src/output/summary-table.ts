@@ -2,6 +2,7 @@ import type { RunReport, Usage } from "@taskledger/core";
 import { oneLine, totalTokens } from "@taskledger/core";
 import type { Colors } from "picocolors/types.js";
 import { commandsText, formatDuration } from "./event-lines.js";
+import { providerLines } from "./provider-limit-lines.js";
 import { terminalText } from "./terminal-text.js";
 
 const statusColor = (status: string, c: Colors) =>
@@ -33,7 +34,8 @@ export function summaryTable(
     return [
       terminalText(s.id),
       s.status,
-      String(s.attempts),
+      // Attempts a provider's limit ended are no try of the agent's: said beside the count.
+      s.rateLimited ? `${s.attempts} +${s.rateLimited} rate-limited` : String(s.attempts),
       usage ? String(totalTokens(usage)) : "0",
       usage ? cost(usage) : "–",
     ];
@@ -63,6 +65,7 @@ export function summaryTable(
       : []),
     ...integrationLines(report.integration, c),
     ...acceptanceLines(report.acceptance, c),
+    ...providerLines(report.providers, c),
     ...report.subTasks.flatMap((s) =>
       (s.outsideCwd ?? []).map((o) =>
         c.yellow(
