@@ -3,7 +3,7 @@ import {
   SimpleSpanProcessor,
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
-import { emptyUsage, type RunEvent } from "@taskledger/core";
+import { emptyUsage, type RunEvent, type RunReport } from "@taskledger/core";
 import { describe, expect, it } from "vitest";
 import { otelApi } from "./otel-api.js";
 import { RunTrace } from "./run-trace.js";
@@ -270,5 +270,140 @@ describe("RunTrace: the integration gate and the acceptance", () => {
       "taskledger.acceptance.round": 1,
       "taskledger.acceptance.added": ["readme"],
     });
+  });
+});
+
+describe("RunTrace: a provider's limits", () => {
+  it("an event on the attempt's span it ended (which ends there), the manager's on the run's", () => {
+    const limit = {
+      kind: "rate-limit" as const,
+      provider: "openai",
+      retryAfterMs: 12_000,
+      statusCode: 429,
+      message: "Rate limit reached",
+    };
+    const complete = { ...incomplete, completed: true, evidence: [] };
+    const spans = traced([
+      { type: "run-started", request: "r", cwd: "/" },
+      { type: "plan-created", ledger, decomposed: true, repaired: false, usage: emptyUsage() },
+      { type: "sub-task-started", subTaskId: "a", attempt: 1, promptTokens: 10 },
+      {
+        type: "provider-limited",
+        key: "openai/gpt-5",
+        provider: "openai",
+        limit,
+        subTaskId: "a",
+        attempt: 1,
+        until: "2026-11-28T10:00:13.000Z",
+        waitMs: 13_000,
+      },
+      {
+        type: "attempt-finished",
+        subTaskId: "a",
+        attempt: 1,
+        result: { ...result, outcome: "rate-limited", limit },
+      },
+      {
+        type: "provider-limited",
+        key: "anthropic/m",
+        provider: "anthropic",
+        limit: { kind: "overloaded", statusCode: 529, message: "Overloaded" },
+        call: "manager",
+        until: "2026-11-28T10:00:03.000Z",
+        waitMs: 3000,
+      },
+      { type: "sub-task-started", subTaskId: "a", attempt: 2, promptTokens: 10 },
+      { type: "attempt-finished", subTaskId: "a", attempt: 2, result },
+      { type: "sub-task-evaluated", subTaskId: "a", attempt: 2, entry: complete },
+      { type: "sub-task-completed", subTaskId: "a", attempts: 1, entry: complete },
+    ]);
+    const [first, second] = spans.filter((s) => s.name === "invoke_agent a");
+    expect(first?.attributes).toMatchObject({
+      "taskledger.outcome": "rate-limited",
+      "taskledger.provider_limit.provider": "openai",
+      "taskledger.provider_limit.kind": "rate-limit",
+      "taskledger.provider_limit.retry_after_ms": 12_000,
+      "taskledger.provider_limit.wait_ms": 13_000,
+      "taskledger.provider_limit.status_code": 429,
+    });
+    // No rung decided it: the next attempt's decision is not said on it, nor is it an error.
+    expect(first?.attributes["taskledger.decision"]).toBeUndefined();
+    expect(first?.status.code).toBe(0);
+    expect(first?.events.map((e) => e.name)).toEqual(["taskledger.provider_limited"]);
+    expect(first?.events[0]?.attributes).toMatchObject({
+      "taskledger.provider_limit.key": "openai/gpt-5",
+      "taskledger.provider_limit.until": "2026-11-28T10:00:13.000Z",
+      "taskledger.provider_limit.message": "Rate limit reached",
+    });
+    expect(second?.attributes["taskledger.decision"]).toBe("complete");
+    const root = spans.find((s) => s.name === "invoke_workflow taskledger")!;
+    const manager = root.events.find((e) => e.name === "taskledger.provider_limited");
+    expect(manager?.attributes).toMatchObject({
+      "taskledger.provider_limit.provider": "anthropic",
+      "taskledger.provider_limit.kind": "overloaded",
+      "taskledger.provider_limit.status_code": 529,
+      "taskledger.provider_limit.wait_ms": 3000,
+      "taskledger.provider_limit.call": "manager",
+    });
+  });
+
+  it("a limit waiting cannot help stays on its attempt's span until the ladder decides, and the run's totals", () => {
+    const quota = { kind: "quota" as const, statusCode: 429, message: "You exceeded your quota" };
+    const spans = traced([
+      { type: "run-started", request: "r", cwd: "/" },
+      { type: "plan-created", ledger, decomposed: true, repaired: false, usage: emptyUsage() },
+      { type: "sub-task-started", subTaskId: "a", attempt: 1, promptTokens: 10 },
+      {
+        type: "provider-limited",
+        key: "agent",
+        provider: "openai",
+        limit: quota,
+        subTaskId: "a",
+        attempt: 1,
+        waitMs: 0,
+        reason: "openai says its quota is exhausted: You exceeded your quota",
+        stops: true,
+      },
+      {
+        type: "attempt-finished",
+        subTaskId: "a",
+        attempt: 1,
+        result: { ...result, outcome: "rate-limited", limit: quota },
+      },
+      {
+        type: "sub-task-failed",
+        subTaskId: "a",
+        attempts: 0,
+        reason: "openai says its quota is exhausted: You exceeded your quota",
+        code: "provider-limit",
+      },
+      {
+        type: "run-finished",
+        report: {
+          status: "partial",
+          reason: "openai says its quota is exhausted: You exceeded your quota",
+          usage: { manager: emptyUsage(), agents: emptyUsage(), total: emptyUsage() },
+          providers: [
+            { key: "agent", provider: "openai", waits: 2, waitedMs: 9000, rejected: 3 },
+            { key: "anthropic/m", provider: "anthropic", waits: 1, waitedMs: 1000, rejected: 1 },
+          ],
+        } as unknown as RunReport,
+      },
+    ]);
+    const root = spans.find((s) => s.name === "invoke_workflow taskledger")!;
+    expect(root.attributes).toMatchObject({
+      "taskledger.provider_limit.waits": 3,
+      "taskledger.provider_limit.waited_ms": 10_000,
+      "taskledger.provider_limit.rejected": 4,
+    });
+    const attempt = spans.find((s) => s.name === "invoke_agent a")!;
+    expect(attempt.attributes["taskledger.decision"]).toBe("fail");
+    expect(attempt.events[0]?.attributes).toMatchObject({
+      "taskledger.provider_limit.kind": "quota",
+      "taskledger.provider_limit.reason":
+        "openai says its quota is exhausted: You exceeded your quota",
+      "taskledger.provider_limit.stops": true,
+    });
+    expect(attempt.events[0]?.attributes?.["taskledger.provider_limit.until"]).toBeUndefined();
   });
 });

@@ -23,6 +23,8 @@ export class RunTrace {
   private planning: Span | undefined;
   private readonly replans = new Map<string, Span>();
   private readonly attempts = new Map<string, Span>();
+  /** Attempts a provider's limit ended with a pause: no rung decides them, so they end with their result. */
+  private readonly paused = new Set<string>();
   /** The commands the gate's last check run failed, for the attempt it sends back next. */
   private lastGateFailures: string[] = [];
   private ended = false;
@@ -181,6 +183,9 @@ export class RunTrace {
             : {}),
         });
         return;
+      case "provider-limited":
+        this.providerLimited(event);
+        return;
       case "sub-task-retrying":
         this.decide(event.subTaskId, "retry");
         return;
@@ -286,6 +291,13 @@ export class RunTrace {
             ? {
                 "taskledger.acceptance.verdict": report.acceptance.verdict,
                 "taskledger.acceptance.rounds": report.acceptance.rounds,
+              }
+            : {}),
+          ...(report.providers
+            ? {
+                "taskledger.provider_limit.waits": sum(report.providers, (p) => p.waits),
+                "taskledger.provider_limit.waited_ms": sum(report.providers, (p) => p.waitedMs),
+                "taskledger.provider_limit.rejected": sum(report.providers, (p) => p.rejected),
               }
             : {}),
           ...usageAttributes(report.usage.total),
@@ -450,6 +462,59 @@ export class RunTrace {
       span.setAttribute("error.type", result.outcome);
       span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: result.error ?? "" });
     }
+    // Its sub-task runs again as a new attempt once the provider lets it: nothing else ends it.
+    const id = key(subTaskId, attempt);
+    if (result.outcome === "rate-limited" && this.paused.delete(id)) {
+      span.end();
+      this.attempts.delete(id);
+    }
+  }
+
+  /**
+   * A provider refused work: an event on the attempt's span it ended (the run's for the manager's
+   * own call), with the limit's kind, `Retry-After`, status and the pause it caused.
+   */
+  private providerLimited(event: RunEventOf<"provider-limited">): void {
+    const { limit } = event;
+    const attempt =
+      event.subTaskId === undefined || event.attempt === undefined
+        ? undefined
+        : key(event.subTaskId, event.attempt);
+    const span = (attempt && this.attempts.get(attempt)) || this.root;
+    const attributes = {
+      "taskledger.provider_limit.key": event.key,
+      "taskledger.provider_limit.provider": event.provider,
+      "taskledger.provider_limit.kind": limit.kind,
+      "taskledger.provider_limit.wait_ms": event.waitMs,
+      "taskledger.provider_limit.message": limit.message,
+      ...(limit.retryAfterMs === undefined
+        ? {}
+        : { "taskledger.provider_limit.retry_after_ms": limit.retryAfterMs }),
+      ...(limit.statusCode === undefined
+        ? {}
+        : { "taskledger.provider_limit.status_code": limit.statusCode }),
+      ...(event.until === undefined ? {} : { "taskledger.provider_limit.until": event.until }),
+      ...(event.reason === undefined ? {} : { "taskledger.provider_limit.reason": event.reason }),
+      ...(event.stops ? { "taskledger.provider_limit.stops": true } : {}),
+      ...(event.call ? { "taskledger.provider_limit.call": event.call } : {}),
+      ...(span === this.root && event.subTaskId !== undefined
+        ? { "taskledger.sub_task.id": event.subTaskId }
+        : {}),
+    };
+    span.addEvent("taskledger.provider_limited", attributes);
+    if (span === this.root) return;
+    span.setAttributes({
+      "taskledger.provider_limit.provider": event.provider,
+      "taskledger.provider_limit.kind": limit.kind,
+      "taskledger.provider_limit.wait_ms": event.waitMs,
+      ...(limit.retryAfterMs === undefined
+        ? {}
+        : { "taskledger.provider_limit.retry_after_ms": limit.retryAfterMs }),
+      ...(limit.statusCode === undefined
+        ? {}
+        : { "taskledger.provider_limit.status_code": limit.statusCode }),
+    });
+    if (event.until !== undefined && attempt) this.paused.add(attempt);
   }
 
   /** The ladder's decision on a sub-task's latest attempt; it closes that attempt's span. */
@@ -478,6 +543,10 @@ export class RunTrace {
 
 function key(subTaskId: string, attempt: number): string {
   return `${subTaskId}\u0000${attempt}`;
+}
+
+function sum<T>(items: readonly T[], of: (item: T) => number): number {
+  return items.reduce((total, item) => total + of(item), 0);
 }
 
 function prefixed(prefix: string, usage: RunEventOf<"plan-created">["usage"]) {
