@@ -19,7 +19,7 @@ interface Lane {
 
 /** A place at a provider, held while the work runs. */
 export interface GovernorTicket {
-  /** The provider answered (a model step finished): the lane may admit one more. */
+  /** The provider answered (a model step finished): the lane may admit twice as many. */
   answered(): void;
   /** The work is over; its place is free. Idempotent. */
   release(): void;
@@ -38,8 +38,8 @@ export interface GovernorPause {
 /**
  * One governor per provider and model (a key), shared by a run's lanes and by the manager's own
  * calls: a rate limit pauses every start toward that key until the provider's `Retry-After` (or a
- * backoff with jitter), then lets work back in one at a time, growing by one with each answer
- * until `maxConcurrency` (the run's), where it stops counting. A key never limited never waits.
+ * backoff with jitter), then lets work back in one at a time, doubling with each answer until
+ * `maxConcurrency` (the run's), where it stops counting. A key never limited never waits.
  */
 export class ProviderGovernor {
   private readonly lanes = new Map<string, Lane>();
@@ -65,9 +65,9 @@ export class ProviderGovernor {
         answered = true;
         lane.step = 0;
         if (lane.limit === Number.POSITIVE_INFINITY) return;
-        // Grown back to the run's concurrency: the lane stops counting.
+        // Doubled with each answer (a slow start); back at the run's concurrency it stops counting.
         lane.limit =
-          lane.limit + 1 >= this.maxConcurrency ? Number.POSITIVE_INFINITY : lane.limit + 1;
+          lane.limit * 2 >= this.maxConcurrency ? Number.POSITIVE_INFINITY : lane.limit * 2;
         this.wake(lane);
       },
       release: () => {
@@ -77,13 +77,6 @@ export class ProviderGovernor {
         this.wake(lane);
       },
     };
-  }
-
-  /** Resolves once a start toward `key` would be let in (or on abort), taking no place. */
-  async ready(key: string, signal: AbortSignal): Promise<void> {
-    const lane = this.lanes.get(key);
-    while (lane && !signal.aborted && (Date.now() < lane.pausedUntil || lane.running >= lane.limit))
-      await this.wait(lane, signal);
   }
 
   /**

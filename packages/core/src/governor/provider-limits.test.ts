@@ -204,6 +204,44 @@ describe("a provider's rate limit is not an attempt", () => {
     expect(attemptAt).toBeGreaterThanOrEqual(Math.min(until, started + 300) - 5);
     expect(resumed.subTasks[0]).toMatchObject({ attempts: 1, rateLimited: 1 });
   });
+
+  it("a kill -9 the moment a pause is logged leaves no attempt in flight: the resume counts it rate-limited, not interrupted", async () => {
+    // The log as a process killed right after its `provider-limited` record leaves it.
+    const store = new MemoryRunStore();
+    let dead = false;
+    const controller = new AbortController();
+    const dying = {
+      read: (runId: string) => store.read(runId),
+      async append(runId: string, record: RunEvent) {
+        if (dead) return;
+        await store.append(runId, record);
+        if (record.type !== "provider-limited") return;
+        dead = true;
+        controller.abort();
+      },
+    };
+    const agent = limitedAgent(60_000, {
+      kind: "rate-limit",
+      provider: "openai",
+      retryAfterMs: 100,
+    });
+    const killed = await createManager({
+      cwd: process.cwd(),
+      executor: agent.executor,
+      store: dying,
+    }).run("x", { plan: { subTasks: [task("a")] }, abortSignal: controller.signal });
+    const log = await store.read(killed.runId);
+    expect(log.at(-1)?.type).toBe("provider-limited");
+    const resumed = await createManager({
+      cwd: process.cwd(),
+      executor: limitedAgent(0, { kind: "rate-limit" }).executor,
+      store,
+    }).resume(killed.runId).result;
+    expect(resumed.status).toBe("completed");
+    const after = await store.read(killed.runId);
+    expect(after.find((r) => r.type === "run-resumed")).toMatchObject({ interrupted: [] });
+    expect(resumed.subTasks[0]).toMatchObject({ attempts: 1, rateLimited: 1 });
+  });
 });
 
 describe("ProviderGovernor", () => {

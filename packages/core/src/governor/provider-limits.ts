@@ -20,6 +20,12 @@ export function agentKey(agentModel: string | undefined): string {
 /** What a limit leaves the sub-task: wait and run again, or waiting cannot help (`line` says why). */
 export type LimitOutcome = { kind: "wait" } | { kind: "exhausted"; line: string };
 
+/** A limit's outcome and its `provider-limited` record, still to be written (once). */
+export interface PendingLimit {
+  outcome: LimitOutcome;
+  record(): Promise<void>;
+}
+
 /**
  * A run's side of its provider governor: turns attempts that ended `rate-limited` and the
  * manager's refused calls into pauses (recorded, so a resumed run keeps waiting), and knows when
@@ -44,19 +50,17 @@ export class ProviderLimits {
     return this.governor.wouldWait(key);
   }
 
-  /** Resolves once a start toward `key` would be let in, or the run stops. */
-  ready(key: string): Promise<void> {
-    return this.governor.ready(key, this.stop.signal);
-  }
-
   /** Holds a place toward `key` for an attempt; its first model answer lets the next one in. */
   acquire(key: string): Promise<GovernorTicket> {
     return this.governor.acquire(key, this.stop.signal);
   }
 
   /**
-   * An attempt of `s` ended `rate-limited`: pauses its provider and records it. `alternate` is
-   * true when an alternate agent model is left for a sub-task whose provider's quota is gone.
+   * An attempt of `s` ended `rate-limited`: pauses its provider now. `alternateLeft` is true when
+   * an alternate agent model is left for a sub-task whose provider's quota is gone. Waiting cannot
+   * help: recorded at once (a stop must hold before another start). A pause: `record` writes it,
+   * to be called once the attempt's own `attempt-finished` is logged, so a `kill -9` between the
+   * two never leaves a pause whose attempt a resume would take for interrupted (and count).
    */
   async attemptLimited(
     s: SubTaskState,
@@ -64,13 +68,16 @@ export class ProviderLimits {
     agentModel: string | undefined,
     result: AttemptResult,
     alternateLeft: boolean,
-  ): Promise<LimitOutcome> {
+  ): Promise<PendingLimit> {
     const limit = limitOf(result);
-    return this.limited(agentKey(agentModel), providerOf(limit, agentModel), limit, {
+    const pending = this.limit(agentKey(agentModel), providerOf(limit, agentModel), limit, {
       subTaskId: s.subTask.id,
       attempt,
       alternateLeft,
     });
+    if (pending.outcome.kind === "wait") return pending;
+    await pending.record();
+    return { outcome: pending.outcome, record: async () => {} };
   }
 
   /** `model` with the governor around it: a call its provider refuses waits and is asked again. */
@@ -86,10 +93,11 @@ export class ProviderLimits {
         } catch (error) {
           const limit = modelLimitOf(error);
           if (!limit || limit.kind === "quota" || waits >= maxManagerCallWaits) throw error;
-          const outcome = await this.limited(key, model.provider, limit, {
+          const { outcome, record } = this.limit(key, model.provider, limit, {
             call: "manager",
             alternateLeft: false,
           });
+          await record();
           if (outcome.kind === "exhausted") throw error;
         } finally {
           ticket.release();
@@ -103,12 +111,13 @@ export class ProviderLimits {
     this.governor.close();
   }
 
-  private async limited(
+  /** What a limit leaves its sub-task or call; the governor is paused already, nothing recorded yet. */
+  private limit(
     key: string,
     provider: string,
     limit: ProviderLimit,
     who: { subTaskId?: string; attempt?: number; call?: "manager"; alternateLeft: boolean },
-  ): Promise<LimitOutcome> {
+  ): PendingLimit {
     const { subTaskId, attempt, call } = who;
     const whoRecord = {
       ...(subTaskId === undefined ? {} : { subTaskId }),
@@ -118,29 +127,35 @@ export class ProviderLimits {
     const exhausted = this.exhaustion(key, limit);
     if (exhausted !== undefined) {
       const line = `${provider} ${exhausted}`;
-      await this.recorder.record({
-        type: "provider-limited",
-        key,
-        provider,
-        limit,
-        ...whoRecord,
-        waitMs: 0,
-        reason: line,
-        ...(who.alternateLeft ? {} : { stops: true as const }),
-      });
-      return { kind: "exhausted", line };
+      return {
+        outcome: { kind: "exhausted", line },
+        record: () =>
+          this.recorder.record({
+            type: "provider-limited",
+            key,
+            provider,
+            limit,
+            ...whoRecord,
+            waitMs: 0,
+            reason: line,
+            ...(who.alternateLeft ? {} : { stops: true as const }),
+          }),
+      };
     }
     const pause = this.governor.limited(key, limit.retryAfterMs);
-    await this.recorder.record({
-      type: "provider-limited",
-      key,
-      provider,
-      limit,
-      ...whoRecord,
-      until: new Date(pause.until).toISOString(),
-      waitMs: pause.waitMs,
-    });
-    return { kind: "wait" };
+    return {
+      outcome: { kind: "wait" },
+      record: () =>
+        this.recorder.record({
+          type: "provider-limited",
+          key,
+          provider,
+          limit,
+          ...whoRecord,
+          until: new Date(pause.until).toISOString(),
+          waitMs: pause.waitMs,
+        }),
+    };
   }
 
   /** Why waiting cannot help, in words after the provider's name; undefined when it can. */

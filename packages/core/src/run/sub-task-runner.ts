@@ -13,7 +13,7 @@ import {
 import { describeError } from "../errors/describe-error.js";
 import { ExecutorError, isAbortError } from "../errors/errors.js";
 import type { GovernorTicket } from "../governor/provider-governor.js";
-import { agentKey, type LimitOutcome } from "../governor/provider-limits.js";
+import { agentKey, type PendingLimit } from "../governor/provider-limits.js";
 import type { ProgressEntry } from "../ledger/progress-entry.js";
 import { mayComplete } from "../log/apply-run-event.js";
 import type { CandidateRoundReason } from "../log/run-events.js";
@@ -37,7 +37,7 @@ export class SubTaskRunner {
   /** Replans under way, counted before any await so sub-tasks failing at once cannot all pass a cap. */
   private replansInFlight = 0;
   /** What each `rate-limited` attempt's limit left its sub-task, by `<sub-task>\0<attempt>`. */
-  private readonly limitOutcomes = new Map<string, LimitOutcome>();
+  private readonly limitOutcomes = new Map<string, PendingLimit>();
 
   constructor(private readonly ctx: RunContext) {}
 
@@ -84,17 +84,33 @@ export class SubTaskRunner {
           current = { ...s.finished! };
           continue;
         }
-        // Its provider is refusing work: the wait needs no agent, so the slot goes to others.
+        // Its provider is refusing work: the wait needs no agent, so the slot goes to others. The
+        // place is taken before the attempt is announced: one start at a time after a pause.
         const key = agentKey(s.agentModel);
+        let ticket: GovernorTicket | undefined;
         if (!adopt && this.ctx.limits.waiting(key)) {
-          const ready = () => this.ctx.limits.ready(key);
-          await (this.ctx.lendSlot ? this.ctx.lendSlot(ready) : ready());
-          if (stop.signal.aborted) return this.stopRunning(s);
-          retrying = true;
-          continue;
+          const acquire = () => this.ctx.limits.acquire(key);
+          try {
+            ticket = await (this.ctx.lendSlot ? this.ctx.lendSlot(acquire) : acquire());
+          } catch (error) {
+            if (stop.signal.aborted) return this.stopRunning(s);
+            throw error;
+          }
+          if (stop.stopping()) {
+            ticket.release();
+            retrying = true;
+            continue;
+          }
         }
         const attempt = adopt?.attempt ?? s.attempts + 1;
-        const { result, space } = await this.runAttempt(s, attempt, previous, adopt?.from);
+        const { result, space } = await this.runAttempt(
+          s,
+          attempt,
+          previous,
+          adopt?.from,
+          undefined,
+          ticket,
+        );
         adopt = undefined;
         if (stop.signal.aborted) {
           await space?.dispose();
@@ -102,7 +118,7 @@ export class SubTaskRunner {
         }
         if (result.outcome === "rate-limited") {
           await space?.dispose();
-          const limited = this.limitOutcomes.get(`${id}\0${attempt}`);
+          const limited = this.limitOutcomes.get(`${id}\0${attempt}`)?.outcome;
           this.limitOutcomes.delete(`${id}\0${attempt}`);
           if (limited?.kind === "exhausted") {
             const alternate = settings.alternateAgentModels[s.alternatesUsed];
@@ -271,6 +287,7 @@ export class SubTaskRunner {
     previous: SubTaskState["previous"],
     adoptedFrom?: string,
     candidate?: CandidateStart,
+    ticket?: GovernorTicket,
   ): Promise<{ result: AttemptResult; space?: AttemptSpace }> {
     const { input, settings, state, recorder, stop } = this.ctx;
     const { subTask } = s;
@@ -312,8 +329,17 @@ export class SubTaskRunner {
     const started = performance.now();
     const opened = await openSpace(this.ctx, s, attempt, from, stop.signal);
     let result = opened.ok
-      ? await this.execute(prompt, s, attempt, opened.space.cwd, agentModel, candidate?.round)
+      ? await this.execute(
+          prompt,
+          s,
+          attempt,
+          opened.space.cwd,
+          agentModel,
+          candidate?.round,
+          ticket,
+        )
       : failedResult(opened.error, stop.signal.aborted, started);
+    if (!opened.ok) ticket?.release();
     let commit: string | undefined;
     if (opened.ok) ({ result, commit } = await captureWork(s, attempt, opened.space, result));
     await recorder.record({
@@ -323,6 +349,8 @@ export class SubTaskRunner {
       result,
       ...(commit ? { commit } : {}),
     });
+    // The pause its limit began is logged after the attempt's end: a resume never finds it in flight.
+    await this.limitOutcomes.get(`${subTask.id}\0${attempt}`)?.record();
     return { result, ...(opened.ok ? { space: opened.space } : {}) };
   }
 
@@ -334,15 +362,16 @@ export class SubTaskRunner {
     cwd: string,
     agentModel: string | undefined,
     round: number | undefined,
+    held?: GovernorTicket,
   ): Promise<AttemptResult> {
     const { options, recorder, stop, limits, settings } = this.ctx;
     const subTaskId = s.subTask.id;
     const started = performance.now();
     const key = agentKey(agentModel);
-    let ticket: GovernorTicket | undefined;
+    let ticket: GovernorTicket | undefined = held;
     try {
       // Its provider may have paused since the sub-task looked: the place is taken here.
-      ticket = await limits.acquire(key);
+      ticket ??= await limits.acquire(key);
     } catch (error) {
       this.ctx.gate?.reached(s.subTask.id);
       return failedResult(error, stop.signal.aborted, started);
