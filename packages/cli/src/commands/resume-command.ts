@@ -135,6 +135,7 @@ export async function resumeOptions(
     // Logs from before `--sandbox` ran unconfined.
     sandbox: host.sandbox?.mode ?? "off",
     ...(host.sandbox?.allowHosts.length ? { allowHost: host.sandbox.allowHosts } : {}),
+    ...(host.sandbox?.homeReads?.length ? { homeRead: host.sandbox.homeReads } : {}),
     ...(recovered.cwd ? { cwd: recovered.cwd } : {}),
     ...(host.passEnv ? { passEnv: host.passEnv } : {}),
     ...(host.agentBaseUrl ? { agentBaseUrl: host.agentBaseUrl } : {}),

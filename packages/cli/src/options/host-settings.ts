@@ -104,10 +104,13 @@ function sandboxOfLog(value: unknown): { sandbox?: SandboxChoice } {
   const logged = value as Partial<SandboxChoice> | undefined;
   if (!logged || !sandboxModes.includes(logged.mode as SandboxMode)) return {};
   const hosts = Array.isArray(logged.allowHosts) ? logged.allowHosts : [];
+  const reads = Array.isArray(logged.homeReads) ? logged.homeReads : [];
+  const homeReads = reads.filter((path): path is string => typeof path === "string");
   return {
     sandbox: {
       mode: logged.mode as SandboxMode,
       allowHosts: hosts.filter((host): host is string => typeof host === "string"),
+      ...(homeReads.length > 0 ? { homeReads } : {}),
     },
   };
 }
@@ -141,4 +144,5 @@ export const loggedOptions = [
   ["agentBaseUrl", "--agent-base-url"],
   ["sandbox", "--sandbox"],
   ["allowHost", "--allow-host"],
+  ["homeRead", "taskledger.json's sandbox.homeReads"],
 ] as const satisfies readonly (readonly [keyof RawRunOptions, string])[];

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseRunOptions } from "./cli-options.js";
+import { hostSettingsOf, readHostSettings } from "./host-settings.js";
 import { loadProjectConfig, projectConfigJsonSchema } from "./project-config.js";
 
 function project(config: unknown): string {
@@ -80,6 +81,8 @@ describe("taskledger.json", () => {
     [{ concurrency: "four" }, /"concurrency": .*number/i],
     [{ checks: [{ type: "commmand", argv: ["x"] }] }, /"checks\.0\.type"/],
     [{ agentModel: "sonnet" }, /"agentModel": must look like provider\/model/],
+    [{ sandbox: { homeReads: "~/x" } }, /"sandbox\.homeReads": .*expected array/],
+    [{ sandbox: { homeRead: ["~/x"] } }, /unknown key "homeRead" in "sandbox"/],
   ])("refuses %j naming the key and the file", async (config, message) => {
     const dir = project(config);
     const error = await loadProjectConfig(dir, undefined).catch((e: unknown) => e);
@@ -116,6 +119,26 @@ describe("taskledger.json", () => {
     const bad = project({ passEnv: ["NOT A NAME"], agentBaseUrl: "nowhere" });
     await expect(loadProjectConfig(bad, undefined)).rejects.toThrow(
       /"passEnv.0": must be an environment variable name; "agentBaseUrl": /,
+    );
+  });
+
+  it("sandbox.homeReads: normalized, kept with the run for resume; a bad entry names the key", async () => {
+    const dir = project({ sandbox: { mode: "auto", homeReads: ["~/.config/myapp/", "~/sdk"] } });
+    const loaded = await loadProjectConfig(dir, undefined);
+    const options = await parseRunOptions(manager, dir, { path: loaded!.path, ...loaded!.config });
+    expect(options.sandbox).toEqual({
+      mode: "auto",
+      allowHosts: [],
+      homeReads: ["~/.config/myapp", "~/sdk"],
+    });
+    const logged = JSON.parse(JSON.stringify(hostSettingsOf(options)));
+    expect(readHostSettings(logged)?.sandbox).toEqual(options.sandbox);
+    const relative = project({ sandbox: { homeReads: ["code/other"] } });
+    const bad = await loadProjectConfig(relative, undefined);
+    await expect(
+      parseRunOptions(manager, relative, { path: bad!.path, ...bad!.config }),
+    ).rejects.toThrow(
+      '"sandbox.homeReads": a home read must be ~, a path starting with ~/ or an absolute path; got "code/other"',
     );
   });
 

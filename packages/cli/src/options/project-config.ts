@@ -137,12 +137,13 @@ export const projectConfigSchema = z
               .object({ allow: z.array(z.string().min(1)).max(200).optional() })
               .strict()
               .optional(),
+            homeReads: z.array(z.string().min(1)).max(100).optional(),
           })
           .strict(),
       ])
       .optional()
       .describe(
-        "The OS sandbox around every agent, check and setup: auto, required or off, or { mode, network: { allow: [hosts] } } for the hosts the project's agents, tests and setup may reach besides the model endpoint.",
+        "The OS sandbox around every agent, check and setup: auto, required or off, or { mode, network: { allow: [hosts] }, homeReads: [paths] }: the hosts the project's agents, tests and setup may reach besides the model endpoint, and what they read in the user's home besides the project, its toolchains and package caches (~/… paths; \"~\" reads the whole home but the credential stores).",
       ),
   })
   .strict();
@@ -179,16 +180,38 @@ export async function loadProjectConfig(
   }
   const parsed = projectConfigSchema.safeParse(json);
   if (!parsed.success) {
-    const problems = parsed.error.issues.slice(0, 5).map((issue) => {
-      if (issue.code === "unrecognized_keys") {
-        const where = issue.path.length > 0 ? ` in "${issue.path.join(".")}"` : "";
-        return `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `"${k}"`).join(", ")}${where}`;
-      }
-      return `"${issue.path.join(".") || "(top)"}": ${issue.message}`;
-    });
+    const problems = parsed.error.issues
+      .flatMap(furthest)
+      .slice(0, 5)
+      .map((issue) => {
+        if (issue.code === "unrecognized_keys") {
+          const where = issue.path.length > 0 ? ` in "${issue.path.join(".")}"` : "";
+          return `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `"${k}"`).join(", ")}${where}`;
+        }
+        return `"${issue.path.join(".") || "(top)"}": ${issue.message}`;
+      });
     throw new UsageError(`${path}: ${problems.join("; ")}`);
   }
   return { path, config: parsed.data };
+}
+
+type Issue = z.core.$ZodIssue;
+
+/**
+ * A value that matches no branch of a union (`"sandbox"`: a mode or an object) as the branch that
+ * got furthest says it (`"sandbox.homeReads": expected array`), not zod's bare "Invalid input".
+ */
+function furthest(issue: Issue): Issue[] {
+  if (issue.code !== "invalid_union" || issue.errors.length === 0) return [issue];
+  // An unknown key names a place beneath the path it is reported at.
+  const depth = (issues: Issue[]) =>
+    Math.max(
+      0,
+      ...issues.map((sub) => sub.path.length + (sub.code === "unrecognized_keys" ? 1 : 0)),
+    );
+  const branch = issue.errors.reduce((best, next) => (depth(next) > depth(best) ? next : best));
+  if (depth(branch) === 0) return [issue];
+  return branch.flatMap((sub) => furthest({ ...sub, path: [...issue.path, ...sub.path] } as Issue));
 }
 
 function findConfig(cwd: string): string | undefined {

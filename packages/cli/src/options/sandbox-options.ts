@@ -1,5 +1,5 @@
 import { type SandboxMode, sandboxModes } from "@taskledger/core";
-import { parseHost } from "@taskledger/sandbox";
+import { parseHomeRead, parseHost } from "@taskledger/sandbox";
 import { UsageError } from "./usage-error.js";
 
 /** The command line's sandbox flags (a part of the run's raw options). */
@@ -7,16 +7,22 @@ export interface SandboxFlags {
   sandbox?: string;
   /** `--allow-host`, repeatable. */
   allowHost?: string[];
+  /** No flag: a resumed run's logged `homeReads` (the config file is not read again). */
+  homeRead?: string[];
 }
 
-/** The config file's `sandbox`: a mode, or the mode and the hosts the project allows. */
-export type SandboxDefaults = SandboxMode | { mode?: SandboxMode; network?: { allow?: string[] } };
+/** The config file's `sandbox`: a mode, or the mode, the hosts and the home reads it allows. */
+export type SandboxDefaults =
+  | SandboxMode
+  | { mode?: SandboxMode; network?: { allow?: string[] }; homeReads?: string[] };
 
-/** What the run's sandbox is made of: its mode and the hosts the user allows. */
+/** What the run's sandbox is made of: its mode, the hosts and the home paths the user allows. */
 export interface SandboxChoice {
   mode: SandboxMode;
   /** The project's and the command line's hosts (the agents' model endpoints are added to them). */
   allowHosts: string[];
+  /** What launches read in the user's home besides the defaults (`~/…`); absent when none. */
+  homeReads?: string[];
 }
 
 /** The sandbox as the command line (over the config file) asks: `auto` unless told. */
@@ -34,7 +40,18 @@ export function sandboxOf(raw: SandboxFlags, project: SandboxDefaults | undefine
       throw new UsageError(`--allow-host: ${(error as Error).message}`);
     }
   }
-  return { mode, allowHosts: [...new Set(allowHosts)] };
+  const homeReads = [...(config?.homeReads ?? []), ...(raw.homeRead ?? [])].map((entry) => {
+    try {
+      return parseHomeRead(entry);
+    } catch (error) {
+      throw new UsageError(`"sandbox.homeReads": ${(error as Error).message}`);
+    }
+  });
+  return {
+    mode,
+    allowHosts: [...new Set(allowHosts)],
+    ...(homeReads.length > 0 ? { homeReads: [...new Set(homeReads)] } : {}),
+  };
 }
 
 // Where each provider's API answers; opencode, Claude Code and Codex call these for their model.

@@ -191,6 +191,7 @@ export function runSandbox(
       daemonSocketPath(cacheDirectory()),
     ],
     ...(env.HOME ? { home: env.HOME } : {}),
+    ...(options.sandbox.homeReads ? { homeReads: options.sandbox.homeReads } : {}),
     // Sessions in running opencode servers: each server is reached through a bridge.
     serves: !options.queue && options.executor === "server",
   };
