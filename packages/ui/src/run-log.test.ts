@@ -11,7 +11,7 @@ import {
 import { afterEach, describe, expect, it } from "vitest";
 import { RunLog } from "./run-log.js";
 import { timelineOf } from "./run-views.js";
-import { storeGatedRun } from "./test-support/fixture-runs.js";
+import { storeGatedRun, storeLimitedRun } from "./test-support/fixture-runs.js";
 
 const base = { runId: "r1", time: "2026-11-25T19:00:00.000Z" };
 
@@ -248,5 +248,40 @@ describe("the integration gate and the acceptance as the page reads them", () =>
     ]);
     const timeline = timelineOf(log, false);
     expect([timeline.gate, timeline.acceptance]).toEqual([undefined, undefined]);
+  });
+});
+
+describe("a provider's limits as the page reads them", () => {
+  it("keeps each refusal for the timeline and the limit on the attempt it ended", async () => {
+    dir = await mkdtemp(join(tmpdir(), "taskledger-run-log-"));
+    await storeLimitedRun(dir, "l");
+    const log = new RunLog(join(dir, "l.jsonl"), "l");
+    await log.readMore();
+    expect(log.error).toBeUndefined();
+    const start = Date.parse("2026-11-28T10:00:00.000Z");
+    expect(
+      log.providerWaits.map((w) => [w.key, w.subTaskId, w.at - start, w.until && w.until - start]),
+    ).toEqual([
+      ["openai/gpt-5", "a", 2000, 14_000],
+      ["openai/gpt-5", "b", 2000, 14_000],
+      ["anthropic/m", undefined, 3000, 6000],
+      ["openai/gpt-5", "c", 17_000, undefined],
+    ]);
+    const [first, second] = log.attempts.get("a")!;
+    expect(first).toMatchObject({
+      outcome: "rate-limited",
+      verdict: undefined,
+      limit: { provider: "openai", kind: "rate-limit", statusCode: 429, retryAfterMs: 12_000 },
+    });
+    expect(second?.limit).toBeUndefined();
+    expect(log.attempts.get("c")?.[0]?.limit).toMatchObject({
+      kind: "quota",
+      until: undefined,
+      reason: expect.stringContaining("openai says its quota is exhausted"),
+    });
+    expect(timelineOf(log, false).waits).toHaveLength(4);
+    expect(timelineOf(log, false).rows.find((r) => r.id === "a")?.attempts[0]?.outcome).toBe(
+      "rate-limited",
+    );
   });
 });

@@ -4,13 +4,20 @@ import {
   applyRunEvent,
   createRunState,
   type RunEvent,
+  type RunEventOf,
   type RunState,
   runLogVersion,
   StoreError,
   UnsupportedLogVersionError,
 } from "@taskledger/core";
 import { clip, textLimits } from "./text-limits.js";
-import type { AcceptanceMarkView, AttemptView, GateRunView } from "./view.js";
+import type {
+  AcceptanceMarkView,
+  AttemptView,
+  GateRunView,
+  ProviderLimitView,
+  ProviderWaitView,
+} from "./view.js";
 
 const chunkBytes = 1024 * 1024;
 // The failing checks of a merge sent back shown on its attempt, each output clipped.
@@ -49,6 +56,8 @@ export class RunLog {
   readonly gateRuns: GateRunView[] = [];
   /** The acceptance's verdicts, for the timeline (at most 6 a run: its rounds are bounded). */
   readonly acceptance: AcceptanceMarkView[] = [];
+  /** A provider's refusals, for the timeline: the latest `textLimits.items`. */
+  readonly providerWaits: ProviderWaitView[] = [];
   #offset = 0;
   #partial: Buffer[] = [];
   #partialBytes = 0;
@@ -193,6 +202,16 @@ export class RunLog {
         reason: record.reason === undefined ? undefined : clip(record.reason, textLimits.short),
       });
       if (this.acceptance.length > textLimits.items) this.acceptance.shift();
+    } else if (record.type === "provider-limited") {
+      this.providerWaits.push({
+        key: clip(record.key, textLimits.short),
+        at,
+        subTaskId:
+          record.subTaskId === undefined ? undefined : clip(record.subTaskId, textLimits.short),
+        attempt: record.attempt,
+        ...limitView(record),
+      });
+      if (this.providerWaits.length > textLimits.items) this.providerWaits.shift();
     }
   }
 
@@ -234,6 +253,12 @@ export class RunLog {
           };
         break;
       }
+      case "provider-limited": {
+        // Logged before its attempt's result: the attempt it ended is the one running.
+        const a = find();
+        if (a) a.limit = limitView(record);
+        break;
+      }
       case "sub-task-completed":
         this.completedAt.set(id, record.time);
         break;
@@ -268,6 +293,20 @@ export class RunLog {
         break;
     }
   }
+}
+
+/** A `provider-limited` record as the page shows it, its texts clipped. */
+function limitView(record: RunEventOf<"provider-limited">): ProviderLimitView {
+  const until = record.until === undefined ? Number.NaN : Date.parse(record.until);
+  return {
+    provider: clip(record.provider, textLimits.short),
+    kind: record.limit.kind,
+    statusCode: record.limit.statusCode,
+    retryAfterMs: record.limit.retryAfterMs,
+    message: clip(record.limit.message, textLimits.short * 5),
+    until: Number.isFinite(until) ? until : undefined,
+    reason: record.reason === undefined ? undefined : clip(record.reason, textLimits.short * 5),
+  };
 }
 
 function emptyChange(): LogChange {

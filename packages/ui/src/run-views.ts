@@ -110,6 +110,7 @@ export function timelineOf(log: RunLog, active: boolean, now = Date.now()): Time
     rows,
     ...(log.gateRuns.length > 0 ? { gate: log.gateRuns } : {}),
     ...(log.acceptance.length > 0 ? { acceptance: log.acceptance } : {}),
+    ...(log.providerWaits.length > 0 ? { waits: log.providerWaits } : {}),
   };
 }
 

@@ -8,7 +8,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ReviewBroker } from "./review-broker.js";
 import { browserTests, launchBrowser } from "./test-support/browser.js";
-import { storeGatedRun, storeRun, widePlan } from "./test-support/fixture-runs.js";
+import { storeGatedRun, storeLimitedRun, storeRun, widePlan } from "./test-support/fixture-runs.js";
 import { startUiServer, type UiServer } from "./ui-server.js";
 
 /** The browser's own global, as far as these tests use it (the tests have no DOM types). */
@@ -57,6 +57,7 @@ beforeAll(async () => {
   });
   await storeTimelineRun(store);
   await storeGatedRun(store);
+  await storeLimitedRun(store);
   server = await startUiServer({ store });
 }, 60_000);
 
@@ -146,7 +147,7 @@ describe.runIf(browserTests)("the page in a browser", () => {
   it("lists the runs with their request, status and done/total", async () => {
     const page = await open();
     const rows = page.locator("table#runs tbody tr");
-    await expect.poll(() => rows.count()).toBe(6);
+    await expect.poll(() => rows.count()).toBe(7);
     const wide = page.locator("tr", { hasText: "Build the wide thing" });
     expect(await wide.locator("td.done").textContent()).toBe("200/200");
     expect(await wide.locator(".badge").textContent()).toBe("completed");
@@ -241,11 +242,11 @@ describe.runIf(browserTests)("the page in a browser", () => {
   it("keeps the run list live: a run stored after the page opened appears, and the top bar says live", async () => {
     const page = await open();
     const rows = page.locator("table#runs tbody tr");
-    await expect.poll(() => rows.count()).toBe(6);
+    await expect.poll(() => rows.count()).toBe(7);
     await storeRun(store, "Arrived later", {
       subTasks: [{ id: "x", title: "X", description: "d", successCriteria: ["c"] }],
     });
-    await expect.poll(() => rows.count(), { timeout: 5000 }).toBe(7);
+    await expect.poll(() => rows.count(), { timeout: 5000 }).toBe(8);
     expect(await page.locator("#connection").textContent()).toBe("live");
     await page.close();
   });
@@ -397,6 +398,55 @@ describe.runIf(browserTests)("the integration gate and the acceptance on the pag
       "exit 1\nAssertionError: expected 2, got 3",
     );
     expect(await page.locator("#detail .attempt").nth(1).locator(".gate-failure").count()).toBe(0);
+    await page.close();
+  });
+});
+
+describe.runIf(browserTests)("a provider's limits on the page", () => {
+  it("draws each provider's waits as a row of the timeline and a rate-limited attempt as such", async () => {
+    const page = await open();
+    await page.locator("a", { hasText: "Write A, B and C under a rate limit" }).click();
+    await page.locator("#show-timeline").click();
+    const row = (id: string) => page.locator(`#timeline g.row[data-id="${id}"]`);
+    await expect.poll(() => page.locator("#timeline g.row").count()).toBe(5);
+    const openai = row("waits:openai/gpt-5");
+    expect(await openai.locator("text.row-label").textContent()).toBe("Waits: openai/gpt-5");
+    const bars = openai.locator("rect.bar");
+    expect(await bars.evaluateAll((els) => els.map((el) => el.getAttribute("class")))).toEqual([
+      "bar provider-wait rate-limited",
+      "bar provider-wait rate-limited",
+      "bar provider-wait error",
+    ]);
+    expect(await bars.first().locator("title").textContent()).toBe(
+      "openai rate-limit 429 · a, attempt 1 · waited 12s: Rate limit reached for gpt-5 in organization org-1 on tokens per min",
+    );
+    expect(await bars.nth(2).locator("title").textContent()).toBe(
+      "openai quota 429 · c, attempt 1 · quota exhausted: You exceeded your current quota, please check your plan and billing details",
+    );
+    expect(await row("waits:anthropic/m").locator("rect.bar title").textContent()).toBe(
+      "anthropic overloaded 529 · the manager's call · waited 3s: Overloaded",
+    );
+    // The pause is drawn from when it was met to its end, over the sub-task's wait.
+    const box = await bars.first().boundingBox();
+    const later = await row("a").locator("rect.bar").nth(1).boundingBox();
+    expect(Math.abs(box!.x + box!.width - later!.x)).toBeLessThan(2);
+    expect(
+      await row("a")
+        .locator("rect.bar")
+        .evaluateAll((els) => els.map((el) => el.getAttribute("class"))),
+    ).toEqual(["bar rate-limited", "bar complete"]);
+    await page.locator("#show-graph").click();
+    await page.locator('g.node[data-id="a"]').click();
+    const first = page.locator("#detail .attempt").first();
+    await expect.poll(() => first.locator("summary").textContent()).toContain("rate-limited");
+    expect(await first.locator(".rate-limited h4").textContent()).toBe(
+      "Rate-limited by openai (429)",
+    );
+    expect(await first.locator(".rate-limited pre").textContent()).toBe(
+      "Rate limit reached for gpt-5 in organization org-1 on tokens per min",
+    );
+    expect(await first.locator("pre.error").count()).toBe(0);
+    expect(await first.locator("summary").textContent()).not.toContain("incomplete");
     await page.close();
   });
 });

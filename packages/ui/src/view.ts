@@ -130,6 +130,23 @@ export interface AttemptView {
    * the completed work it met there and each failing command with the end of its output.
    */
   integration?: { with: string[]; checks: { command: string; detail: string }[] };
+  /** It ended `rate-limited`: its provider refused work (no try of the agent's, not judged). */
+  limit?: ProviderLimitView;
+}
+
+/** A model provider's refusal: what it said, and the pause it caused or why waiting cannot help. */
+export interface ProviderLimitView {
+  provider: string;
+  /** `rate-limit`, `overloaded` or `quota`. */
+  kind: string;
+  statusCode: number | undefined;
+  retryAfterMs: number | undefined;
+  /** What the provider said, clipped. */
+  message: string;
+  /** Starts toward it waited until then (ms since epoch); undefined when waiting could not help. */
+  until: number | undefined;
+  /** Why waiting could not help (a quota, a wait past the time budget), clipped. */
+  reason: string | undefined;
 }
 
 export interface SubTaskDetailView {
@@ -216,6 +233,17 @@ export interface AcceptanceMarkView {
   reason: string | undefined;
 }
 
+/** One `provider-limited` record on the timeline: a pause of the starts toward `key`, or a refusal for good. */
+export interface ProviderWaitView extends ProviderLimitView {
+  /** The governor's key: the agent model, `agent` for the executor's own, the manager's model. */
+  key: string;
+  /** When it was met (ms since epoch). */
+  at: number;
+  /** The sub-task whose attempt met it; undefined for the manager's own call. */
+  subTaskId: string | undefined;
+  attempt: number | undefined;
+}
+
 /**
  * Where a run's time went: a row per sub-task on one time axis from its start to `end`, then a
  * row of the integration gate's runs and one of the acceptance's verdicts when the run had any.
@@ -228,6 +256,8 @@ export interface TimelineView {
   /** The gate's check runs, the latest at most 100 (absent from servers before the gate). */
   gate?: GateRunView[];
   acceptance?: AcceptanceMarkView[];
+  /** A provider's refusals, the latest at most 100 (absent when none, and from servers before them). */
+  waits?: ProviderWaitView[];
 }
 
 /** One message on the run's event stream. */

@@ -201,3 +201,161 @@ export async function storeGatedRun(store: string, runId = "gated-run"): Promise
   const lines = gatedRunRecords(runId).map((record) => JSON.stringify(record));
   await writeFile(join(store, `${runId}.jsonl`), `${lines.join("\n")}\n`);
 }
+
+/**
+ * The log of a run whose agents' provider (openai/gpt-5) paused `a` and `b` in one 12 s pause
+ * and whose manager's call waited 3 s for its own; both ran again and completed, then `c` met
+ * openai's spent quota with no alternate model left and failed: records as the manager writes
+ * them, each at its second from `start`.
+ */
+export function limitedRunRecords(runId: string, start = Date.parse("2026-11-28T10:00:00.000Z")) {
+  const usage = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 };
+  const subTask = (id: string, title: string) => ({
+    id,
+    title,
+    description: "d",
+    successCriteria: ["c"],
+    dependsOn: [],
+    checks: [],
+  });
+  const entry = {
+    completed: true,
+    summary: "Done",
+    outputData: "",
+    feedback: "",
+    evidence: [],
+    usage,
+  };
+  const rateLimit = {
+    kind: "rate-limit",
+    provider: "openai",
+    retryAfterMs: 12_000,
+    statusCode: 429,
+    message: "Rate limit reached for gpt-5 in organization org-1 on tokens per min",
+  };
+  const quota = {
+    kind: "quota",
+    provider: "openai",
+    statusCode: 429,
+    message: "You exceeded your current quota, please check your plan and billing details",
+  };
+  const result = (limit?: Record<string, unknown>) => ({
+    outcome: limit ? "rate-limited" : "finished",
+    finalText: limit ? "" : "done",
+    toolCalls: [],
+    stepFinishReasons: limit ? [] : ["stop"],
+    filesChanged: [],
+    usage,
+    durationMs: 1000,
+    ...(limit ? { limit, error: limit.message } : {}),
+  });
+  const second = (s: number) => new Date(start + s * 1000).toISOString();
+  const limited = (subTaskId: string, at: number, until: number) => ({
+    type: "provider-limited",
+    key: "openai/gpt-5",
+    provider: "openai",
+    limit: rateLimit,
+    subTaskId,
+    attempt: 1,
+    until: second(until),
+    waitMs: (until - at) * 1000,
+  });
+  const records: [number, Record<string, unknown>][] = [
+    [
+      0,
+      {
+        type: "run-started",
+        request: "Write A, B and C under a rate limit",
+        cwd: "/p",
+        settings: {
+          concurrency: 3,
+          maxRetries: 2,
+          maxSubTasks: 20,
+          contextTokenBudget: 4000,
+          budget: {},
+          decompose: "auto",
+          alternateAgentModels: [],
+          replan: { enabled: true, maxPerSubTask: 1, maxPerRun: 3 },
+          host: { provider: "anthropic", model: "m", agentModel: "openai/gpt-5" },
+        },
+      },
+    ],
+    [
+      1,
+      {
+        type: "plan-created",
+        ledger: {
+          subTasks: [subTask("a", "Write A"), subTask("b", "Write B"), subTask("c", "Write C")],
+        },
+        decomposed: true,
+        repaired: false,
+        usage,
+      },
+    ],
+    [1, { type: "sub-task-started", subTaskId: "a", attempt: 1, promptTokens: 9 }],
+    [1, { type: "sub-task-started", subTaskId: "b", attempt: 1, promptTokens: 9 }],
+    [2, limited("a", 2, 14)],
+    [2, { type: "attempt-finished", subTaskId: "a", attempt: 1, result: result(rateLimit) }],
+    [2, limited("b", 2, 14)],
+    [2, { type: "attempt-finished", subTaskId: "b", attempt: 1, result: result(rateLimit) }],
+    [
+      3,
+      {
+        type: "provider-limited",
+        key: "anthropic/m",
+        provider: "anthropic",
+        limit: { kind: "overloaded", statusCode: 529, message: "Overloaded" },
+        call: "manager",
+        until: second(6),
+        waitMs: 3000,
+      },
+    ],
+    [14, { type: "sub-task-started", subTaskId: "a", attempt: 2, promptTokens: 9 }],
+    [15, { type: "attempt-finished", subTaskId: "a", attempt: 2, result: result() }],
+    [15, { type: "sub-task-evaluated", subTaskId: "a", attempt: 2, entry }],
+    [15, { type: "sub-task-completed", subTaskId: "a", attempts: 2, entry }],
+    [15, { type: "sub-task-started", subTaskId: "b", attempt: 2, promptTokens: 9 }],
+    [16, { type: "attempt-finished", subTaskId: "b", attempt: 2, result: result() }],
+    [16, { type: "sub-task-evaluated", subTaskId: "b", attempt: 2, entry }],
+    [16, { type: "sub-task-completed", subTaskId: "b", attempts: 2, entry }],
+    [16, { type: "sub-task-started", subTaskId: "c", attempt: 1, promptTokens: 9 }],
+    [
+      17,
+      {
+        type: "provider-limited",
+        key: "openai/gpt-5",
+        provider: "openai",
+        limit: quota,
+        subTaskId: "c",
+        attempt: 1,
+        waitMs: 0,
+        reason: `openai says its quota is exhausted: ${quota.message}`,
+        stops: true,
+      },
+    ],
+    [17, { type: "attempt-finished", subTaskId: "c", attempt: 1, result: result(quota) }],
+    [
+      17,
+      {
+        type: "sub-task-failed",
+        subTaskId: "c",
+        attempts: 1,
+        reason: `openai says its quota is exhausted: ${quota.message}`,
+        code: "provider-limit",
+      },
+    ],
+  ];
+  return records.map(([at, record], seq) => ({
+    v: runLogVersion,
+    runId,
+    seq,
+    time: second(at),
+    ...record,
+  }));
+}
+
+/** Writes the rate-limited run's log into `store`, as `FileRunStore` would. */
+export async function storeLimitedRun(store: string, runId = "limited-run"): Promise<void> {
+  const lines = limitedRunRecords(runId).map((record) => JSON.stringify(record));
+  await writeFile(join(store, `${runId}.jsonl`), `${lines.join("\n")}\n`);
+}

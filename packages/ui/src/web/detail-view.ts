@@ -81,7 +81,9 @@ function attemptView(a: AttemptView, runId: string): HTMLElement {
       a.tokens ? ` · ${tokens(a.tokens)}` : "",
     ),
     a.agentModel ? h("p", { class: "muted" }, `agent model ${a.agentModel}`) : null,
-    a.error ? h("pre", { class: "text error" }, a.error) : null,
+    // A provider's refusal is said as such below, not as the attempt's error.
+    a.error && !a.limit ? h("pre", { class: "text error" }, a.error) : null,
+    a.limit ? limitView(a.limit) : null,
     a.finalText ? h("h4", {}, "Agent's last message") : null,
     a.finalText ? h("pre", { class: "text" }, a.finalText) : null,
     verdict ? h("h4", {}, "Verdict") : null,
@@ -173,6 +175,32 @@ export function gateFailureView(gate: NonNullable<AttemptView["integration"]>): 
         ),
       ),
     ),
+  );
+}
+
+/** An attempt its provider's limit ended: who refused, what it said, and the wait or why none helps. */
+export function limitView(limit: NonNullable<AttemptView["limit"]>): HTMLElement {
+  const status = limit.statusCode === undefined ? "" : ` (${limit.statusCode})`;
+  const next =
+    limit.until !== undefined
+      ? `Not counted as an attempt: the sub-task ran again once ${limit.provider} let work in${
+          limit.retryAfterMs === undefined
+            ? ""
+            : ` (it asked to wait ${duration(limit.retryAfterMs)})`
+        }.`
+      : (limit.reason ?? `${limit.provider} refused for good.`);
+  return h(
+    "section",
+    { class: "rate-limited" },
+    h(
+      "h4",
+      {},
+      limit.kind === "quota"
+        ? `${limit.provider}'s quota is exhausted${status}`
+        : `Rate-limited by ${limit.provider}${status}${limit.kind === "overloaded" ? ": overloaded" : ""}`,
+    ),
+    h("pre", { class: "text" }, limit.message),
+    h("p", { class: "muted" }, next),
   );
 }
 

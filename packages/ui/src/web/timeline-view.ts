@@ -1,6 +1,12 @@
 // The timeline: a row per sub-task, its attempts as bars on the run's time axis, so a person sees
 // where the time went and what ran in parallel.
-import type { AcceptanceMarkView, GateRunView, TimelineRowView, TimelineView } from "../view.js";
+import type {
+  AcceptanceMarkView,
+  GateRunView,
+  ProviderWaitView,
+  TimelineRowView,
+  TimelineView,
+} from "../view.js";
 import { duration, fitText, h, s } from "./dom.js";
 
 const labelWidth = 220;
@@ -15,6 +21,8 @@ export function barKind(bar: Bar): string {
   if (bar.end === undefined) return "running";
   if (bar.completed === true) return "complete";
   if (bar.outcome === "cancelled") return "cancelled";
+  // Its provider refused work: weather, not a failure of the agent's.
+  if (bar.outcome === "rate-limited") return "rate-limited";
   if (bar.outcome === "error" || bar.outcome === "timeout") return "error";
   return "incomplete";
 }
@@ -25,7 +33,8 @@ export function timelineView(view: TimelineView): HTMLElement {
     labelWidth + ((Math.min(Math.max(t, view.start), view.end) - view.start) / span) * plotWidth;
   const gate = view.gate ?? [];
   const acceptance = view.acceptance ?? [];
-  const extraRows = (gate.length > 0 ? 1 : 0) + (acceptance.length > 0 ? 1 : 0);
+  const waits = waitsByKey(view.waits ?? []);
+  const extraRows = (gate.length > 0 ? 1 : 0) + (acceptance.length > 0 ? 1 : 0) + waits.length;
   const height = axisHeight + (view.rows.length + extraRows) * rowHeight + 6;
   const svg = s("svg", {
     width: labelWidth + plotWidth + 12,
@@ -113,7 +122,14 @@ export function timelineView(view: TimelineView): HTMLElement {
     svg.append(gateRow(gate, y, x));
     y += rowHeight;
   }
-  if (acceptance.length > 0) svg.append(acceptanceRow(acceptance, y, x));
+  if (acceptance.length > 0) {
+    svg.append(acceptanceRow(acceptance, y, x));
+    y += rowHeight;
+  }
+  for (const [key, list] of waits) {
+    svg.append(waitsRow(key, list, y, x, view.end));
+    y += rowHeight;
+  }
   const box = h("div", { id: "timeline" }, svg);
   // Labels are cut to their column once drawn, when their width can be measured.
   requestAnimationFrame(() => {
@@ -206,4 +222,61 @@ export function acceptanceText(mark: AcceptanceMarkView): string {
   if (mark.verdict === "unsatisfied") return `${head}; missing ${mark.missing.join("; ")}`;
   if (mark.verdict === "unavailable" && mark.reason) return `${head} (${mark.reason})`;
   return head;
+}
+
+/** A provider's refusals grouped by governor key, in the order each key first met one. */
+function waitsByKey(waits: ProviderWaitView[]): [string, ProviderWaitView[]][] {
+  const byKey = new Map<string, ProviderWaitView[]>();
+  for (const wait of waits) byKey.set(wait.key, [...(byKey.get(wait.key) ?? []), wait]);
+  return [...byKey];
+}
+
+/**
+ * A row a provider that refused work: each pause a bar from when it was met to its end (lanes
+ * limited in one pause overlap), a refusal for good a mark.
+ */
+export function waitsRow(
+  key: string,
+  waits: ProviderWaitView[],
+  y: number,
+  x: (t: number) => number,
+  end: number,
+): SVGElement {
+  const provider = waits[0]?.provider ?? key;
+  const group = runRow(
+    `waits:${key}`,
+    `Waits: ${key === "agent" ? provider : key}`,
+    `Starts toward ${key} waited for ${provider}: its rate limits, overload or quota`,
+    y,
+  );
+  for (const wait of waits) {
+    const left = x(wait.at);
+    const exhausted = wait.until === undefined;
+    const rect = s("rect", {
+      x: exhausted ? left - 3 : left,
+      y: y + 4,
+      width: exhausted ? 6 : Math.max(3, x(Math.min(wait.until!, end)) - left),
+      height: rowHeight - 8,
+      rx: 2,
+      class: `bar provider-wait ${exhausted ? "error" : "rate-limited"}`,
+      "data-who": wait.subTaskId ?? "manager",
+    });
+    const tip = s("title");
+    tip.textContent = waitText(wait);
+    rect.append(tip);
+    group.append(rect);
+  }
+  return group;
+}
+
+/** `openai rate-limit 429 · a, attempt 1 · waited 12s: Rate limit reached`, or why it gave up. */
+export function waitText(wait: ProviderWaitView): string {
+  const who =
+    wait.subTaskId === undefined
+      ? "the manager's call"
+      : `${wait.subTaskId}${wait.attempt === undefined ? "" : `, attempt ${wait.attempt}`}`;
+  const head = `${wait.provider} ${wait.kind}${wait.statusCode === undefined ? "" : ` ${wait.statusCode}`} · ${who}`;
+  if (wait.until === undefined)
+    return `${head} · ${wait.kind === "quota" ? `quota exhausted: ${wait.message}` : (wait.reason ?? wait.message)}`;
+  return `${head} · waited ${duration(wait.until - wait.at)}: ${wait.message}`;
 }
