@@ -230,6 +230,22 @@ describe("homeReads entries", () => {
     );
   });
 
+  it("reads back a PATH entry's install once, and nothing in a denied directory", () => {
+    const home = tempDirectory("home-reads-");
+    for (const dir of ["tools/x/bin", "tools/x/lib", ".cache/taskledger/slot/node_modules/.bin"]) {
+      mkdirSync(join(home, dir), { recursive: true });
+    }
+    const reads = new HomeReads(home, [], [join(home, ".cache", "taskledger")]);
+    const path = [
+      join(home, "tools/x/bin"),
+      join(home, ".cache/taskledger/slot/node_modules/.bin"),
+      "/usr/bin",
+    ].join(":");
+    expect(reads.of({ path, program: "bash" }).filter((p) => p.startsWith(home))).toEqual([
+      join(home, "tools", "x"),
+    ]);
+  });
+
   it("hides nothing when the home is / or widened by ~", () => {
     expect(new HomeReads("/", [], []).hidden).toBe(false);
     expect(new HomeReads(tempDirectory("home-reads-"), ["~"], []).hidden).toBe(false);

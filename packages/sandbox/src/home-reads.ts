@@ -72,7 +72,7 @@ export class HomeReads {
   constructor(
     readonly home: string,
     widened: readonly string[],
-    denied: readonly string[],
+    private readonly denied: readonly string[],
   ) {
     const entries = widened.map((entry) => parseHomeRead(entry));
     for (const entry of entries) {
@@ -99,6 +99,8 @@ export class HomeReads {
     const found = new Set<string>();
     const add = (path: string | undefined) => {
       if (path === undefined || !strictlyUnder(path, this.home) || found.has(path)) return;
+      // Never what no launch reads (a PATH entry in a kept slot, in the cache directory).
+      if (this.denied.some((deny) => atOrUnder(path, deny))) return;
       if (lstatSync(path, { throwIfNoEntry: false })) found.add(path);
     };
     for (const path of this.fixed) add(path);
@@ -112,7 +114,8 @@ export class HomeReads {
       add(this.installOf(dirname(real(input.program))));
     }
     add(runtimePackage());
-    return [...found];
+    // One mount each: a path inside another bound back comes with it.
+    return [...found].filter((path) => ![...found].some((other) => strictlyUnder(path, other)));
   }
 
   /**
