@@ -2,7 +2,12 @@ import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { parseAgentModel } from "@taskledger/executor";
 import { defaultModels } from "@taskledger/llm";
-import { type JobAgentSettings, redactRedisUrl, startAttemptWorker } from "@taskledger/queue";
+import {
+  type JobAgentSettings,
+  jobLine,
+  redactRedisUrl,
+  startAttemptWorker,
+} from "@taskledger/queue";
 import type { Command } from "commander";
 import { type CliIo, exitCodes } from "../cli-io.js";
 import { parseRunOptions, UsageError } from "../options/cli-options.js";
@@ -131,12 +136,7 @@ async function workerCommand(raw: RawWorkerOptions, io: CliIo): Promise<number> 
       concurrency: options.concurrency,
       lockDurationMs,
       ...(raw.workDir ? { workDir: resolve(io.cwd, raw.workDir) } : {}),
-      onJob: (event) =>
-        io.stderr.write(
-          event.type === "started"
-            ? `started ${event.jobId}\n`
-            : `finished ${event.jobId}: ${event.outcome}\n`,
-        ),
+      onJob: (event) => io.stderr.write(`${jobLine(event)}\n`),
     },
     io.signal,
   );

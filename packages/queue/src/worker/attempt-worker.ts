@@ -6,6 +6,7 @@ import {
   describeError,
   type Executor,
   InvalidConfigError,
+  type ProviderLimit,
   type Sandbox,
   sweepDeadProcessDirs,
 } from "@taskledger/core";
@@ -24,6 +25,7 @@ import { closeWithin } from "../redis/close-within.js";
 import { RedisHealth } from "../redis/redis-health.js";
 import { redactRedisUrl, redisOptionsFromUrl } from "../redis/redis-url.js";
 import { type LaneJob, startJobLanes } from "./job-lanes.js";
+import { pausableLimiter, QueuePause } from "./queue-pause.js";
 import { type JobAgentSettings, WarmExecutors } from "./warm-executors.js";
 import { WorkerClones } from "./worker-clone.js";
 
@@ -61,9 +63,21 @@ export interface AttemptWorkerOptions {
   /** How long Redis may stay unreachable at the start; default 30 s. */
   unreachableAfterMs?: number;
   /** Told when a job starts and ends, for the worker's log. */
-  onJob?: (event: { type: "started" | "finished"; jobId: string; outcome?: string }) => void;
+  onJob?: (event: AttemptJobEvent) => void;
   /** The OS sandbox each attempt and its setup run inside (the worker's own, not the run's). */
   sandbox?: Sandbox;
+}
+
+/** A job started or finished on this worker. */
+export interface AttemptJobEvent {
+  type: "started" | "finished";
+  jobId: string;
+  /** How the attempt ended (`finished`). */
+  outcome?: AttemptResult["outcome"];
+  /** What the provider said, when the attempt ended `rate-limited`. */
+  limit?: ProviderLimit;
+  /** How long no worker of the queue takes a job, when this attempt's limit paused the queue. */
+  pausedForMs?: number;
 }
 
 // How long closing waits for Redis to answer before dropping the connections.
@@ -175,6 +189,8 @@ export async function startAttemptWorker(
           job.updateProgress(progress as unknown as object).catch(() => {});
         },
       });
+      // Before the lane asks for its next job: a provider's limit pauses every worker's.
+      const pausedForMs = await pause.after(result);
       // Committed and the worktree reset: the lane takes its next job while the commit is pushed.
       const committed = clones.commitAndPush(
         slot,
@@ -192,7 +208,13 @@ export async function startAttemptWorker(
           }),
         )
         .then((pushed): AttemptJobResult => {
-          options.onJob?.({ type: "finished", jobId, outcome: result.outcome });
+          options.onJob?.({
+            type: "finished",
+            jobId,
+            outcome: result.outcome,
+            ...(result.limit ? { limit: result.limit } : {}),
+            ...(pausedForMs === undefined ? {} : { pausedForMs }),
+          });
           const { error } = result;
           return {
             result:
@@ -222,14 +244,18 @@ export async function startAttemptWorker(
     // A job whose worker died is not run again under the same attempt number: it fails, the
     // coordinator counts the attempt as interrupted and sends the next attempt as a new job.
     maxStalledCount: 0,
+    // Lets the queue's rate limit, set by any worker on a provider's limit, hold this one too.
+    limiter: pausableLimiter,
   });
   worker.on("error", () => {});
+  const pause = new QueuePause(worker);
   await worker.waitUntilReady();
   void worker.startStalledCheckTimer().catch(() => {});
   const lanes = startJobLanes(worker, {
     lanes: options.concurrency ?? 1,
     lockDurationMs: lockDuration,
     run: runJob,
+    limitedForMs: () => worker.backend.getRateLimitTtl(pausableLimiter.max),
   });
   await subscriber.subscribe(cancelChannel(queueName));
   subscriber.on("message", (_channel: string, jobId: string) => lanes.cancel(jobId));

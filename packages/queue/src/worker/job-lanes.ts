@@ -1,4 +1,10 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Job, Worker } from "bullmq";
+
+// The longest a lane rests on a rate limit before asking Redis again (BullMQ's own bound).
+const maxRestMs = 30_000;
+// A lane given no job while the queue is not limited asks again after this.
+const minRestMs = 50;
 
 /** What a lane's job gives back once its lane is free again: the rest of it, ending in its result. */
 export interface LaneJob<R> {
@@ -16,6 +22,11 @@ export interface JobLanesOptions<D, R> {
    * worktree free again); what is left (pushing the work) goes on in `result` beside the next job.
    */
   run(job: Job<D, R>, signal: AbortSignal): Promise<LaneJob<R>>;
+  /**
+   * How long the queue's rate limit still holds (0 when none): a lane given no job waits that
+   * long before asking again, since BullMQ then answers at once with no job.
+   */
+  limitedForMs?(): Promise<number>;
 }
 
 export interface JobLanes {
@@ -42,6 +53,8 @@ export function startJobLanes<D, R>(
   // Every job's work, from taken to its result in Redis: stopping waits for these.
   const busy = new Set<Promise<unknown>>();
   let stopping = false;
+  // Ends the lanes' rests when the worker stops.
+  const stopped = new AbortController();
   let tokens = 0;
   // BullMQ keeps one blocking wait per worker: lanes ask for a job one after another.
   let asking: Promise<unknown> = Promise.resolve();
@@ -86,6 +99,14 @@ export function startJobLanes<D, R>(
     return { done };
   };
 
+  /** After no job: while the queue is rate-limited, until it expires (asked again past 30 s). */
+  const rest = async () => {
+    const limitedMs = (await options.limitedForMs?.().catch(() => 0)) ?? 0;
+    // Not limited by Redis's clock: a moment all the same, so a worker's own view never spins.
+    const ms = limitedMs > 0 ? Math.min(limitedMs, maxRestMs) : minRestMs;
+    await sleep(ms, undefined, { signal: stopped.signal, ref: false }).catch(() => {});
+  };
+
   const lane = async () => {
     let previous: Promise<void> = Promise.resolve();
     while (!stopping) {
@@ -98,7 +119,10 @@ export function startJobLanes<D, R>(
         await new Promise((resolve) => setTimeout(resolve, 1000).unref());
         continue;
       }
-      if (!job) continue;
+      if (!job) {
+        await rest();
+        continue;
+      }
       const { done } = await start(job, token);
       // At most one result on its way per lane, beside the running job.
       await previous;
@@ -114,6 +138,7 @@ export function startJobLanes<D, R>(
     },
     async stop(boundMs) {
       stopping = true;
+      stopped.abort();
       for (const controller of running.values()) controller.abort();
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<void>((resolve) => {
