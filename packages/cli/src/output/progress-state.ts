@@ -56,6 +56,7 @@ export function createProgressState(): ProgressState {
 export function applyEvent(state: ProgressState, event: RunEvent, now = Date.now()): void {
   applyRunEvent(state.run, event);
   if (event.type === "provider-limited") noteLimit(state.limits, event);
+  if (event.type === "sub-task-started") state.limits.waiting.delete(event.subTaskId);
   state.planned = state.run.planned;
   if (event.type === "run-finished") {
     // The report's statuses are the final word (a cancelled run's state is ready to resume).

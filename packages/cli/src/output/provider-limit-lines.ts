@@ -14,10 +14,20 @@ export interface ShownLimits {
   pauses: Map<string, { until: number; seq: number }>;
   /** What each key last said when waiting could not help, with the event that said it. */
   exhausted: Map<string, { reason: string; seq: number }>;
+  /** The pause each sub-task waits out before it runs again, for the live view. */
+  waiting: Map<string, Waiting>;
+  /** The pause the manager's own call waits out. */
+  manager: Waiting | undefined;
+}
+
+/** A pause someone waits out: whose provider, and its end (ms since the epoch). */
+export interface Waiting {
+  provider: string;
+  until: number;
 }
 
 export function createShownLimits(): ShownLimits {
-  return { pauses: new Map(), exhausted: new Map() };
+  return { pauses: new Map(), exhausted: new Map(), waiting: new Map(), manager: undefined };
 }
 
 /**
@@ -32,6 +42,9 @@ export function noteLimit(shown: ShownLimits, event: Limited): void {
     return;
   }
   const until = Date.parse(event.until);
+  const waiting = { provider: terminalText(event.provider), until };
+  if (event.subTaskId !== undefined) shown.waiting.set(event.subTaskId, waiting);
+  else shown.manager = waiting;
   const before = shown.pauses.get(event.key);
   const repeats =
     before !== undefined &&
@@ -69,6 +82,12 @@ export function providerLimitLines(
   return [
     `${c.yellow("⏸")} ${provider} ${what}${c.dim(status)}: resuming in ${formatDuration(event.waitMs)} ${c.dim(`(${who})`)}`,
   ];
+}
+
+/** What a pause still open at `now` leaves to wait, for the live view; undefined once it ended. */
+export function waitingText(waiting: Waiting | undefined, now: number): string | undefined {
+  if (waiting === undefined || !(now < waiting.until)) return undefined;
+  return `waiting for ${waiting.provider}, resumes in ${formatDuration(waiting.until - now)}`;
 }
 
 /** Each provider's waits under the summary table: `openai: 3 waits, 41.0s waited, 7 refused`. */

@@ -12,6 +12,7 @@ import { eventLines } from "./event-lines.js";
 import { toJsonReport } from "./json-report.js";
 import { applyEvent, createProgressState } from "./progress-state.js";
 import { providerLines } from "./provider-limit-lines.js";
+import { liveFrame } from "./reporter.js";
 import { summaryTable } from "./summary-table.js";
 
 const c = pc.createColors(false);
@@ -206,6 +207,28 @@ describe("a provider's limits on the terminal", () => {
       "⏸ openai is rate-limiting 429: resuming in 4.0s (Step 1/3 Write A, attempt 2)",
       "✘ openai says its quota is exhausted: You exceeded your current quota (Step 3/3 Write C, attempt 1); the run starts no more work",
     ]);
+  });
+
+  it("the live view says what a waiting sub-task and the manager's call wait for, until the pause ends", () => {
+    const state = createProgressState();
+    const list = events();
+    // Up to b's rate-limited attempt and the manager's pause (records 0-8), at 5 s.
+    for (const event of list.slice(0, 9)) applyEvent(state, event, start + 5000);
+    expect(liveFrame(state, "⠋", start + 5000, c)).toBe(
+      [
+        "⠋ Step 1/3: Write A 5.0s · waiting for openai, resumes in 8.0s",
+        "⠋ Step 2/3: Write B 5.0s · waiting for openai, resumes in 8.4s",
+        "0/3 done",
+      ].join("\n"),
+    );
+    expect(liveFrame(state, "⠋", start + 3500, c)).toContain(
+      "⏸ The manager's call is waiting for anthropic, resumes in 500ms",
+    );
+    // a started again: it waits no more; b's pause has ended by 14 s.
+    applyEvent(state, list[9]!, start + 14_000);
+    const frame = liveFrame(state, "⠋", start + 14_000, c);
+    expect(frame).not.toContain("waiting");
+    expect(frame).toContain("Step 1/3: Write A");
   });
 
   it("a lane limited more than a second past the shown pause's end, or once it ended, is a line of its own", () => {

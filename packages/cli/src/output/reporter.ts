@@ -4,6 +4,7 @@ import { createLogUpdate } from "log-update";
 import type { Colors } from "picocolors/types.js";
 import { eventLines, formatDuration } from "./event-lines.js";
 import { applyEvent, createProgressState, type ProgressState } from "./progress-state.js";
+import { waitingText } from "./provider-limit-lines.js";
 
 export interface Reporter {
   readonly state: ProgressState;
@@ -103,9 +104,17 @@ export function liveFrame(state: ProgressState, spin: string, now: number, c: Co
   const lines = running.map((s) => {
     const elapsed = s.startedAt === undefined ? "" : formatDuration(now - s.startedAt);
     const attempt = s.attempt > 1 ? ` · attempt ${s.attempt}` : "";
-    const activity = s.activity ? c.dim(` · ${s.activity}`) : "";
+    // A sub-task waiting for its provider says so: its last activity belongs to the refused attempt.
+    const waiting = waitingText(state.limits.waiting.get(s.id), now);
+    const activity = waiting
+      ? c.yellow(` · ${waiting}`)
+      : s.activity
+        ? c.dim(` · ${s.activity}`)
+        : "";
     return `${c.cyan(spin)} Step ${s.index}/${total}: ${s.title} ${c.dim(`${elapsed}${attempt}`)}${activity}`;
   });
+  const manager = waitingText(state.limits.manager, now);
+  if (manager) lines.push(c.yellow(`⏸ The manager's call is ${manager}`));
   if (!state.planned) lines.push(`${c.cyan(spin)} Planning…`);
   else lines.push(c.dim(`${done}/${total} done`));
   return lines.join("\n");
