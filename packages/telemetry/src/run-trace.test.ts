@@ -287,6 +287,13 @@ describe("RunTrace: a provider's limits", () => {
       { type: "run-started", request: "r", cwd: "/" },
       { type: "plan-created", ledger, decomposed: true, repaired: false, usage: emptyUsage() },
       { type: "sub-task-started", subTaskId: "a", attempt: 1, promptTokens: 10 },
+      // A pause is logged after its attempt's result (a quota before it).
+      {
+        type: "attempt-finished",
+        subTaskId: "a",
+        attempt: 1,
+        result: { ...result, outcome: "rate-limited", limit },
+      },
       {
         type: "provider-limited",
         key: "openai/gpt-5",
@@ -296,12 +303,6 @@ describe("RunTrace: a provider's limits", () => {
         attempt: 1,
         until: "2026-11-28T10:00:13.000Z",
         waitMs: 13_000,
-      },
-      {
-        type: "attempt-finished",
-        subTaskId: "a",
-        attempt: 1,
-        result: { ...result, outcome: "rate-limited", limit },
       },
       {
         type: "provider-limited",

@@ -23,8 +23,8 @@ export class RunTrace {
   private planning: Span | undefined;
   private readonly replans = new Map<string, Span>();
   private readonly attempts = new Map<string, Span>();
-  /** Attempts a provider's limit ended with a pause: no rung decides them, so they end with their result. */
-  private readonly paused = new Set<string>();
+  /** Attempts that ended `rate-limited`, until their `provider-limited` record (logged after) says more. */
+  private readonly limitedAttempts = new Set<string>();
   /** The commands the gate's last check run failed, for the attempt it sends back next. */
   private lastGateFailures: string[] = [];
   private ended = false;
@@ -462,12 +462,7 @@ export class RunTrace {
       span.setAttribute("error.type", result.outcome);
       span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: result.error ?? "" });
     }
-    // Its sub-task runs again as a new attempt once the provider lets it: nothing else ends it.
-    const id = key(subTaskId, attempt);
-    if (result.outcome === "rate-limited" && this.paused.delete(id)) {
-      span.end();
-      this.attempts.delete(id);
-    }
+    if (result.outcome === "rate-limited") this.limitedAttempts.add(key(subTaskId, attempt));
   }
 
   /**
@@ -514,7 +509,11 @@ export class RunTrace {
         ? {}
         : { "taskledger.provider_limit.status_code": limit.statusCode }),
     });
-    if (event.until !== undefined && attempt) this.paused.add(attempt);
+    // A pause: its sub-task runs again as a new attempt, no rung decides this one, so it ends here.
+    if (attempt && this.limitedAttempts.delete(attempt) && event.until !== undefined) {
+      span.end();
+      this.attempts.delete(attempt);
+    }
   }
 
   /** The ladder's decision on a sub-task's latest attempt; it closes that attempt's span. */

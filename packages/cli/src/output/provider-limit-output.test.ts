@@ -65,7 +65,8 @@ type Raw = DistributiveOmit<RunEvent, "seq" | "runId" | "time"> & { at: number }
 /**
  * Three lanes on openai/gpt-5: a and b limited in one pause (b's end 0.4 s later), the manager's
  * call paused on its own provider, a limited again after the pause; a completes, then c's
- * provider says its quota is gone with no alternate model left.
+ * provider says its quota is gone with no alternate model left. In core's order: a pause is
+ * logged after its attempt's result, a quota before it.
  */
 function events(): RunEvent[] {
   const limited = (
@@ -104,7 +105,6 @@ function events(): RunEvent[] {
     },
     { type: "sub-task-started", subTaskId: "a", attempt: 1, promptTokens: 9, at: 0 },
     { type: "sub-task-started", subTaskId: "b", attempt: 1, promptTokens: 9, at: 0 },
-    limited("a", 1, 1000, 12_000),
     {
       type: "attempt-finished",
       subTaskId: "a",
@@ -112,7 +112,7 @@ function events(): RunEvent[] {
       result: result("rate-limited"),
       at: 1000,
     },
-    limited("b", 1, 1100, 12_300),
+    limited("a", 1, 1000, 12_000),
     {
       type: "attempt-finished",
       subTaskId: "b",
@@ -120,6 +120,7 @@ function events(): RunEvent[] {
       result: result("rate-limited"),
       at: 1100,
     },
+    limited("b", 1, 1100, 12_300),
     {
       type: "provider-limited",
       key: "anthropic/claude-opus-5-5",
@@ -131,7 +132,6 @@ function events(): RunEvent[] {
       at: 1000,
     },
     { type: "sub-task-started", subTaskId: "a", attempt: 2, promptTokens: 9, at: 14_000 },
-    limited("a", 2, 15_000, 4000),
     {
       type: "attempt-finished",
       subTaskId: "a",
@@ -139,6 +139,7 @@ function events(): RunEvent[] {
       result: result("rate-limited"),
       at: 15_000,
     },
+    limited("a", 2, 15_000, 4000),
     { type: "sub-task-started", subTaskId: "a", attempt: 3, promptTokens: 9, at: 20_000 },
     {
       type: "attempt-finished",

@@ -206,7 +206,7 @@ export async function storeGatedRun(store: string, runId = "gated-run"): Promise
  * The log of a run whose agents' provider (openai/gpt-5) paused `a` and `b` in one 12 s pause
  * and whose manager's call waited 3 s for its own; both ran again and completed, then `c` met
  * openai's spent quota with no alternate model left and failed: records as the manager writes
- * them, each at its second from `start`.
+ * them (a pause after its attempt's result, a quota before it), each at its second from `start`.
  */
 export function limitedRunRecords(runId: string, start = Date.parse("2026-11-28T10:00:00.000Z")) {
   const usage = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 };
@@ -294,10 +294,10 @@ export function limitedRunRecords(runId: string, start = Date.parse("2026-11-28T
     ],
     [1, { type: "sub-task-started", subTaskId: "a", attempt: 1, promptTokens: 9 }],
     [1, { type: "sub-task-started", subTaskId: "b", attempt: 1, promptTokens: 9 }],
-    [2, limited("a", 2, 14)],
     [2, { type: "attempt-finished", subTaskId: "a", attempt: 1, result: result(rateLimit) }],
-    [2, limited("b", 2, 14)],
+    [2, limited("a", 2, 14)],
     [2, { type: "attempt-finished", subTaskId: "b", attempt: 1, result: result(rateLimit) }],
+    [2, limited("b", 2, 14)],
     [
       3,
       {
