@@ -64,6 +64,16 @@ export const toolchainRoots: readonly string[] = [
   "~/.stack",
   "~/.dotnet",
   "~/.nuget/packages",
+  // macOS keeps the same caches under ~/Library/Caches.
+  "~/Library/Caches/pip",
+  "~/Library/Caches/pypoetry",
+  "~/Library/Caches/Yarn",
+  "~/Library/Caches/pnpm",
+  "~/Library/pnpm",
+  "~/Library/Caches/deno",
+  "~/Library/Caches/go-build",
+  "~/Library/Caches/ms-playwright",
+  "~/Library/Caches/Cypress",
   // git's own settings (its credentials file is a credential store, denied).
   "~/.gitconfig",
   "~/.config/git",
