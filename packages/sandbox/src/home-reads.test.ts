@@ -190,6 +190,25 @@ describe.runIf(status.confined || process.env.CI)("the home inside a confined la
     }
   });
 
+  it("keeps what the runtime makes writable in the home (npm's logs) writable beneath ~/.npm", async () => {
+    // The runtime's home is the process's: this test's home stands in for it, never the real one.
+    const realHome = process.env.HOME;
+    process.env.HOME = home;
+    const own = createSandbox({ mode: "required" });
+    try {
+      mkdirSync(join(home, ".npm", "_logs"), { recursive: true });
+      const logs = join(home, ".npm", "_logs", "debug.log");
+      const cache = join(home, ".npm", "cache.txt");
+      const run = await runIn(own, user.project, user.path, `echo l > ${logs}; echo c > ${cache}`);
+      expect(readFileSync(logs, "utf8")).toBe("l\n");
+      expect(existsSync(cache)).toBe(false);
+      expect(run.stderr).toContain(`${cache}: Read-only file system`);
+    } finally {
+      process.env.HOME = realHome;
+      await own.close();
+    }
+  });
+
   it("still confines when the sandbox runtime itself is installed in the home", async () => {
     // This checkout as the home: the runtime's seccomp helper, in its node_modules, runs inside.
     const checkout = join(import.meta.dirname, "..", "..", "..");

@@ -1,5 +1,6 @@
 import { existsSync, lstatSync, readdirSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
+import { homedir } from "node:os";
 import {
   basename,
   delimiter,
@@ -119,6 +120,18 @@ export class HomeReads {
   }
 
   /**
+   * The runtime's own writable paths in the user's home (npm's log directory) that lie beneath one
+   * of `reads`: bound back read-only over them, they would stop being writable, so they are listed
+   * as the launch's write paths. Only when this home is the one the runtime knows (the process's).
+   */
+  runtimeWrites(reads: readonly string[]): string[] {
+    if (reads.length === 0 || real(this.home) !== real(homedir())) return [];
+    return runtimeHomeWrites
+      .map((path) => inHome(path, this.home))
+      .filter((path) => existsSync(path) && reads.some((read) => strictlyUnder(path, read)));
+  }
+
+  /**
    * The install a directory in the home belongs to: the outermost `node_modules` above it (a
    * package's launcher finds its platform binary beside it), the prefix of a `bin`, `sbin` or
    * `shims` directory (its `lib` and `share`), else the directory; never the home itself.
@@ -159,6 +172,9 @@ export function writesBeneath(reads: readonly string[], write: readonly string[]
   const places = reads.map(real);
   return write.filter((path) => places.some((read) => strictlyUnder(real(path), read)));
 }
+
+/** What the runtime makes writable in the user's home unasked (`HOME_CONVENIENCE_WRITE_DIRS`). */
+const runtimeHomeWrites = ["~/.npm/_logs"];
 
 let runtimeDir: string | null | undefined;
 

@@ -175,6 +175,8 @@ class OsSandbox implements Sandbox {
     const toolchains = hideHome
       ? this.homeReads.of({ path: launch.env.PATH, program: launch.file })
       : [];
+    // What the runtime keeps writable in the home (npm's logs), beneath a root bound back read-only.
+    const kept = this.homeReads.runtimeWrites(toolchains);
     const script = innerScript({
       loopback: process.platform === "linux" ? this.hosts.filter((host) => host.loopback) : [],
       ...(launch.expose === undefined ? {} : { expose: { port: launch.expose, socket } }),
@@ -188,10 +190,13 @@ class OsSandbox implements Sandbox {
       "bash",
       {
         filesystem: {
-          allowWrite: write,
+          allowWrite: [...write, ...kept],
           denyWrite: [],
           // A write path beneath a read-only path bound back is denied again and bound writable.
-          denyRead: [...denyRead, ...new Set([...rooms.deny, ...writesBeneath(toolchains, write)])],
+          denyRead: [
+            ...denyRead,
+            ...new Set([...rooms.deny, ...writesBeneath(toolchains, [...write, ...kept])]),
+          ],
           allowRead: [...write, ...git.read, ...rooms.read, ...toolchains, ...(launch.read ?? [])],
         },
       },
