@@ -17,10 +17,10 @@ import { cacheDirectory } from "@taskledger/git-workspace";
 import { type RunOptions, UsageError } from "../options/cli-options.js";
 import { cliVersion } from "./cli-version.js";
 
-/** The built CLI's entry the daemon is started by; undefined when run from the sources. */
+/** The built daemon's own entry (daemon-serve.js); undefined when run from the sources. */
 export function daemonEntry(): string | undefined {
-  const bin = fileURLToPath(new URL("../bin.js", import.meta.url));
-  return existsSync(bin) ? bin : undefined;
+  const entry = fileURLToPath(new URL("./daemon-serve.js", import.meta.url));
+  return existsSync(entry) ? entry : undefined;
 }
 
 /** This taskledger's version and build: a daemon of another is replaced, not used. */
@@ -31,9 +31,12 @@ export function daemonBuild(): DaemonBuild {
   let build = version;
   try {
     const built = dirname(createRequire(import.meta.url).resolve("@taskledger/daemon"));
+    const entry = daemonEntry();
     build = createHash("sha256")
       .update(readFileSync(join(built, "service.js")))
       .update(readFileSync(join(built, "daemon-executor.js")))
+      // And the entry it runs as, built beside this file.
+      .update(entry === undefined ? "" : readFileSync(entry))
       .digest("hex")
       .slice(0, 16);
   } catch {
@@ -48,15 +51,13 @@ export function daemonAddress(): DaemonAddress {
 }
 
 /**
- * The user's daemon and how to start it: `node <bin.js> daemon serve` in the foreground; from the
- * sources there is no built entry, so none can be started.
+ * The user's daemon and how to start it: `node <dist>/runtime/daemon-serve.js` in the foreground
+ * (the service without the rest of the CLI); from the sources there is no built entry, so none
+ * can be started.
  */
 export function daemonStart(): Pick<ConnectOptions, "cacheDir" | "build" | "serveCommand"> {
-  const bin = daemonEntry();
-  return {
-    ...daemonAddress(),
-    ...(bin === undefined ? {} : { serveCommand: [bin, "daemon", "serve"] }),
-  };
+  const entry = daemonEntry();
+  return { ...daemonAddress(), ...(entry === undefined ? {} : { serveCommand: [entry] }) };
 }
 
 /** The settings each sandbox this process made was made from, so the daemon makes the same. */
@@ -90,19 +91,19 @@ export function usesDaemon(
 }
 
 /**
- * The process's way to its daemon: connected (and started) on first use, again after the daemon
- * went away; when none can start, one line and the attempts run in this process.
+ * The process's way to its daemon: connected (and started) on first use or `start()`, again after
+ * the daemon went away; when none can start, one line and the attempts run in this process.
  */
 export function daemonLink(
   env: Readonly<Record<string, string | undefined>>,
   warn: (line: string) => void,
-): DaemonLink & { close(): void } {
+): DaemonLink & { start(signal?: AbortSignal): void; close(): void } {
   let current: Promise<DaemonConnection | undefined> | undefined;
   let told = false;
   const reach = daemonStart();
   const idleSeconds = daemonIdleSeconds(undefined, env);
-  return {
-    async connection(signal) {
+  const link = {
+    async connection(signal?: AbortSignal) {
       const open = await current;
       if (open?.closed) current = undefined;
       if (current === undefined) {
@@ -128,7 +129,12 @@ export function daemonLink(
       }
       return current;
     },
-    sandboxSpec: (sandbox) => sandboxSpecs.get(sandbox),
+    sandboxSpec: (sandbox: Sandbox) => sandboxSpecs.get(sandbox),
+    // A run starts the daemon as it starts, beside its own checks and planning: its first
+    // attempt then finds it listening instead of waiting for it to start.
+    start(signal?: AbortSignal) {
+      void link.connection(signal).catch(() => {});
+    },
     close() {
       void current?.then(
         (connection) => connection?.close(),
@@ -136,4 +142,5 @@ export function daemonLink(
       );
     },
   };
+  return link;
 }

@@ -217,6 +217,32 @@ describe("taskledger's daemon: rooms kept warm between runs (built CLI, real ope
   });
 });
 
+describe("taskledger's daemon: started with the run", () => {
+  it("a run starts the daemon as it starts, before its agent check, and the daemon is the service alone", {
+    timeout: 120_000,
+  }, async () => {
+    const { cache, repo, baseURL } = await setup({ plan: planOf("a"), judge, agent: writer });
+    // An agent model opencode does not list: the run ends at its check, before any plan or slot.
+    const args = runArgs("Write a.txt", repo, baseURL).map((arg) =>
+      arg === "taskledger-compatible/agent" ? "openai/no-such-model" : arg,
+    );
+    const refused = await cli(cache, args);
+    expect(refused.code, refused.stderr).not.toBe(0);
+    expect(refused.stderr).toContain("no-such-model");
+    // Started by then all the same (it was not waiting for the run's first warm-up) ...
+    const started = await pollUntil(
+      () => status(cache),
+      (now) => "pid" in now,
+      40,
+    );
+    if (!("pid" in started)) throw new Error("no daemon was started");
+    // ... as its own entry, which loads the service and not the whole CLI.
+    const words = commandLineOf(started.pid).split("\0");
+    expect(words.some((word) => word.endsWith("runtime/daemon-serve.js"))).toBe(true);
+    expect(words).not.toContain("serve");
+  });
+});
+
 describe("taskledger's daemon: failure is ordinary", () => {
   it("two runs at once on one repository each get their own room", {
     timeout: 180_000,

@@ -136,6 +136,10 @@ export function createRuntime(
     ...(store ? { store } : {}),
     sandbox,
   });
+  // A run's own opencode agents are the daemon's: it starts with the run, not at its first warm-up.
+  const startDaemon = (signal: AbortSignal | undefined) => {
+    if (options.agent === "opencode") daemon?.start(signal);
+  };
   const otlp = options.otlp;
   let tracing: Promise<() => Promise<void>> | undefined;
   const traced = async (): Promise<Telemetry | undefined> => {
@@ -148,10 +152,12 @@ export function createRuntime(
     manager,
     store,
     async start(request, runOptions) {
+      startDaemon(runOptions.abortSignal);
       const t = await traced();
       return t ? t.start(manager, request, runOptions) : manager.start(request, runOptions);
     },
     async resume(runId, { history, ...runOptions }) {
+      startDaemon(runOptions.abortSignal);
       const t = await traced();
       return t
         ? t.resume(manager, runId, { ...runOptions, history })
