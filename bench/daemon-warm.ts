@@ -197,6 +197,39 @@ function warmRooms(cacheDir: string, subTasks: { id: string }[]): number {
   return warm;
 }
 
+/** A first run with the daemon against one without, at one concurrency, from the same bench run. */
+export interface DaemonFirstRunRatio {
+  concurrency: number;
+  /** p50 dispatch → first request, daemon / no-daemon (1 or less: the daemon costs a first run nothing). */
+  p50Ratio: number;
+  /** The whole run, daemon / no-daemon. */
+  wallRatio: number;
+  daemonP50Ms: number;
+  noDaemonP50Ms: number;
+}
+
+/** The first-run ratios of `rows`, per concurrency that has both modes. */
+export function firstRunRatios(rows: readonly DaemonWarmRow[]): DaemonFirstRunRatio[] {
+  const ratios: DaemonFirstRunRatio[] = [];
+  for (const concurrency of new Set(rows.map((row) => row.concurrency))) {
+    const first = (mode: DaemonWarmRow["mode"]) =>
+      rows.find(
+        (row) => row.run === "first" && row.mode === mode && row.concurrency === concurrency,
+      );
+    const daemon = first("daemon");
+    const alone = first("no-daemon");
+    if (daemon === undefined || alone === undefined) continue;
+    ratios.push({
+      concurrency,
+      p50Ratio: Number((daemon.p50Ms / alone.p50Ms).toFixed(2)),
+      wallRatio: Number((daemon.wallMs / alone.wallMs).toFixed(2)),
+      daemonP50Ms: daemon.p50Ms,
+      noDaemonP50Ms: alone.p50Ms,
+    });
+  }
+  return ratios;
+}
+
 export async function benchDaemonWarm(
   tracked = 10_000,
   dependencies = 20_000,
@@ -225,8 +258,9 @@ export async function benchDaemonWarm(
   const rows: DaemonWarmRow[] = [];
   let round = 0;
   try {
-    for (const mode of modes) {
-      for (const concurrency of concurrencies) {
+    // Each concurrency's modes one after the other: their first runs meet the same machine.
+    for (const concurrency of concurrencies) {
+      for (const mode of modes) {
         const repo = project(tracked, dependencies, benchDir);
         const logsSeen = new Set<string>();
         // A first run finds nothing warm: no daemon either.
@@ -325,11 +359,13 @@ export async function benchDaemonWarm(
 // `node bench/daemon-warm.ts [tracked] [dependencies] [modes, e.g. daemon] [concurrencies, e.g. 4]`
 if (import.meta.main) {
   const [tracked, dependencies, modes, concurrencies] = process.argv.slice(2);
-  for (const row of await benchDaemonWarm(
+  const rows = await benchDaemonWarm(
     Number(tracked) || undefined,
     Number(dependencies) || undefined,
     modes ? (modes.split(",") as DaemonWarmRow["mode"][]) : undefined,
     concurrencies ? concurrencies.split(",").map(Number) : undefined,
-  ))
-    process.stdout.write(`${JSON.stringify(row)}\n`);
+  );
+  for (const row of rows) process.stdout.write(`${JSON.stringify(row)}\n`);
+  for (const ratio of firstRunRatios(rows))
+    process.stdout.write(`${JSON.stringify({ firstRun: "daemon / no-daemon", ...ratio })}\n`);
 }
