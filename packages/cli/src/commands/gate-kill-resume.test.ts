@@ -1,21 +1,12 @@
-import { type ChildProcess, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
-import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { RunEvent } from "@taskledger/core";
 import { createModelServer, type RecordedRequest } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import { createDemoReplies, demoRequest } from "../demo/demo-scenario.js";
-import type { JsonReport } from "../output/json-report.js";
-import {
-  agentArgs,
-  builtCli,
-  killProcessesUnder,
-  processesLeft,
-  runDirectories,
-  runLogOf,
-  spawnCli,
-} from "../test-support/cli-harness.js";
+import { agentArgs, builtCli } from "../test-support/cli-harness.js";
+import { killResumeRun } from "../test-support/kill-resume.js";
 
 type KillPoint = "gate-check" | "acceptance";
 
@@ -38,7 +29,8 @@ if (fs.existsSync("README.md")) {
 `;
 
 async function killAndResume(point: KillPoint) {
-  const { root, cwd, store } = await runDirectories(`taskledger-gate-kill-${point}-`);
+  const run = await killResumeRun(`taskledger-gate-kill-${point}-`);
+  const { root, cwd } = run;
   const markers = join(root, "markers");
   mkdirSync(markers);
   execFileSync("git", ["init", "-q"], { cwd });
@@ -54,18 +46,11 @@ async function killAndResume(point: KillPoint) {
       ],
     }),
   );
-  let victim: ChildProcess | undefined;
-  let killed = false;
-  const killNow = () => {
-    if (killed || !victim?.pid) return;
-    killed = true;
-    process.kill(victim.pid, "SIGKILL");
-  };
   const demo = createDemoReplies();
   const server = await createModelServer({
     replies: (request) => {
-      if (!killed && point === "acceptance" && nameOf(request) === "request_acceptance") {
-        killNow();
+      if (!run.killed && point === "acceptance" && nameOf(request) === "request_acceptance") {
+        run.kill();
         return { hang: true };
       }
       return demo(request);
@@ -75,44 +60,25 @@ async function killAndResume(point: KillPoint) {
   const watching =
     point === "gate-check"
       ? setInterval(() => {
-          if (readdirSync(markers).length >= 2) killNow();
+          if (readdirSync(markers).length >= 2) run.kill();
         }, 20)
       : undefined;
   try {
-    const first = spawnCli([
-      "run",
+    const { report, before, after, leftover } = await run.killThenResume([
       demoRequest,
       "--yes",
       ...agentArgs(server.openaiBaseURL, "demo-agent", "demo-manager"),
-      "--store",
-      store,
       "--cwd",
       cwd,
-      "--json",
       // The probe writes its markers outside the project, which the sandbox rightly refuses.
       "--sandbox",
       "off",
     ]);
-    victim = first.child;
-    const ended = await first.exit;
-    clearInterval(watching);
-    expect(ended.signal, ended.stderr).toBe("SIGKILL");
-    const [file] = await readdir(store);
-    const runId = file!.replace(/\.jsonl$/, "");
-    const before = await runLogOf(store);
-    const second = spawnCli(["resume", runId, "--store", store, "--json"]);
-    const resumed = await second.exit;
-    expect(resumed.code, resumed.stderr).toBe(0);
-    const report = JSON.parse(resumed.stdout) as JsonReport;
-    const after = await runLogOf(store);
-    const leftover = await processesLeft(root, cwd);
     return { report, before, after, leftover, server };
   } finally {
     clearInterval(watching);
-    if (victim?.pid && !killed) victim.kill("SIGKILL");
     await server.close();
-    await killProcessesUnder(root);
-    await rm(root, { recursive: true, force: true });
+    await run.dispose();
   }
 }
 

@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, watch } from "node:fs";
 import { mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -11,13 +11,12 @@ import {
   agentArgs,
   builtCli,
   killProcessesUnder,
-  processesLeft,
   processesUnder,
   runDirectories,
-  runLogOf,
   spawnCli,
   worktreesLeft,
 } from "../test-support/cli-harness.js";
+import { killResumeRun } from "../test-support/kill-resume.js";
 import { bashCall, completedJudge } from "../test-support/scripted-replies.js";
 
 type KillPoint = "planning" | "mid-attempt" | "before-evaluation";
@@ -32,69 +31,46 @@ function nameOf(request: RecordedRequest): string | undefined {
  * `point`, then resumes it with a second process: the report must be the uninterrupted one's.
  */
 async function killAndResume(point: KillPoint, extraArgs: string[] = []) {
-  const { root, cwd, store } = await runDirectories(`taskledger-kill-${point}-`);
+  const run = await killResumeRun(`taskledger-kill-${point}-`);
+  const { cwd } = run;
   // A repository: attempts run in worktrees, so a kill also leaves a worktree behind to clean up.
   execFileSync("git", ["init", "-q"], { cwd });
-  let victim: ChildProcess | undefined;
-  let killed = false;
-  const killNow = () => {
-    if (killed || !victim?.pid) return;
-    killed = true;
-    process.kill(victim.pid, "SIGKILL");
-  };
   const demo = createDemoReplies();
   const server = await createModelServer({
     replies: (request) => {
       const name = nameOf(request);
       const isAgent = name === undefined;
-      if (!killed && point === "planning" && name === "task_ledger") {
-        killNow();
+      if (!run.killed && point === "planning" && name === "task_ledger") {
+        run.kill();
         return { hang: true };
       }
-      if (!killed && point === "mid-attempt" && isAgent) {
+      if (!run.killed && point === "mid-attempt" && isAgent) {
         // The agent's first model call proves its attempt runs: the manager dies now, mid-attempt.
         // The agent keeps running after its manager dies; this call is answered normally.
-        killNow();
+        run.kill();
       }
-      if (!killed && point === "before-evaluation" && name === "progress_ledger_entry") {
-        killNow();
+      if (!run.killed && point === "before-evaluation" && name === "progress_ledger_entry") {
+        run.kill();
         return { hang: true };
       }
       return demo(request);
     },
   });
-  const args = [
-    ...agentArgs(server.openaiBaseURL, "demo-agent", "demo-manager"),
-    "--store",
-    store,
-    "--cwd",
-    cwd,
-    "--json",
-  ];
   try {
-    const first = spawnCli(["run", demoRequest, "--yes", ...args, ...extraArgs]);
-    victim = first.child;
-    const ended = await first.exit;
-    expect(ended.signal).toBe("SIGKILL");
-    const [file] = await readdir(store);
-    const runId = file!.replace(/\.jsonl$/, "");
-    const before = await runLogOf(store);
-
-    // The run logged its options: the store alone resumes it.
-    const second = spawnCli(["resume", runId, "--store", store, "--json"]);
-    const resumed = await second.exit;
-    expect(resumed.code, resumed.stdout).toBe(0);
-    const report = JSON.parse(resumed.stdout) as JsonReport;
-    const after = await runLogOf(store);
-    const leftover = await processesLeft(root, cwd);
+    const { report, before, after, leftover } = await run.killThenResume([
+      demoRequest,
+      "--yes",
+      ...agentArgs(server.openaiBaseURL, "demo-agent", "demo-manager"),
+      "--cwd",
+      cwd,
+      ...extraArgs,
+    ]);
     const files = (await readdir(cwd)).filter((name) => !name.startsWith(".")).sort();
     const worktrees = await worktreesLeft(cwd);
     return { report, before, after, leftover, files, worktrees };
   } finally {
-    if (victim?.pid && !killed) victim.kill("SIGKILL");
     await server.close();
-    await killProcessesUnder(root);
-    await rm(root, { recursive: true, force: true });
+    await run.dispose();
   }
 }
 
