@@ -20,31 +20,42 @@ function limitedAgent(windowMs: number, limit: Omit<ProviderLimit, "message">, r
   let opened: number | undefined;
   const calls: { subTaskId: string; attempt: number; agentModel?: string; at: number }[] = [];
   let refused = 0;
+  let running = 0;
+  let mostAtOnce = 0;
   const executor: Executor = {
     async run(_prompt: string, options: ExecuteOptions): Promise<AttemptResult> {
-      opened ??= Date.now() + windowMs;
-      calls.push({
-        subTaskId: options.subTask.id,
-        attempt: options.attempt,
-        ...(options.agentModel ? { agentModel: options.agentModel } : {}),
-        at: Date.now(),
-      });
-      const limited = Date.now() < opened && options.agentModel === undefined;
-      await new Promise((resolve) => setTimeout(resolve, limited ? retriesMs : 20));
-      if (limited) {
-        refused++;
-        return {
-          ...finishedResult(),
-          outcome: "rate-limited",
-          error: "Rate limit reached for requests (status 429)",
-          limit: { ...limit, message: "Rate limit reached for requests" },
-        };
+      running++;
+      mostAtOnce = Math.max(mostAtOnce, running);
+      try {
+        return await attempt(options);
+      } finally {
+        running--;
       }
-      options.onEvent?.({ type: "step-finish", reason: "stop" });
-      return finishedResult();
     },
   };
-  return { executor, calls, refused: () => refused };
+  const attempt = async (options: ExecuteOptions): Promise<AttemptResult> => {
+    opened ??= Date.now() + windowMs;
+    calls.push({
+      subTaskId: options.subTask.id,
+      attempt: options.attempt,
+      ...(options.agentModel ? { agentModel: options.agentModel } : {}),
+      at: Date.now(),
+    });
+    const limited = Date.now() < opened && options.agentModel === undefined;
+    await new Promise((resolve) => setTimeout(resolve, limited ? retriesMs : 20));
+    if (limited) {
+      refused++;
+      return {
+        ...finishedResult(),
+        outcome: "rate-limited",
+        error: "Rate limit reached for requests (status 429)",
+        limit: { ...limit, message: "Rate limit reached for requests" },
+      };
+    }
+    options.onEvent?.({ type: "step-finish", reason: "stop" });
+    return finishedResult();
+  };
+  return { executor, calls, refused: () => refused, mostAtOnce: () => mostAtOnce };
 }
 
 describe("a provider's rate limit is not an attempt", () => {
@@ -85,6 +96,19 @@ describe("a provider's rate limit is not an attempt", () => {
     const limited = events.filter((e) => e.type === "provider-limited");
     expect(limited.every((e) => e.type === "provider-limited" && e.until !== undefined)).toBe(true);
   });
+
+  it("twice as many sub-tasks as the concurrency through a window: all complete, never more than the concurrency at once (a lent slot is taken back)", async () => {
+    const agent = limitedAgent(400, { kind: "rate-limit", provider: "openai", retryAfterMs: 60 });
+    const eight = { subTasks: ["a", "b", "c", "d", "e", "f", "g", "h"].map((id) => task(id)) };
+    const report = await createManager({
+      cwd: process.cwd(),
+      executor: agent.executor,
+      concurrency: 4,
+    }).run("x", { plan: eight });
+    expect(report.status, report.reason ?? "").toBe("completed");
+    expect(report.subTasks.every((s) => s.attempts === 1)).toBe(true);
+    expect(agent.mostAtOnce()).toBeLessThanOrEqual(4);
+  }, 20_000);
 
   it("a quota with no alternate agent model stops the run partial with one line naming the provider: never a loop", async () => {
     const agent = limitedAgent(60_000, { kind: "quota", provider: "openai", statusCode: 429 });

@@ -158,32 +158,44 @@ async function loop(base: Omit<RunContext, "schedule">, startedAt: Date): Promis
       }
     },
   };
-  const lent = async <T>(work: () => Promise<T>): Promise<T> => {
+  // Sub-tasks lending their slot while they wait (a provider's pause, the gate): each one lent
+  // lets the queue start another; a lender takes a slot back only once fewer than `concurrency`
+  // others hold one. Counted, not read from the queue: lenders are pending jobs too, and waiting
+  // for a job to end while every pending job is a lender would wait for ever.
+  let lenders = 0;
+  const returning: (() => void)[] = [];
+  const slotFreed = () => {
+    for (const wake of returning.splice(0)) wake();
+  };
+  queue.addEventListener("next", slotFreed);
+  const lend = async <T>(work: () => Promise<T>, takeBack: (value: T) => boolean): Promise<T> => {
+    lenders++;
     queue.concurrency++;
+    slotFreed();
+    let value: T;
     try {
-      return await work();
+      value = await work();
+      // Sub-tasks holding a slot now: the pending jobs but the lenders.
+      if (takeBack(value))
+        while (queue.pending - lenders >= base.settings.concurrency)
+          await new Promise<void>((resolve) => returning.push(resolve));
     } finally {
+      lenders--;
       queue.concurrency--;
     }
-  };
-  const takeSlot = async () => {
-    while (queue.pending > queue.concurrency)
-      await new Promise((resolve) => queue.addEventListener("next", resolve, { once: true }));
-  };
-  ctx.lendSlot = async (work) => {
-    const value = await lent(work);
-    await takeSlot();
     return value;
   };
+  ctx.lendSlot = (work) => lend(work, () => true);
   const integration = new IntegrationGate(ctx);
   ctx.integration = {
     // Work waiting at the gate needs no agent: its slot goes to the next sub-task meanwhile.
     async land(s, attempt, entry) {
       if (!integration.checksEach) return integration.land(s, attempt, entry);
-      const landing = await lent(() => integration.land(s, attempt, entry));
       // Sent back, it retries: first a slot, so no more than `concurrency` attempts run at once.
-      if (!("landed" in landing && landing.landed)) await takeSlot();
-      return landing;
+      return lend(
+        () => integration.land(s, attempt, entry),
+        (landing) => !("landed" in landing && landing.landed),
+      );
     },
   };
   const runner = new SubTaskRunner(ctx);
