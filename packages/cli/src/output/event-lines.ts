@@ -2,16 +2,7 @@ import { oneLine, type RunEvent, type SlotPreparation } from "@taskledger/core";
 import type { Colors } from "picocolors/types.js";
 import type { ProgressState } from "./progress-state.js";
 import { providerLimitLines } from "./provider-limit-lines.js";
-import { terminalText } from "./terminal-text.js";
-
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)}ms`;
-  const seconds = ms / 1000;
-  if (seconds < 60) return `${seconds.toFixed(1)}s`;
-  return `${Math.floor(seconds / 60)}m${Math.round(seconds % 60)
-    .toString()
-    .padStart(2, "0")}s`;
-}
+import { formatDuration, terminalText } from "./terminal-text.js";
 
 /**
  * The lines that stay in the scrollback for an event (after `applyEvent` has folded it in). Every

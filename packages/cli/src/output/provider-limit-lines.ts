@@ -1,7 +1,6 @@
 import { oneLine, type RunEventOf, type RunReport } from "@taskledger/core";
 import type { Colors } from "picocolors/types.js";
-import { formatDuration } from "./event-lines.js";
-import { terminalText } from "./terminal-text.js";
+import { formatDuration, terminalText } from "./terminal-text.js";
 
 type Limited = RunEventOf<"provider-limited">;
 

@@ -2,9 +2,10 @@ import type { RunEvent } from "@taskledger/core";
 import spinners from "cli-spinners";
 import { createLogUpdate } from "log-update";
 import type { Colors } from "picocolors/types.js";
-import { eventLines, formatDuration } from "./event-lines.js";
+import { eventLines } from "./event-lines.js";
 import { applyEvent, createProgressState, type ProgressState } from "./progress-state.js";
 import { waitingText } from "./provider-limit-lines.js";
+import { formatDuration } from "./terminal-text.js";
 
 export interface Reporter {
   readonly state: ProgressState;

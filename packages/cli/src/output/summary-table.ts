@@ -1,9 +1,9 @@
 import type { RunReport, Usage } from "@taskledger/core";
 import { oneLine, totalTokens } from "@taskledger/core";
 import type { Colors } from "picocolors/types.js";
-import { commandsText, formatDuration } from "./event-lines.js";
+import { commandsText } from "./event-lines.js";
 import { providerLines } from "./provider-limit-lines.js";
-import { terminalText } from "./terminal-text.js";
+import { formatDuration, terminalText } from "./terminal-text.js";
 
 const statusColor = (status: string, c: Colors) =>
   status === "completed"
