@@ -5,7 +5,15 @@
 // concurrency: a first run on a new repository (nothing warm: in daemon mode, no daemon), then a
 // second one on it. Needs `npm run build` (packages/cli/dist).
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from "node:fs";
 import { join, resolve } from "node:path";
 import type { RunEvent } from "@taskledger/core";
 import {
@@ -356,8 +364,71 @@ export async function benchDaemonWarm(
   return rows;
 }
 
-// `node bench/daemon-warm.ts [tracked] [dependencies] [modes, e.g. daemon] [concurrencies, e.g. 4]`
-if (import.meta.main) {
+/** The daemon started as `entry` (its command after `node`): spawn → listening, and its CPU by then. */
+export interface DaemonStartRow {
+  entry: string;
+  listeningMs: number[];
+  cpuMs: number[];
+  p50ListeningMs: number;
+  p50CpuMs: number;
+}
+
+/**
+ * The daemon's own start, what a first run may wait for: the whole CLI's `daemon serve` against
+ * the service's entry (runtime/daemon-serve.js), alternately, `rounds` times each, in new cache
+ * directories. Linux (the CPU is read from /proc).
+ */
+export async function benchDaemonStart(rounds = 5): Promise<DaemonStartRow[]> {
+  const entries: Record<string, string[]> = {
+    "bin.js daemon serve": [builtCli, "daemon", "serve", "--idle", "60"],
+    "runtime/daemon-serve.js": [resolve(builtCli, "../runtime/daemon-serve.js"), "--idle", "60"],
+  };
+  const seen = new Map<string, { ms: number[]; cpu: number[] }>();
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, args] of Object.entries(entries)) {
+      const cacheDir = tempDirectory("taskledger-bench-start-");
+      const log = join(cacheDir, "daemon.log");
+      const out = openSync(log, "a");
+      const started = performance.now();
+      const child = spawn(process.execPath, args, {
+        env: { ...cliEnvironment(cacheDir) },
+        stdio: ["ignore", out, out],
+        cwd: cacheDir,
+      });
+      closeSync(out);
+      while (!readFileSync(log, "utf8").includes("listening on")) {
+        if (child.exitCode !== null) throw new Error(`${name} ended: ${readFileSync(log, "utf8")}`);
+        await new Promise((done) => setTimeout(done, 10));
+      }
+      const ms = performance.now() - started;
+      const stat = readFileSync(`/proc/${child.pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      // utime and stime, in clock ticks of 10 ms.
+      const cpu = (Number(fields[11]) + Number(fields[12])) * 10;
+      child.kill("SIGTERM");
+      await new Promise((done) => child.once("exit", done));
+      rmSync(cacheDir, { recursive: true, force: true });
+      const row = seen.get(name) ?? { ms: [], cpu: [] };
+      row.ms.push(Math.round(ms));
+      row.cpu.push(cpu);
+      seen.set(name, row);
+    }
+  }
+  return [...seen].map(([entry, { ms, cpu }]) => ({
+    entry,
+    listeningMs: ms,
+    cpuMs: cpu,
+    p50ListeningMs: percentile(ms, 0.5),
+    p50CpuMs: percentile(cpu, 0.5),
+  }));
+}
+
+// `node bench/daemon-warm.ts [tracked] [dependencies] [modes, e.g. daemon] [concurrencies, e.g. 4]`,
+// or `node bench/daemon-warm.ts start [rounds]` for the daemon's own start alone.
+if (import.meta.main && process.argv[2] === "start") {
+  for (const row of await benchDaemonStart(Number(process.argv[3]) || undefined))
+    process.stdout.write(`${JSON.stringify(row)}\n`);
+} else if (import.meta.main) {
   const [tracked, dependencies, modes, concurrencies] = process.argv.slice(2);
   const rows = await benchDaemonWarm(
     Number(tracked) || undefined,
