@@ -4,7 +4,7 @@
 // tracked files, a 20,000-file ignored node_modules); a planner that thinks 2 s. Per mode and
 // concurrency: a first run on a new repository (nothing warm: in daemon mode, no daemon), then a
 // second one on it. Needs `npm run build` (packages/cli/dist).
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import {
   closeSync,
   existsSync,
@@ -273,6 +273,9 @@ export async function benchDaemonWarm(
         const logsSeen = new Set<string>();
         // A first run finds nothing warm: no daemon either.
         await stop();
+        // Nor the disk still writing back the last pair's removed ~400 MB: the mode run after
+        // another paid for its removal (its slots' copies 2-3x slower), whichever mode it was.
+        execFileSync("sync");
         for (const run of ["first", "second"] as const) {
           round++;
           firstRun = run === "first";
