@@ -476,18 +476,22 @@ export class RunTrace {
         ? undefined
         : key(event.subTaskId, event.attempt);
     const span = (attempt && this.attempts.get(attempt)) || this.root;
-    const attributes = {
-      "taskledger.provider_limit.key": event.key,
+    // What the attempt's span keeps as attributes; the event carries these and the rest.
+    const main = {
       "taskledger.provider_limit.provider": event.provider,
       "taskledger.provider_limit.kind": limit.kind,
       "taskledger.provider_limit.wait_ms": event.waitMs,
-      "taskledger.provider_limit.message": limit.message,
       ...(limit.retryAfterMs === undefined
         ? {}
         : { "taskledger.provider_limit.retry_after_ms": limit.retryAfterMs }),
       ...(limit.statusCode === undefined
         ? {}
         : { "taskledger.provider_limit.status_code": limit.statusCode }),
+    };
+    span.addEvent("taskledger.provider_limited", {
+      ...main,
+      "taskledger.provider_limit.key": event.key,
+      "taskledger.provider_limit.message": limit.message,
       ...(event.until === undefined ? {} : { "taskledger.provider_limit.until": event.until }),
       ...(event.reason === undefined ? {} : { "taskledger.provider_limit.reason": event.reason }),
       ...(event.stops ? { "taskledger.provider_limit.stops": true } : {}),
@@ -495,20 +499,9 @@ export class RunTrace {
       ...(span === this.root && event.subTaskId !== undefined
         ? { "taskledger.sub_task.id": event.subTaskId }
         : {}),
-    };
-    span.addEvent("taskledger.provider_limited", attributes);
-    if (span === this.root) return;
-    span.setAttributes({
-      "taskledger.provider_limit.provider": event.provider,
-      "taskledger.provider_limit.kind": limit.kind,
-      "taskledger.provider_limit.wait_ms": event.waitMs,
-      ...(limit.retryAfterMs === undefined
-        ? {}
-        : { "taskledger.provider_limit.retry_after_ms": limit.retryAfterMs }),
-      ...(limit.statusCode === undefined
-        ? {}
-        : { "taskledger.provider_limit.status_code": limit.statusCode }),
     });
+    if (span === this.root) return;
+    span.setAttributes(main);
     // A pause: its sub-task runs again as a new attempt, no rung decides this one, so it ends here.
     if (attempt && this.limitedAttempts.delete(attempt) && event.until !== undefined) {
       span.end();
