@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -108,7 +109,19 @@ describe.concurrent("an agent's environment and sign-in through the CLI", {
       expect(checked).toContain(`HOME=${homedir()}`);
       expect(checked).not.toContain(hostSecrets.AWS_SECRET_ACCESS_KEY);
       expect(checked).not.toContain(hostSecrets.GITHUB_TOKEN);
-      expect(await processesUnder(work)).toEqual([]);
+      const left = await processesUnder(work);
+      expect(
+        left,
+        left
+          .map((pid) => {
+            try {
+              return `${pid}: ${readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ")}`;
+            } catch {
+              return `${pid}: gone`;
+            }
+          })
+          .join("\n"),
+      ).toEqual([]);
     });
   }
 
