@@ -93,13 +93,13 @@ export function createDemoReplies(
           finishReason: "length",
         };
       }
-      return { toolCalls: [writeCall(agent, file.path, file.content)] };
+      return { toolCalls: [agentWriteCall(agent, file.path, file.content)] };
     },
   });
 }
 
 /** Each agent's own way of writing a file, relative to its directory. */
-function writeCall(agent: AgentName, path: string, content: string): ScriptedToolCall {
+export function agentWriteCall(agent: AgentName, path: string, content: string): ScriptedToolCall {
   if (agent === "claude-code") {
     return { name: "Edit", arguments: { file_path: path, old_string: "", new_string: content } };
   }

@@ -16,7 +16,7 @@ import {
   processesUnder,
   scriptedOpencodeProvider,
 } from "@taskledger/testing";
-import { afterAll, afterEach } from "vitest";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import { runCli } from "../cli.js";
 import type { CliIo } from "../cli-io.js";
 import type { JsonReport } from "../output/json-report.js";
@@ -123,6 +123,41 @@ export function compatibleArgs(baseURL: string, model = "m"): string[] {
  */
 export function agentArgs(baseURL: string, agent = "agent", manager = "m"): string[] {
   return [...compatibleArgs(baseURL, manager), "--agent-model", `${compatibleProviderId}/${agent}`];
+}
+
+/**
+ * `compatibleArgs` and Codex as the agent, on `model` at the same server's Responses face: for
+ * runs whose subject is not the agent. Codex is one native binary: an attempt costs about a
+ * twentieth of an opencode start's CPU (docs/performance.md). Its key comes from `codexEnv`.
+ */
+export function codexArgs(baseURL: string, model = "agent", manager = "m"): string[] {
+  return [
+    ...compatibleArgs(baseURL, manager),
+    "--agent",
+    "codex",
+    "--agent-model",
+    model,
+    "--agent-base-url",
+    baseURL,
+  ];
+}
+
+/** The key Codex sends to the scripted server (any key: the server checks none). */
+export const codexEnv = { OPENAI_API_KEY: "scripted-key" } as const;
+
+/**
+ * For this file's in-process runs on Codex: the key in this process's environment, where an
+ * agent's environment comes from, while the file's tests run (the built CLI gets `codexEnv`).
+ */
+export function useCodexKey(): void {
+  const before = process.env.OPENAI_API_KEY;
+  beforeAll(() => {
+    process.env.OPENAI_API_KEY = codexEnv.OPENAI_API_KEY;
+  });
+  afterAll(() => {
+    if (before === undefined) delete process.env.OPENAI_API_KEY;
+    else process.env.OPENAI_API_KEY = before;
+  });
 }
 
 /**
