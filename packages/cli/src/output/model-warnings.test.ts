@@ -1,11 +1,9 @@
-import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
 import type { TaskLedgerInput } from "@taskledger/core";
-import { roleOf, scriptByRole, scriptedOpencodeProvider } from "@taskledger/testing";
+import { roleOf, scriptByRole } from "@taskledger/testing";
 import pc from "picocolors";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { runCli } from "../cli.js";
-import { captureIo, testScratch } from "../test-support/cli-harness.js";
+import { captureIo, testScratch, useCodexKey } from "../test-support/cli-harness.js";
 import { callThenAnswer, completedJudge, writeCall } from "../test-support/scripted-replies.js";
 import { createModelWarningPrinter } from "./model-warnings.js";
 
@@ -22,6 +20,7 @@ const plan: TaskLedgerInput = {
 };
 
 const scratch = testScratch();
+useCodexKey();
 afterEach(() => {
   vi.restoreAllMocks();
 });
@@ -32,12 +31,10 @@ describe("a manager model its SDK calls deprecated, on the command line", () => 
       replies: scriptByRole({
         plan: { text: JSON.stringify(plan) },
         judge: completedJudge("Wrote NOTE.md."),
-        agent: callThenAnswer(writeCall("NOTE.md", "hello\n"), "Wrote NOTE.md."),
+        agent: callThenAnswer(writeCall("NOTE.md", "hello\n", "codex"), "Wrote NOTE.md."),
       }),
     });
     const root = await scratch.directory("model-warnings-");
-    const config = join(root, "opencode.json");
-    await writeFile(config, JSON.stringify({ provider: scriptedOpencodeProvider(server) }));
     // The SDK's own console.warn would land here; the CLI must not let it through.
     const consoleWarn = vi.spyOn(console, "warn").mockImplementation(() => {});
     const t = captureIo({ env: { CI: "true", ANTHROPIC_API_KEY: "test-key" }, cwd: root });
@@ -52,10 +49,12 @@ describe("a manager model its SDK calls deprecated, on the command line", () => 
         "claude-sonnet-4-5",
         "--base-url",
         server.anthropicBaseURL,
+        "--agent",
+        "codex",
         "--agent-model",
-        "scripted/test-model",
-        "--opencode-config",
-        config,
+        "agent",
+        "--agent-base-url",
+        server.openaiBaseURL,
         "--max-retries",
         "0",
         "--yes",
