@@ -11,8 +11,9 @@ import { describe, expect, it } from "vitest";
 import { createDemoReplies, demoRequest } from "./demo/demo-scenario.js";
 import type { JsonReport } from "./output/json-report.js";
 import {
-  agentArgs,
   builtCli,
+  codexArgs,
+  codexEnv,
   killProcessesUnder,
   processesUnder,
   runDirectories,
@@ -30,12 +31,13 @@ const isAgentCall = (request: RecordedRequest) =>
   (request.body as { response_format?: unknown }).response_format === undefined;
 
 /**
- * Runs the demo's request through the built CLI on the real opencode; when the agent's first model
- * call arrives (its answer, a write of `late.txt`, is held back), sends `signals` to the CLI.
+ * Runs the demo's request through the built CLI on the real Codex (a process per attempt; the
+ * agent is not the subject, its processes are); when the agent's first model call arrives (its
+ * answer, a write of `late.txt`, is held back), sends `signals` to the CLI.
  */
 async function signalMidAttempt(signals: NodeJS.Signals[], json: boolean) {
   const { root, cwd, store } = await runDirectories("taskledger-signals-");
-  const demo = createDemoReplies();
+  const demo = createDemoReplies("codex");
   const agentCalls: number[] = [];
   let agentCalled: () => void = () => {};
   const agentCall = new Promise<void>((r) => {
@@ -46,21 +48,18 @@ async function signalMidAttempt(signals: NodeJS.Signals[], json: boolean) {
       if (!isAgentCall(request)) return demo(request);
       agentCalls.push(Date.now());
       agentCalled();
-      return { delayMs: agentReplyDelayMs, ...writeCall("late.txt", "late\n") };
+      return { delayMs: agentReplyDelayMs, ...writeCall("late.txt", "late\n", "codex") };
     },
   });
   const args = ["run", demoRequest, "--yes"];
-  args.push(...agentArgs(server.openaiBaseURL, "demo-agent", "demo-manager"));
+  args.push(...codexArgs(server.openaiBaseURL, "demo-agent", "demo-manager"));
   args.push("--store", store, "--cwd", cwd, ...(json ? ["--json"] : []));
-  // A process per attempt, started in `root`: every agent is found there (these tests run at once,
-  // and the server executor's servers live under the shared TMPDIR).
-  args.push("--executor", "cli");
   // Started in `root`, so everything it starts (agents, the watchdog) is found under it.
-  const { child, exit, stdout, stderr } = spawnCli(args, {}, root);
+  const { child, exit, stdout, stderr } = spawnCli(args, codexEnv, root);
   try {
     await agentCall;
     const agents = (await processesUnder(root)).filter((pid) =>
-      commandLineOf(pid).includes("opencode"),
+      commandLineOf(pid).includes("codex"),
     );
     for (const [i, signal] of signals.entries()) {
       // A second signal goes once the first is being handled, as a second Ctrl-C would.
