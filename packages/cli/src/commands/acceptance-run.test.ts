@@ -8,10 +8,17 @@ import {
   subTaskOf,
 } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
-import { agentArgs, runJson, tempRepo, testScratch } from "../test-support/cli-harness.js";
+import {
+  codexArgs,
+  runJson,
+  tempRepo,
+  testScratch,
+  useCodexKey,
+} from "../test-support/cli-harness.js";
 import { completedJudge, writeCall } from "../test-support/scripted-replies.js";
 
 const scratch = testScratch();
+useCodexKey();
 
 const step = (id: string, file: string) => ({
   id,
@@ -36,10 +43,12 @@ const gap = { what: "a CHANGELOG.md entry for both files", why: "the request ask
 function agent(request: RecordedRequest) {
   const file = files[subTaskOf(request) ?? ""];
   if (!file) return { text: "Nothing to do." };
-  return afterToolResult(request) ? { text: `Wrote ${file}.` } : writeCall(file, `${file}\n`);
+  return afterToolResult(request)
+    ? { text: `Wrote ${file}.` }
+    : writeCall(file, `${file}\n`, "codex");
 }
 
-describe("taskledger run: the request judged as a whole (real opencode)", () => {
+describe("taskledger run: the request judged as a whole (real Codex)", () => {
   it("a requirement no sub-task covered is named, planned as one more sub-task, done, and the run completes", async () => {
     const repo = tempRepo("taskledger-accept-", { "README.md": "# files\n" });
     const server = await scratch.server({
@@ -51,7 +60,7 @@ describe("taskledger run: the request judged as a whole (real opencode)", () => 
       }),
     });
     const { code, report, err } = await runJson(request, [
-      ...agentArgs(server.openaiBaseURL),
+      ...codexArgs(server.openaiBaseURL),
       "--cwd",
       repo,
     ]);
@@ -83,7 +92,7 @@ describe("taskledger run: the request judged as a whole (real opencode)", () => 
       }),
     });
     const { code, report, err } = await runJson(request, [
-      ...agentArgs(server.openaiBaseURL),
+      ...codexArgs(server.openaiBaseURL),
       "--cwd",
       repo,
       "--acceptance-rounds",

@@ -5,7 +5,7 @@ import type { RunEvent } from "@taskledger/core";
 import { createModelServer, type RecordedRequest } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import { createDemoReplies, demoRequest } from "../demo/demo-scenario.js";
-import { agentArgs, builtCli } from "../test-support/cli-harness.js";
+import { builtCli, codexArgs, codexEnv } from "../test-support/cli-harness.js";
 import { killResumeRun } from "../test-support/kill-resume.js";
 
 type KillPoint = "gate-check" | "acceptance";
@@ -29,7 +29,7 @@ if (fs.existsSync("README.md")) {
 `;
 
 async function killAndResume(point: KillPoint) {
-  const run = await killResumeRun(`taskledger-gate-kill-${point}-`);
+  const run = await killResumeRun(`taskledger-gate-kill-${point}-`, codexEnv);
   const { root, cwd } = run;
   const markers = join(root, "markers");
   mkdirSync(markers);
@@ -46,7 +46,7 @@ async function killAndResume(point: KillPoint) {
       ],
     }),
   );
-  const demo = createDemoReplies();
+  const demo = createDemoReplies("codex");
   const server = await createModelServer({
     replies: (request) => {
       if (!run.killed && point === "acceptance" && nameOf(request) === "request_acceptance") {
@@ -67,7 +67,7 @@ async function killAndResume(point: KillPoint) {
     const { report, before, after, leftover } = await run.killThenResume([
       demoRequest,
       "--yes",
-      ...agentArgs(server.openaiBaseURL, "demo-agent", "demo-manager"),
+      ...codexArgs(server.openaiBaseURL, "demo-agent", "demo-manager"),
       "--cwd",
       cwd,
       // The probe writes its markers outside the project, which the sandbox rightly refuses.

@@ -9,10 +9,17 @@ import {
   subTaskOf,
 } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
-import { agentArgs, runJson, tempRepo, testScratch } from "../test-support/cli-harness.js";
+import {
+  codexArgs,
+  runJson,
+  tempRepo,
+  testScratch,
+  useCodexKey,
+} from "../test-support/cli-harness.js";
 import { bashCall, completedJudge, writeCall } from "../test-support/scripted-replies.js";
 
 const scratch = testScratch();
+useCodexKey();
 
 // The project a new user tried: `add` in lib.js, its test, and `npm test` running node's runner.
 const project = {
@@ -45,15 +52,22 @@ const plan = {
 };
 const calcTest =
   "import { test } from 'node:test';\nimport assert from 'node:assert';\nimport { total } from './calc.js';\ntest('total', () => assert.equal(total([1, 2, 3]), 6));\n";
+const calcOnAdd =
+  "import { add } from './lib.js';\nexport const total = (xs) => xs.reduce(add, 0);\n";
+const calcOnSum =
+  "import { sum } from './lib.js';\nexport const total = (xs) => xs.reduce(sum, 0);\n";
 
 const body = (request: RecordedRequest) => JSON.stringify(request.body);
 const writes = (files: Record<string, string>): ScriptedCompletion => ({
   toolCalls: Object.entries(files).map(
-    ([path, content]) => writeCall(path, content).toolCalls![0]!,
+    ([path, content]) => writeCall(path, content, "codex").toolCalls![0]!,
   ),
 });
+/** True once the agent wrote `content` (Codex's write carries it in base64). */
+const wrote = (request: RecordedRequest, content: string) =>
+  body(request).includes(Buffer.from(content).toString("base64"));
 
-describe("taskledger run: the integration gate (real opencode)", () => {
+describe("taskledger run: the integration gate (real Codex)", () => {
   it("sends back the part whose merge breaks `npm test`, retries it from the gated tip with the failure, and leaves the user's tree passing", async () => {
     const repo = tempRepo("taskledger-gate-", project);
     let renameJudged = false;
@@ -68,23 +82,16 @@ describe("taskledger run: the integration gate (real opencode)", () => {
             });
       }
       // calc waits (a harmless shell step) until rename is judged, so rename lands first.
-      if (!renameJudged) return bashCall("sleep 0.3", "wait a moment");
+      if (!renameJudged) return bashCall("sleep 0.3", "wait a moment", "codex");
       if (text.includes("does not provide an export named") && !text.includes("Built on sum.")) {
-        return afterToolResult(request) && text.includes("import { sum }")
+        return afterToolResult(request) && wrote(request, calcOnSum)
           ? { text: "Built on sum." }
-          : writes({
-              "calc.js":
-                "import { sum } from './lib.js';\nexport const total = (xs) => xs.reduce(sum, 0);\n",
-            });
+          : writes({ "calc.js": calcOnSum });
       }
       if (text.includes("does not provide an export named")) return { text: "Built on sum." };
-      return text.includes("import { add }")
+      return wrote(request, calcOnAdd)
         ? { text: "Added calc.js on add." }
-        : writes({
-            "calc.js":
-              "import { add } from './lib.js';\nexport const total = (xs) => xs.reduce(add, 0);\n",
-            "calc.test.js": calcTest,
-          });
+        : writes({ "calc.js": calcOnAdd, "calc.test.js": calcTest });
     };
     const server = await scratch.server({
       replies: scriptByRole({
@@ -101,7 +108,7 @@ describe("taskledger run: the integration gate (real opencode)", () => {
     });
     const { code, report, err } = await runJson(
       "Rename add to sum (with its test), and add calc.js with total(xs) built on the library, with a test",
-      [...agentArgs(server.openaiBaseURL), "--cwd", repo],
+      [...codexArgs(server.openaiBaseURL), "--cwd", repo],
     );
     expect(code, err()).toBe(0);
     expect(report.status).toBe("completed");

@@ -6,18 +6,20 @@ import { afterToolResult, gitIn, scriptByRole, subTaskOf } from "@taskledger/tes
 import { describe, expect, it } from "vitest";
 import { runCli } from "../cli.js";
 import {
-  agentArgs,
   captureIo,
+  codexArgs,
   compatibleArgs,
   processesUnder,
   runJson,
   tempRepo,
   testScratch,
+  useCodexKey,
   worktreesLeft,
 } from "../test-support/cli-harness.js";
 import { completedJudge, writeCall } from "../test-support/scripted-replies.js";
 
 const scratch = testScratch();
+useCodexKey();
 
 const git = gitIn;
 
@@ -47,13 +49,13 @@ function agentReply(request: Parameters<typeof subTaskOf>[0]) {
   if (afterToolResult(request)) return { text: `Done with ${id}.` };
   const prompt = JSON.stringify(request.body);
   let content = `1\n${id.toUpperCase()}\n3\n`;
-  if (id === "c") return writeCall("c.txt", "c\n");
+  if (id === "c") return writeCall("c.txt", "c\n", "codex");
   const met = /changed by (\w+)/.exec(prompt)?.[1];
   if (met) content = `1\n${met.toUpperCase()}\n${id.toUpperCase()}\n3\n`;
-  return writeCall("f.txt", content);
+  return writeCall("f.txt", content, "codex");
 }
 
-describe("taskledger run in a git repository (real opencode, real git)", () => {
+describe("taskledger run in a git repository (real Codex, real git)", () => {
   it("--isolation worktree outside a repository is a usage error (exit 2) before any model call", async () => {
     const dir = mkdtempSync(join(tmpdir(), "taskledger-cli-plain-"));
     const server = await scratch.server({ replies: [] });
@@ -75,7 +77,7 @@ describe("taskledger run in a git repository (real opencode, real git)", () => {
       }),
     });
     const { code, report, err } = await runJson("Change f.txt twice and write c.txt", [
-      ...agentArgs(server.openaiBaseURL),
+      ...codexArgs(server.openaiBaseURL),
       "--cwd",
       repo,
       "--concurrency",

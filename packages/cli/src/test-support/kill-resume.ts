@@ -30,7 +30,8 @@ export interface KilledAndResumed {
 /**
  * A run of the built CLI with a durable store, to be `kill -9`ed at a moment the test picks (from
  * a scripted model reply, a file it watches, the log) and then resumed: `root` holds the run's
- * `cwd` (made here) and `store`. `dispose` kills what is left and removes `root`.
+ * `cwd` (made here) and `store`. `dispose` kills what is left and removes `root`. Both CLIs get
+ * `env` laid over the test's own (Codex's key: `codexEnv`).
  */
 export interface KillResumeRun {
   root: string;
@@ -49,7 +50,10 @@ export interface KillResumeRun {
   dispose(): Promise<void>;
 }
 
-export async function killResumeRun(prefix: string): Promise<KillResumeRun> {
+export async function killResumeRun(
+  prefix: string,
+  env: Record<string, string | undefined> = {},
+): Promise<KillResumeRun> {
   const { root, cwd, store } = await runDirectories(prefix);
   let victim: ChildProcess | undefined;
   let killed = false;
@@ -66,7 +70,7 @@ export async function killResumeRun(prefix: string): Promise<KillResumeRun> {
       process.kill(victim.pid, "SIGKILL");
     },
     async killThenResume(argv, resumeArgs = []) {
-      const first = spawnCli(["run", ...argv, "--store", store, "--json"]);
+      const first = spawnCli(["run", ...argv, "--store", store, "--json"], env);
       victim = first.child;
       const ended = await first.exit;
       expect(ended.signal, ended.stderr || ended.stdout).toBe("SIGKILL");
@@ -74,8 +78,10 @@ export async function killResumeRun(prefix: string): Promise<KillResumeRun> {
       const runId = file!.replace(/\.jsonl$/, "");
       const before = await runLogOf(store);
       // The run logged its options: the store alone resumes it.
-      const resumed = await spawnCli(["resume", runId, "--store", store, "--json", ...resumeArgs])
-        .exit;
+      const resumed = await spawnCli(
+        ["resume", runId, "--store", store, "--json", ...resumeArgs],
+        env,
+      ).exit;
       expect(resumed.code, resumed.stderr || resumed.stdout).toBe(0);
       const report = JSON.parse(resumed.stdout) as JsonReport;
       const after = await runLogOf(store);
