@@ -46,11 +46,12 @@ function replies(request: RecordedRequest): ScriptedReply {
   if (id === "slow") slowStarted();
   return {
     ...(id === "slow" && attempt === 1 ? { delayMs: 60_000 } : {}),
-    ...writeCall(`${id}.txt`, "done\n"),
+    ...writeCall(`${id}.txt`, "done\n", "codex"),
   };
 }
 
-const mcp = mcpFixture("taskledger-mcp-", replies);
+// The MCP server is the subject, not the agent: its runs are on Codex.
+const mcp = mcpFixture("taskledger-mcp-", replies, "codex");
 
 async function connect(
   options: Omit<Parameters<typeof connectMcp>[0], "args" | "cwd"> & { extra?: string[] } = {},

@@ -3,6 +3,7 @@
 import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
+import type { AgentName } from "@taskledger/executor";
 import {
   createModelServer,
   killProcessesUnder,
@@ -12,7 +13,7 @@ import {
   type ScriptedCompletion,
 } from "@taskledger/testing";
 import { afterAll, beforeAll, expect } from "vitest";
-import { agentArgs, builtCli, runDirectories } from "./cli-harness.js";
+import { agentArgs, builtCli, codexArgs, codexEnv, runDirectories } from "./cli-harness.js";
 import { connectMcp, type McpClientOptions, type TestMcpClient } from "./mcp-client.js";
 import { bashCall } from "./scripted-replies.js";
 
@@ -25,9 +26,9 @@ export interface McpFixture {
   /** `<root>/store`: the servers' run store. */
   store: string;
   server: ModelServer;
-  /** The options of a `taskledger mcp` on the scripted server (`agentArgs`) and the store. */
+  /** The options of a `taskledger mcp` on the scripted server (its agent's) and the store. */
   args: string[];
-  /** Connects a client, closed after the file's tests. */
+  /** Connects a client (with Codex's key on Codex), closed after the file's tests. */
   connect(options: McpClientOptions): Promise<TestMcpClient>;
   /** Every client connected so far. */
   clients: TestMcpClient[];
@@ -35,15 +36,21 @@ export interface McpFixture {
 
 /**
  * Before the file's tests: the built CLI must be there, a root directory (named `prefix`…) with
- * `work` in it, and a model server answering `replies`. After them: every client connected through
- * the fixture is closed, the server too, what still runs under the root is killed, the root goes.
+ * `work` in it, and a model server answering `replies`, the runs' agent `agent` (opencode or
+ * Codex) on it. After them: every client connected through the fixture is closed, the server too,
+ * what still runs under the root is killed, the root goes.
  */
-export function mcpFixture(prefix: string, replies: ModelServerOptions["replies"]): McpFixture {
+export function mcpFixture(
+  prefix: string,
+  replies: ModelServerOptions["replies"],
+  agent: "opencode" | "codex" = "opencode",
+): McpFixture {
   const clients: TestMcpClient[] = [];
   const fixture = {
     clients,
     async connect(options: McpClientOptions) {
-      const client = await connectMcp(options);
+      const env = agent === "codex" ? { ...codexEnv, ...options.env } : options.env;
+      const client = await connectMcp({ ...options, ...(env ? { env } : {}) });
       clients.push(client);
       return client;
     },
@@ -53,7 +60,8 @@ export function mcpFixture(prefix: string, replies: ModelServerOptions["replies"
     const { root, cwd, store } = await runDirectories(prefix);
     Object.assign(fixture, { root, work: cwd, store });
     fixture.server = await createModelServer({ replies });
-    fixture.args = [...agentArgs(fixture.server.openaiBaseURL), "--store", fixture.store];
+    const args = agent === "codex" ? codexArgs : agentArgs;
+    fixture.args = [...args(fixture.server.openaiBaseURL), "--store", fixture.store];
   });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close()));
@@ -81,11 +89,16 @@ export function fileSubTask(name: string, description: string) {
   };
 }
 
-/** An agent's one call: wait until `<root>/go-<id>` exists, then write `<id>.txt`. */
-export function waitForGo(root: string, id: string): ScriptedCompletion {
+/** An agent's one call, with its own tool: wait until `<root>/go-<id>` exists, write `<id>.txt`. */
+export function waitForGo(
+  root: string,
+  id: string,
+  agent: AgentName = "opencode",
+): ScriptedCompletion {
   const go = join(root, `go-${id}`);
   return bashCall(
     `while [ ! -f ${go} ]; do sleep 0.1; done; echo done > ${id}.txt`,
     "wait then write",
+    agent,
   );
 }
