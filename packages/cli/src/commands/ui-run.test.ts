@@ -17,11 +17,19 @@ import { browserTests, launchBrowser } from "../../../ui/src/test-support/browse
 import { runCli } from "../cli.js";
 import type { CliIo } from "../cli-io.js";
 import { createDemoReplies, demoRequest } from "../demo/demo-scenario.js";
-import { agentArgs, captureIo, processesUnder, terminal } from "../test-support/cli-harness.js";
+import {
+  captureIo,
+  codexArgs,
+  processesUnder,
+  terminal,
+  useCodexKey,
+} from "../test-support/cli-harness.js";
 
 const screenshots = process.env.TASKLEDGER_SCREENSHOTS;
 const cleanups: (() => Promise<unknown>)[] = [];
 let browser: Browser;
+// The page is the subject here, not the agent: its runs are on Codex.
+useCodexKey();
 
 beforeAll(async () => {
   if (browserTests) browser = await launchBrowser();
@@ -38,13 +46,13 @@ afterEach(async () => {
  * while `hold.agents` is set every agent waits on its model until cancelled.
  */
 async function setup(slowLibrary = false, hold = { agents: false }) {
-  const replies = createDemoReplies();
+  const replies = createDemoReplies("codex");
   const server: ModelServer = await createModelServer({
     replies: (request: RecordedRequest) => {
       if (hold.agents && roleOf(request) === "agent") return { hang: true };
       const scripted = replies(request);
       const reply = typeof scripted === "function" ? scripted(request) : scripted;
-      // The manager's judge, not opencode: a slower answer changes no agent's turns.
+      // The manager's judge, not the agent: a slower answer changes no agent's turns.
       if (slowLibrary && roleOf(request) === "judge" && subTaskOf(request) === "library")
         return { ...reply, delayMs: 1500 } as ScriptedReply;
       return reply;
@@ -61,7 +69,7 @@ async function setup(slowLibrary = false, hold = { agents: false }) {
   const args = [
     "run",
     demoRequest,
-    ...agentArgs(server.openaiBaseURL, "demo-agent", "demo-manager"),
+    ...codexArgs(server.openaiBaseURL, "demo-agent", "demo-manager"),
     "--cwd",
     cwd,
     "--store",
@@ -227,7 +235,7 @@ describe.runIf(browserTests)("taskledger run --ui", () => {
     expect(server.requests).toHaveLength(1);
   }, 120_000);
 
-  it("cancels the run from the page once confirmed: exit 130, no opencode left; resume --ui serves the resumed run's page", async () => {
+  it("cancels the run from the page once confirmed: exit 130, no agent left; resume --ui serves the resumed run's page", async () => {
     const hold = { agents: false };
     const { cwd, args, store } = await setup(true, hold);
     const t = captureIo();
@@ -303,7 +311,7 @@ describe.runIf(browserTests)("taskledger run --ui with a replan", () => {
     const args = [
       "run",
       "Write notes",
-      ...agentArgs(server.openaiBaseURL),
+      ...codexArgs(server.openaiBaseURL),
       "--cwd",
       cwd,
       "--max-retries",
