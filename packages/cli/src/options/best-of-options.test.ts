@@ -3,19 +3,20 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { createGitRepo, roleOf, scriptByRole } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
-import { compatibleProviderId } from "../runtime/runtime.js";
 import { modelOf, ownSum, sumPlan, sums } from "../test-support/best-of-fixture.js";
-import { agentArgs, runJson, testScratch } from "../test-support/cli-harness.js";
+import { codexArgs, runJson, testScratch, useCodexKey } from "../test-support/cli-harness.js";
 import { completedJudge } from "../test-support/scripted-replies.js";
 
+// Codex: the agent is not the subject; its start costs a twentieth of opencode's.
+useCodexKey();
 const scratch = testScratch();
 
 // The same sub-task, not marked risky: only --best-of-all, the config or the ladder give it a round.
 const plainPlan = { subTasks: sumPlan.subTasks.map((s) => ({ ...s, risky: false })) };
-const good = `${compatibleProviderId}/good`;
-const bad = `${compatibleProviderId}/bad`;
+const good = "codex:good";
+const bad = "codex:bad";
 
-/** A run of the plain sub-task on real opencode and git, with `extra` arguments. */
+/** A run of the plain sub-task on real Codex and git, with `extra` arguments. */
 async function run(extra: string[], config?: unknown) {
   const dir = await scratch.directory("taskledger-best-of-options-");
   createGitRepo(dir, {
@@ -31,7 +32,7 @@ async function run(extra: string[], config?: unknown) {
     }),
   });
   const { code, err, report } = await runJson("Make sum.js add", [
-    ...agentArgs(server.openaiBaseURL, "m"),
+    ...codexArgs(server.openaiBaseURL, "m"),
     "--cwd",
     dir,
     "--max-retries",
@@ -45,7 +46,7 @@ async function run(extra: string[], config?: unknown) {
 
 const candidates = ["--best-of", "2", "--candidate-model", good, "--candidate-model", bad];
 
-describe("--best-of's scope and ladder, from the command line and taskledger.json (real opencode)", () => {
+describe("--best-of's scope and ladder, from the command line and taskledger.json (real Codex)", () => {
   it("the ladder (on by default): a sub-task whose attempt failed gets one round of candidates", async () => {
     const r = await run(candidates);
     expect(r.code, r.err).toBe(0);

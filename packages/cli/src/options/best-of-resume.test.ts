@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { RunEvent } from "@taskledger/core";
+import type { AgentName } from "@taskledger/executor";
 import { afterToolResult, createGitRepo, createModelServer, roleOf } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import type { JsonReport } from "../output/json-report.js";
@@ -11,6 +12,8 @@ import { modelOf, sumPlan, sums } from "../test-support/best-of-fixture.js";
 import {
   agentArgs,
   builtCli,
+  codexArgs,
+  codexEnv,
   killProcessesUnder,
   processesLeft,
   runDirectories,
@@ -28,6 +31,12 @@ type Stop = "kill-candidates" | "kill-choice" | "cancel-candidates";
  */
 async function stopAndResume(stop: Stop) {
   const { root, cwd, store } = await runDirectories(`taskledger-best-of-${stop}-`);
+  // The killed candidate's tokens come from opencode's usage at each step (Codex reports a turn's
+  // only once it ends); the other stops run on Codex, whose start costs a twentieth of opencode's.
+  const agent: AgentName = stop === "kill-candidates" ? "opencode" : "codex";
+  const named = (model: string) =>
+    agent === "codex" ? `codex:${model}` : `${compatibleProviderId}/${model}`;
+  const env = agent === "codex" ? codexEnv : {};
   createGitRepo(cwd, { "sum.js": sums.bad! });
   let victim: ChildProcess | undefined;
   let stopped = false;
@@ -57,7 +66,7 @@ async function stopAndResume(stop: Stop) {
           stopNow();
           return { hang: true };
         }
-        const good = new RegExp(`Candidate attempt (\\d+) \\(${compatibleProviderId}/good\\)`).exec(
+        const good = new RegExp(`Candidate attempt (\\d+) \\(${named("good")}\\)`).exec(
           JSON.stringify(request.body),
         )?.[1];
         return {
@@ -81,11 +90,11 @@ async function stopAndResume(stop: Stop) {
         return { hang: true };
       }
       if (afterToolResult(request)) return { text: "I wrote sum.js as the sub-task asks." };
-      return writeCall("sum.js", sums[model]!);
+      return writeCall("sum.js", sums[model]!, agent);
     },
   });
   const args = [
-    ...agentArgs(server.openaiBaseURL, "m", "manager"),
+    ...(agent === "codex" ? codexArgs : agentArgs)(server.openaiBaseURL, "m", "manager"),
     "--store",
     store,
     "--cwd",
@@ -93,26 +102,18 @@ async function stopAndResume(stop: Stop) {
     "--json",
   ];
   try {
-    const candidates = ["good", "bad", "weak"].flatMap((m) => [
-      "--candidate-model",
-      `${compatibleProviderId}/${m}`,
-    ]);
-    const first = spawnCli([
-      "run",
-      "Make sum.js add",
-      "--yes",
-      ...args,
-      "--best-of",
-      "3",
-      ...candidates,
-    ]);
+    const candidates = ["good", "bad", "weak"].flatMap((m) => ["--candidate-model", named(m)]);
+    const first = spawnCli(
+      ["run", "Make sum.js add", "--yes", ...args, "--best-of", "3", ...candidates],
+      env,
+    );
     victim = first.child;
     const ended = await first.exit;
     const before = await runLogOf(store);
     // A cancelled run's processes are gone before it exits; a killed one's are the resume's to stop.
     const leftAtStop = stop === "cancel-candidates" ? await processesLeft(root, cwd) : [];
     const runId = before[0]!.runId;
-    const second = spawnCli(["resume", runId, "--store", store, "--json"]);
+    const second = spawnCli(["resume", runId, "--store", store, "--json"], env);
     const resumed = await second.exit;
     expect(resumed.code, resumed.stderr).toBe(0);
     const report = JSON.parse(resumed.stdout) as JsonReport;

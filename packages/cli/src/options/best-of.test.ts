@@ -6,18 +6,26 @@ import { runCli } from "../cli.js";
 import { compatibleProviderId } from "../runtime/runtime.js";
 import { modelOf, ownSum, sumPlan, sums } from "../test-support/best-of-fixture.js";
 import {
-  agentArgs,
   captureIo,
+  codexArgs,
   compatibleArgs,
   processesUnder,
   runJson,
   tempRepo,
   testScratch,
+  useCodexKey,
   worktreesLeft,
 } from "../test-support/cli-harness.js";
 import { completedJudge } from "../test-support/scripted-replies.js";
 
+// Codex: the agent is not the subject; its start costs a twentieth of opencode's.
+useCodexKey();
 const scratch = testScratch();
+
+/** A candidate on Codex with scripted model `model`, as the run names it. */
+const onCodex = (model: string) => `codex:${model}`;
+/** The scripted model of a candidate's `agentModel` (`codex:good` → `good`). */
+const modelIn = (agentModel: string | undefined) => agentModel?.split(":")[1];
 
 const judge = completedJudge("sum.js written.");
 
@@ -25,7 +33,7 @@ const judge = completedJudge("sum.js written.");
 function chooseGood(request: RecordedRequest) {
   const prompt = JSON.stringify(request.body);
   const attemptOf = (model: string) =>
-    new RegExp(`Candidate attempt (\\d+) \\(${compatibleProviderId}/${model}\\)`).exec(prompt)?.[1];
+    new RegExp(`Candidate attempt (\\d+) \\(${onCodex(model)}\\)`).exec(prompt)?.[1];
   const good = attemptOf("good");
   const weak = attemptOf("weak");
   return {
@@ -41,22 +49,19 @@ function repoWithSum(): string {
   return tempRepo("taskledger-best-of-", { "sum.js": sums.bad! });
 }
 
-const candidateArgs = ["good", "bad", "weak"].flatMap((m) => [
-  "--candidate-model",
-  `${compatibleProviderId}/${m}`,
-]);
+const candidateArgs = ["good", "bad", "weak"].flatMap((m) => ["--candidate-model", onCodex(m)]);
 
 /** Best of two, both candidates on `model`, then one retry on the executor's model. */
 const twoOn = (model: string) => [
   "--best-of",
   "2",
   "--candidate-model",
-  `${compatibleProviderId}/${model}`,
+  onCodex(model),
   "--max-retries",
   "1",
 ];
 
-describe("--best-of: parallel candidates, chosen by evidence (real opencode, real git)", () => {
+describe("--best-of: parallel candidates, chosen by evidence (real Codex, real git)", () => {
   it("merges the right candidate of three, keeps the others under refs and reports why they lost", async () => {
     const repo = repoWithSum();
     const server = await scratch.server({
@@ -68,7 +73,7 @@ describe("--best-of: parallel candidates, chosen by evidence (real opencode, rea
       }),
     });
     const { code, report, err } = await runJson("Make sum.js add", [
-      ...agentArgs(server.openaiBaseURL, "m"),
+      ...codexArgs(server.openaiBaseURL, "m"),
       "--cwd",
       repo,
       "--best-of",
@@ -79,9 +84,7 @@ describe("--best-of: parallel candidates, chosen by evidence (real opencode, rea
     expect(report.status).toBe("completed");
     expect(readFileSync(join(repo, "sum.js"), "utf8")).toBe(sums.good);
     const [round] = report.subTasks[0]!.candidates!;
-    const byModel = Object.fromEntries(
-      round!.candidates.map((c) => [c.agentModel?.split("/")[1], c]),
-    );
+    const byModel = Object.fromEntries(round!.candidates.map((c) => [modelIn(c.agentModel), c]));
     expect(round).toMatchObject({ round: 1, reason: "risky", by: "judge" });
     expect(round!.winner).toBe(byModel.good!.attempt);
     expect(byModel.good!.lost).toBeUndefined();
@@ -97,7 +100,7 @@ describe("--best-of: parallel candidates, chosen by evidence (real opencode, rea
     for (const loser of [byModel.bad!, byModel.weak!]) {
       expect(loser.ref).toMatch(/^refs\/taskledger\//);
       expect(gitIn(repo, "show", `${loser.ref}:sum.js`)).toBe(
-        sums[loser.agentModel!.split("/")[1]!]!.trim(),
+        sums[modelIn(loser.agentModel)!]!.trim(),
       );
     }
     // The judge is asked of the two that passed their checks, not of the one that failed them.
@@ -106,7 +109,7 @@ describe("--best-of: parallel candidates, chosen by evidence (real opencode, rea
     const choices = server.requests.filter((r) => roleOf(r) === "choose");
     expect(choices).toHaveLength(1);
     const shown = JSON.stringify(choices[0]!.body);
-    expect(shown).not.toContain(`${compatibleProviderId}/bad)`);
+    expect(shown).not.toContain(`${onCodex("bad")})`);
     // It reads their diffs, where the weak one's special case is plain.
     expect(shown).toContain("a === 2 && b === 3 ? 5 : 0");
     expect(shown).toContain("a + b");
@@ -135,7 +138,7 @@ describe("--best-of: parallel candidates, chosen by evidence (real opencode, rea
       }),
     });
     const { code, report, err } = await runJson("Make sum.js add", [
-      ...agentArgs(server.openaiBaseURL, "m"),
+      ...codexArgs(server.openaiBaseURL, "m"),
       "--cwd",
       repo,
       ...twoOn("bad"),
@@ -171,7 +174,7 @@ describe("--best-of: parallel candidates, chosen by evidence (real opencode, rea
       }),
     });
     const { code, report, err } = await runJson("Make sum.js add", [
-      ...agentArgs(server.openaiBaseURL, "m"),
+      ...codexArgs(server.openaiBaseURL, "m"),
       "--cwd",
       repo,
       ...twoOn("weak"),

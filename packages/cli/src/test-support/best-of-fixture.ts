@@ -1,4 +1,5 @@
 // The sub-task the best-of tests give candidates of known quality. Not part of the package.
+import type { AgentName } from "@taskledger/executor";
 import { afterToolResult, type RecordedRequest } from "@taskledger/testing";
 import { writeCall } from "./scripted-replies.js";
 
@@ -35,12 +36,16 @@ export function modelOf(request: RecordedRequest): string {
 }
 
 /**
- * An agent whose model writes its own sum.js (`good`, `bad`, `weak`); any other model writes
- * `fallback`'s. Once written, it answers `answer`.
+ * An agent (`agent`, with its own tool) whose model writes its own sum.js (`good`, `bad`,
+ * `weak`); any other model writes `fallback`'s. Once written, it answers `answer`.
  */
-export function ownSum(fallback: string, answer = "I wrote sum.js as the sub-task asks.") {
+export function ownSum(
+  fallback: string,
+  answer = "I wrote sum.js as the sub-task asks.",
+  agent: AgentName = "codex",
+) {
   return (request: RecordedRequest) => {
     if (afterToolResult(request)) return { text: answer };
-    return writeCall("sum.js", sums[modelOf(request)] ?? sums[fallback]!);
+    return writeCall("sum.js", sums[modelOf(request)] ?? sums[fallback]!, agent);
   };
 }
