@@ -21,6 +21,8 @@ const chunk = (delta: unknown) =>
 for (const kind of kinds) {
   const agent: SuiteAgent = {
     reusable: kind === "server",
+    // The same events and outcome rules for both: the answer-only cases run on the server.
+    ...(kind === "cli" ? { answersReadAs: "the server executor" } : {}),
     make: (server, options) => {
       const models = options.otherModel ? ["test-model", "other-model"] : ["test-model"];
       const provider = scriptedOpencodeProvider(server, { models });

@@ -37,6 +37,13 @@ export interface SuiteAgent {
    * stay up between attempts, as in a run), rather than one executor a case.
    */
   reusable?: boolean;
+  /**
+   * Another agent of the same file whose answers become the same events under the same outcome
+   * rules (opencode's process per attempt and its server). The cases that only classify
+   * a model's answer (a cut-off, a provider's status) run on that one and are skipped here; every
+   * case about starting, stopping, confining or talking to the agent still runs on both.
+   */
+  answersReadAs?: string;
   /** The model `agentModel` names for the per-attempt model case, and how it appears on the wire. */
   otherModel: { agentModel: string; wire: string };
   /** A tool call that writes `content` to `path` (relative to `cwd`). */
