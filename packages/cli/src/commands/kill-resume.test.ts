@@ -10,6 +10,8 @@ import type { JsonReport } from "../output/json-report.js";
 import {
   agentArgs,
   builtCli,
+  codexArgs,
+  codexEnv,
   killProcessesUnder,
   processesUnder,
   runDirectories,
@@ -29,13 +31,16 @@ function nameOf(request: RecordedRequest): string | undefined {
 /**
  * Runs the demo's request through the built CLI with a durable store, `kill -9`s the manager at
  * `point`, then resumes it with a second process: the report must be the uninterrupted one's.
+ * Mid-attempt on opencode, whose warm server the killed manager leaves; the others on Codex (no
+ * agent runs at the kill: the manager's log is the subject).
  */
 async function killAndResume(point: KillPoint) {
-  const run = await killResumeRun(`taskledger-kill-${point}-`);
+  const agent = point === "mid-attempt" ? "opencode" : "codex";
+  const run = await killResumeRun(`taskledger-kill-${point}-`, agent === "codex" ? codexEnv : {});
   const { cwd } = run;
   // A repository: attempts run in worktrees, so a kill also leaves a worktree behind to clean up.
   execFileSync("git", ["init", "-q"], { cwd });
-  const demo = createDemoReplies();
+  const demo = createDemoReplies(agent);
   const server = await createModelServer({
     replies: (request) => {
       const name = nameOf(request);
@@ -60,7 +65,11 @@ async function killAndResume(point: KillPoint) {
     const { report, before, after, leftover } = await run.killThenResume([
       demoRequest,
       "--yes",
-      ...agentArgs(server.openaiBaseURL, "demo-agent", "demo-manager"),
+      ...(agent === "codex" ? codexArgs : agentArgs)(
+        server.openaiBaseURL,
+        "demo-agent",
+        "demo-manager",
+      ),
       "--cwd",
       cwd,
     ]);
