@@ -25,14 +25,22 @@ import {
   agentArgs,
   builtCli,
   captureIo,
+  codexArgs,
+  codexEnv,
   compatibleArgs,
   processesUnder,
   spawnCli,
+  useCodexKey,
 } from "../test-support/cli-harness.js";
 import { queueTestBed, serversOf, startWorker } from "../test-support/queue-workers.js";
 import { completedJudge, writeCall } from "../test-support/scripted-replies.js";
 
 const enabled = redisTestsEnabled();
+
+// The agent is not the subject here but for the warm opencode server a killed worker must not
+// leave: the runs' attempts go to Codex on the workers, far cheaper to start than opencode.
+type Agent = "opencode" | "codex";
+useCodexKey();
 
 const git = gitIn;
 
@@ -54,10 +62,14 @@ function setUp(ids: string[]) {
   return { root, repo, remote, store: join(root, "store"), plan };
 }
 
-/** The planner answers `plan`, the judge says done, an agent writes `<id>.txt` (or `hold` says otherwise). */
+/**
+ * The planner answers `plan`, the judge says done, an agent (`agent`, with its own tool) writes
+ * `<id>.txt` (or `hold` says otherwise).
+ */
 function replies(
   plan: unknown,
   hold?: (id: string, request: Parameters<typeof subTaskOf>[0]) => boolean,
+  agent: Agent = "codex",
 ) {
   return scriptByRole({
     plan: { text: JSON.stringify(plan) },
@@ -66,7 +78,7 @@ function replies(
       const id = subTaskOf(request) ?? "";
       if (afterToolResult(request)) return { text: `Done with ${id}.` };
       if (hold?.(id, request)) return { hang: true };
-      return writeCall(`${id}.txt`, `${id}\n`);
+      return writeCall(`${id}.txt`, `${id}\n`, agent);
     },
   });
 }
@@ -96,7 +108,7 @@ function logOf(store: string): RunEvent[] {
 }
 
 describe.runIf(enabled && process.platform === "linux")(
-  "taskledger run --redis with `taskledger worker`s (real Redis, real opencode, real git)",
+  "taskledger run --redis with `taskledger worker`s (real Redis, real Codex and opencode, real git)",
   () => {
     const bed = queueTestBed();
     const { workers } = bed;
@@ -105,6 +117,7 @@ describe.runIf(enabled && process.platform === "linux")(
       setup: ReturnType<typeof setUp>,
       signal = new AbortController().signal,
       extra: string[] = [],
+      agent: Agent = "codex",
     ) => {
       const t = captureIo({ signal });
       const code = await runCli(
@@ -113,7 +126,7 @@ describe.runIf(enabled && process.platform === "linux")(
           "Write the files",
           "--yes",
           "--json",
-          ...agentArgs(bed.server!.openaiBaseURL),
+          ...(agent === "codex" ? codexArgs : agentArgs)(bed.server!.openaiBaseURL),
           "--cwd",
           setup.repo,
           "--store",
@@ -138,7 +151,13 @@ describe.runIf(enabled && process.platform === "linux")(
       const server = await bed.serve({ replies: replies(setup.plan) });
       for (const name of ["w1", "w2"])
         workers.push(
-          await startWorker(bed.redis.url, server.openaiBaseURL, join(setup.root, name)),
+          await startWorker(
+            bed.redis.url,
+            server.openaiBaseURL,
+            join(setup.root, name),
+            [],
+            "codex",
+          ),
         );
       const { code, t } = await run(setup);
       expect(code, t.err()).toBe(0);
@@ -169,13 +188,18 @@ describe.runIf(enabled && process.platform === "linux")(
         held = done;
       });
       let first = true;
+      // On opencode: the warm server a worker keeps between jobs is the subject here.
       const server = await bed.serve({
-        replies: replies(setup.plan, () => {
-          if (!first) return false;
-          first = false;
-          held();
-          return true;
-        }),
+        replies: replies(
+          setup.plan,
+          () => {
+            if (!first) return false;
+            first = false;
+            held();
+            return true;
+          },
+          "opencode",
+        ),
       });
       const lock = ["--lock-duration", "2000"];
       const victim = await startWorker(
@@ -183,9 +207,10 @@ describe.runIf(enabled && process.platform === "linux")(
         server.openaiBaseURL,
         join(setup.root, "w1"),
         lock,
+        "opencode",
       );
       workers.push(victim);
-      const running = run(setup, undefined, ["--stalled-check", "1000"]);
+      const running = run(setup, undefined, ["--stalled-check", "1000"], "opencode");
       const early = await Promise.race([holding.then(() => undefined), running]);
       expect(early?.t.err()).toBeUndefined();
       // Its agent's server, kept warm between jobs, must not outlive it.
@@ -204,6 +229,7 @@ describe.runIf(enabled && process.platform === "linux")(
         server.openaiBaseURL,
         join(setup.root, "w2"),
         lock,
+        "opencode",
       );
       workers.push(survivor);
       const { code, t } = await running;
@@ -257,6 +283,7 @@ describe.runIf(enabled && process.platform === "linux")(
           server.openaiBaseURL,
           join(setup.root, "w1"),
           ["--concurrency", "2"],
+          "codex",
         );
         workers.push(worker);
         const { code, t } = await run(setup, undefined, ["--redis", persistent.url]);
@@ -303,7 +330,13 @@ describe.runIf(enabled && process.platform === "linux")(
           return true;
         }),
       });
-      const worker = await startWorker(bed.redis.url, server.openaiBaseURL, join(setup.root, "w1"));
+      const worker = await startWorker(
+        bed.redis.url,
+        server.openaiBaseURL,
+        join(setup.root, "w1"),
+        [],
+        "codex",
+      );
       workers.push(worker);
       const { code, t } = await run(setup, controller.signal);
       expect(code, t.err()).toBe(130);
@@ -376,12 +409,18 @@ describe.runIf(enabled && process.platform === "linux")(
             agentCalls++;
             // The coordinator dies while the worker's agent waits on this answer.
             setImmediate(() => coordinator?.kill("SIGKILL"));
-            return { ...writeCall("a.txt", "a\n"), delayMs: 2000 };
+            return { ...writeCall("a.txt", "a\n", "codex"), delayMs: 2000 };
           }
           return replies(setup.plan)(request);
         },
       });
-      const worker = await startWorker(bed.redis.url, server.openaiBaseURL, join(setup.root, "w1"));
+      const worker = await startWorker(
+        bed.redis.url,
+        server.openaiBaseURL,
+        join(setup.root, "w1"),
+        [],
+        "codex",
+      );
       workers.push(worker);
       const queueArgs = [
         "--redis",
@@ -391,20 +430,23 @@ describe.runIf(enabled && process.platform === "linux")(
         "--store",
         setup.store,
       ];
-      const first = spawnCli([
-        "run",
-        "Write the files",
-        "--yes",
-        "--json",
-        ...agentArgs(server.openaiBaseURL),
-        "--cwd",
-        setup.repo,
-        ...queueArgs,
-      ]);
+      const first = spawnCli(
+        [
+          "run",
+          "Write the files",
+          "--yes",
+          "--json",
+          ...codexArgs(server.openaiBaseURL),
+          "--cwd",
+          setup.repo,
+          ...queueArgs,
+        ],
+        codexEnv,
+      );
       coordinator = first.child;
       expect((await first.exit).signal).toBe("SIGKILL");
       const runId = readdirSync(setup.store)[0]!.replace(/\.jsonl$/, "");
-      const second = await spawnCli(["resume", runId, "--json", ...queueArgs]).exit;
+      const second = await spawnCli(["resume", runId, "--json", ...queueArgs], codexEnv).exit;
       expect(second.code, second.stderr).toBe(0);
       expect((JSON.parse(second.stdout) as JsonReport).status).toBe("completed");
       const log = logOf(setup.store);
@@ -434,7 +476,13 @@ describe.runIf(enabled && process.platform === "linux")(
           return delayed(reply, request, 1500);
         },
       });
-      const worker = await startWorker(bed.redis.url, server.openaiBaseURL, join(setup.root, "w1"));
+      const worker = await startWorker(
+        bed.redis.url,
+        server.openaiBaseURL,
+        join(setup.root, "w1"),
+        [],
+        "codex",
+      );
       workers.push(worker);
       const { code, t } = await run(setup);
       expect(code, t.err()).toBe(0);

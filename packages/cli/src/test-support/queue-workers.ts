@@ -13,7 +13,7 @@ import { afterEach } from "vitest";
 // The queue's own fixtures, shared here rather than copied.
 import { redisForTests } from "../../../queue/src/test-support/queue-fixtures.js";
 import { compatibleProviderId } from "../runtime/runtime.js";
-import { builtCli } from "./cli-harness.js";
+import { builtCli, codexEnv } from "./cli-harness.js";
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -27,13 +27,23 @@ export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-/** Starts a built `taskledger worker` against `redis` whose agents talk to `baseURL`. */
+/**
+ * Starts a built `taskledger worker` against `redis` whose agents talk to `baseURL`: opencode on
+ * model `agent` of its OpenAI-compatible face, or with `agent` `"codex"` Codex on model `agent` of
+ * its Responses face, with `codexEnv`'s key (a job's agent is the one its run names, `codex:agent`
+ * from `codexArgs`; the worker gives it where to send its calls and the key).
+ */
 export async function startWorker(
   redis: string,
   baseURL: string,
   workDir: string,
   extra: string[] = [],
+  agent: "opencode" | "codex" = "opencode",
 ): Promise<WorkerProcess> {
+  const agentFlags =
+    agent === "codex"
+      ? ["--agent", "codex", "--agent-model", "agent", "--agent-base-url", baseURL]
+      : ["--agent-model", `${compatibleProviderId}/agent`];
   const child = spawn(
     process.execPath,
     [
@@ -45,13 +55,15 @@ export async function startWorker(
       "openai-compatible",
       "--base-url",
       baseURL,
-      "--agent-model",
-      `${compatibleProviderId}/agent`,
+      ...agentFlags,
       "--work-dir",
       workDir,
       ...extra,
     ],
-    { env: { ...process.env, CI: "true" }, stdio: ["ignore", "ignore", "pipe"] },
+    {
+      env: { ...process.env, CI: "true", ...(agent === "codex" ? codexEnv : {}) },
+      stdio: ["ignore", "ignore", "pipe"],
+    },
   );
   let log = "";
   const waiters: { text: string; done: () => void }[] = [];
