@@ -18,23 +18,22 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../cli.js";
 import type { JsonReport } from "../output/json-report.js";
 import {
-  agentArgs,
   builtCli,
   captureIo,
+  codexArgs,
+  codexEnv,
   compatibleArgs,
   processesUnder,
   runJson,
   tempRepo,
   testScratch,
+  useCodexKey,
 } from "../test-support/cli-harness.js";
-import {
-  bashCall,
-  callThenAnswer,
-  completedJudge,
-  writeCall,
-} from "../test-support/scripted-replies.js";
+import { callThenAnswer, completedJudge, writeCall } from "../test-support/scripted-replies.js";
 
+// The project's environment is the subject, not the agent: the runs' agent is Codex.
 const scratch = testScratch();
+useCodexKey();
 
 const npmQuiet = ["--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"];
 
@@ -119,16 +118,25 @@ const replies = () =>
       if (afterToolResult(request))
         return { text: `I wrote lib-${id}.js as asked; the sub-task is done.` };
       const lib = "module.exports = (n) => n % 2 === 1;\n";
+      // Codex's shell call, told to wait up to 30 s for npm to end before it reads the output: a
+      // slow install must not be left running when the agent answers.
       if (id === "a")
-        return bashCall(
-          `npm install ${npmQuiet.join(" ")} left-pad@1.3.0 && echo '${lib.trim()}' > lib-a.js && npm test`,
-          "install left-pad, write lib-a.js, run the tests",
-        );
-      return writeCall(`lib-${id}.js`, lib);
+        return {
+          toolCalls: [
+            {
+              name: "exec_command",
+              arguments: {
+                cmd: `npm install ${npmQuiet.join(" ")} left-pad@1.3.0 && echo '${lib.trim()}' > lib-a.js && npm test`,
+                yield_time_ms: 30_000,
+              },
+            },
+          ],
+        };
+      return writeCall(`lib-${id}.js`, lib, "codex");
     },
   });
 
-describe("a real project's environment in every worktree (real npm, real opencode)", () => {
+describe("a real project's environment in every worktree (real npm, real Codex)", () => {
   let repo: string;
   beforeAll(() => {
     repo = npmProject();
@@ -138,7 +146,7 @@ describe("a real project's environment in every worktree (real npm, real opencod
     const before = treeSum(join(repo, "node_modules"));
     const server = await scratch.server({ replies: replies() });
     const { code, report, err } = await runJson("Write lib-a.js and lib-b.js", [
-      ...agentArgs(server.openaiBaseURL),
+      ...codexArgs(server.openaiBaseURL),
       "--cwd",
       repo,
       "--concurrency",
@@ -185,7 +193,7 @@ describe("a real project's environment in every worktree (real npm, real opencod
         "run",
         "x",
         "--yes",
-        ...agentArgs(server.openaiBaseURL),
+        ...codexArgs(server.openaiBaseURL),
         "--cwd",
         repo,
         "--setup",
@@ -232,19 +240,19 @@ describe("a real project's environment in every worktree (real npm, real opencod
         plan: { text: JSON.stringify({ subTasks: [{ ...step("a"), successCriteria: ["done"] }] }) },
         judge: completedJudge("ok"),
         agent: callThenAnswer(
-          writeCall("lib-a.js", "a\n"),
+          writeCall("lib-a.js", "a\n", "codex"),
           "I wrote lib-a.js as asked; the sub-task is done.",
         ),
       }),
     });
-    const args = [...agentArgs(server.openaiBaseURL), "--store", store, "--cwd", work];
+    const args = [...codexArgs(server.openaiBaseURL), "--store", store, "--cwd", work];
     const victim: ChildProcess = spawn(
       process.execPath,
       // Its marker lives outside the worktree, where a confined setup may not write.
       [builtCli, "run", "x", "--yes", "--setup", setup, "--sandbox", "off", ...args],
       {
         stdio: "ignore",
-        env: { ...process.env, OPENAI_API_KEY: "test-key" },
+        env: { ...process.env, ...codexEnv },
       },
     );
     // pgrep leaves itself out; a shell around it would match its own command line.
