@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { getEventListeners } from "node:events";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -101,6 +102,39 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
     expect(again.details?.worker).toEqual(first.details?.worker);
     expect(fake.calls).toHaveLength(1);
     expect(readFileSync(join(cwd, "a.1.txt"), "utf8")).toBe("1\n");
+  });
+
+  it("a signal aborted after its attempt ended cancels nothing: the job stays for a resumed coordinator", async () => {
+    const { remote, worktree } = repository();
+    const cwd = worktree("attempt");
+    const fake = writingExecutor();
+    worker = await startAttemptWorker({
+      redis: redis().url,
+      executor: fake.executor,
+      queueName: "q-after",
+    });
+    executor = createQueueExecutor({ redis: redis().url, remote, queueName: "q-after" });
+    const controller = new AbortController();
+    const run = (abortSignal: AbortSignal) =>
+      executor!.run("prompt", {
+        runId: "run-after",
+        subTask: subTask("c"),
+        attempt: 1,
+        cwd,
+        abortSignal,
+      });
+    const first = await run(controller.signal);
+    expect(first.outcome).toBe("finished");
+    // Nothing of the attempt listens to its signal once it is over.
+    expect(getEventListeners(controller.signal, "abort")).toEqual([]);
+    // The run's end aborts it (a resumed CLI's did): the finished job was cancelled, removed, and
+    // its coordinator's process held for the cancel's 20 s grace.
+    controller.abort();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    git(cwd, "checkout", "-q", "-f", "--detach", "main");
+    const again = await run(new AbortController().signal);
+    expect(again.details?.worker).toEqual(first.details?.worker);
+    expect(fake.calls).toHaveLength(1);
   });
 
   it("cancelling reaches the worker: the attempt's signal there is aborted and the run stops", async () => {

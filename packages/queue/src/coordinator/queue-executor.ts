@@ -234,6 +234,9 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
       let waitTimer: NodeJS.Timeout | undefined;
       // Set once the attempt's wait is over: no lookup is asked again after it.
       let settled = false;
+      // Removed once the attempt is over: a signal aborted later (the run's end, a cancel of the
+      // others) must not cancel a finished job, which a resumed coordinator asks for again.
+      let onAbort = () => {};
       try {
         let onReconnect = () => {};
         // Redis gone past the bound ends every wait below with a QueueError instead of a hang.
@@ -265,7 +268,7 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
               () => tries > 0 && !settled && setTimeout(() => checkLost(tries - 1), 1000).unref(),
             );
           onReconnect = () => void checkLost(10);
-          const onAbort = () => {
+          onAbort = () => {
             cancel(job, options.cancelGraceMs ?? 20_000).then(
               (value) =>
                 value
@@ -339,6 +342,7 @@ export function createQueueExecutor(options: QueueExecutorOptions): QueueExecuto
         };
       } finally {
         settled = true;
+        abortSignal.removeEventListener("abort", onAbort);
         clearTimeout(waitTimer);
         stopWatching();
         listeners.delete(jobId);

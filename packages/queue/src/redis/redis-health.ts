@@ -43,8 +43,13 @@ export class RedisHealth {
     try {
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(this.lost()), this.boundMs);
-        stopWatching = () => clearTimeout(timer);
-        abortSignal?.addEventListener("abort", () => reject(abortSignal.reason), { once: true });
+        const onAbort = () => reject(abortSignal?.reason);
+        // Removed once answered: a run's signal outlives many pings.
+        stopWatching = () => {
+          clearTimeout(timer);
+          abortSignal?.removeEventListener("abort", onAbort);
+        };
+        abortSignal?.addEventListener("abort", onAbort, { once: true });
         this.client.ping().then(() => resolve(), reject);
       });
     } catch (error) {
