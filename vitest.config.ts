@@ -24,6 +24,8 @@ const packages = [
 
 const setupFiles = [
   fileURLToPath(new URL("./test-support/outside-repository.ts", import.meta.url)),
+  // Only under `node scripts/suite-cpu.mjs`: each file's CPU counted apart.
+  fileURLToPath(new URL("./test-support/cpu-per-file.ts", import.meta.url)),
 ];
 
 // A subpath entry first: the package's own alias would take it as a path under its index.
