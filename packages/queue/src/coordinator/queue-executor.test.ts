@@ -68,17 +68,17 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
     executor = undefined;
     worker = undefined;
   });
+  /** A worker running `agent` and a coordinator sending to it through `queueName`. */
+  const workerAndCoordinator = async (agent: Executor, remote: string, queueName: string) => {
+    worker = await startAttemptWorker({ redis: redis().url, executor: agent, queueName });
+    executor = createQueueExecutor({ redis: redis().url, remote, queueName });
+  };
 
   it("runs an attempt on a worker, streams its events and brings its work into the attempt's directory", async () => {
     const { remote, worktree } = repository();
     const cwd = worktree("attempt");
     const fake = writingExecutor();
-    worker = await startAttemptWorker({
-      redis: redis().url,
-      executor: fake.executor,
-      queueName: "q1",
-    });
-    executor = createQueueExecutor({ redis: redis().url, remote, queueName: "q1" });
+    await workerAndCoordinator(fake.executor, remote, "q1");
     const events: AgentEvent[] = [];
     const run = (attempt: number) =>
       executor!.run("prompt", {
@@ -108,12 +108,7 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
     const { remote, worktree } = repository();
     const cwd = worktree("attempt");
     const fake = writingExecutor();
-    worker = await startAttemptWorker({
-      redis: redis().url,
-      executor: fake.executor,
-      queueName: "q-after",
-    });
-    executor = createQueueExecutor({ redis: redis().url, remote, queueName: "q-after" });
+    await workerAndCoordinator(fake.executor, remote, "q-after");
     const controller = new AbortController();
     const run = (abortSignal: AbortSignal) =>
       executor!.run("prompt", {
@@ -140,14 +135,9 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
   it("cancelling reaches the worker: the attempt's signal there is aborted and the run stops", async () => {
     const { remote, worktree } = repository();
     const fake = writingExecutor(true);
-    worker = await startAttemptWorker({
-      redis: redis().url,
-      executor: fake.executor,
-      queueName: "q2",
-    });
-    executor = createQueueExecutor({ redis: redis().url, remote, queueName: "q2" });
+    await workerAndCoordinator(fake.executor, remote, "q2");
     const controller = new AbortController();
-    const running = executor.run("prompt", {
+    const running = executor!.run("prompt", {
       runId: "run-2",
       subTask: subTask("b"),
       attempt: 1,
@@ -369,14 +359,9 @@ describe.runIf(enabled)("the queue executor (real Redis, in-process worker)", ()
   it("a Redis restart that loses a running job ends its attempt as interrupted, not a hang", async () => {
     const { remote, worktree } = repository();
     const fake = writingExecutor(true);
-    worker = await startAttemptWorker({
-      redis: redis().url,
-      executor: fake.executor,
-      queueName: "q3",
-    });
-    executor = createQueueExecutor({ redis: redis().url, remote, queueName: "q3" });
+    await workerAndCoordinator(fake.executor, remote, "q3");
     let started: () => void = () => {};
-    const running = executor.run("prompt", {
+    const running = executor!.run("prompt", {
       runId: "run-3",
       subTask: subTask("c"),
       attempt: 1,
