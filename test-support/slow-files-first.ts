@@ -1,27 +1,26 @@
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
-// The files that take longest (seconds, two at once, vitest on 2 cores, 2026-11-28), started
-// first so the run does not end waiting on one of them alone. A fresh clone has no vitest cache,
-// and the default order (by project name, then by file size) would start a long file near the end.
+// The files that take longest (seconds, one at a time, CI on 2 cores, 2026-11-25), started first
+// so the run does not end waiting on one of them alone. A fresh clone has no vitest cache, and the
+// default order (by project name, then by file size) would start the longest file near the end.
 const slowest: readonly (readonly [string, number])[] = [
-  ["executor/src/opencode/opencode-executor.test.ts", 172],
-  ["cli/src/commands/queue-run.test.ts", 98],
-  ["cli/src/commands/kill-resume.test.ts", 80],
-  ["cli/src/packed-install.test.ts", 78],
-  ["cli/src/runtime/daemon-run.test.ts", 77],
-  ["cli/src/runtime/agent-rate-limit.test.ts", 54],
-  ["cli/src/options/best-of-resume.test.ts", 35],
-  ["cli/src/commands/ui-run.test.ts", 34],
-  ["cli/src/commands/rate-limit-run.test.ts", 32],
-  ["executor/src/agent/attempt-temp-dir.test.ts", 30],
-  ["cli/src/runtime/sandbox-run.test.ts", 26],
-  ["cli/src/cli.test.ts", 25],
-  ["executor/src/opencode/host-death.test.ts", 23],
-  ["telemetry/src/telemetry.test.ts", 22],
-  ["cli/src/runtime/cost.test.ts", 21],
-  ["executor/src/claude-code/claude-code-executor.test.ts", 20],
-  ["cli/src/signals.test.ts", 19],
-  ["cli/src/runtime/otlp-export.test.ts", 15],
+  ["executor/src/opencode/opencode-executor.test.ts", 145],
+  ["cli/src/commands/queue-run.test.ts", 90],
+  ["cli/src/commands/kill-resume.test.ts", 50],
+  ["cli/src/options/best-of-resume.test.ts", 44],
+  ["cli/src/packed-install.test.ts", 34],
+  ["cli/src/commands/ui-run.test.ts", 33],
+  ["cli/src/options/best-of-options.test.ts", 28],
+  ["telemetry/src/telemetry.test.ts", 26],
+  ["executor/src/agent/attempt-temp-dir.test.ts", 23],
+  ["cli/src/signals.test.ts", 23],
+  ["cli/src/options/best-of.test.ts", 22],
+  ["executor/src/opencode/host-death.test.ts", 16],
+  ["cli/src/options/project-environment.test.ts", 15],
+  ["cli/src/cli.test.ts", 13],
+  ["cli/src/runtime/sandbox-run.test.ts", 13],
+  ["cli/src/commands/mcp-command.test.ts", 13],
+  ["cli/src/runtime/otlp-export.test.ts", 11],
 ];
 
 const seconds = (spec: TestSpecification) =>
