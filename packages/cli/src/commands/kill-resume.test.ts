@@ -10,11 +10,10 @@ import type { JsonReport } from "../output/json-report.js";
 import {
   agentArgs,
   builtCli,
-  codexArgs,
-  codexEnv,
   killProcessesUnder,
   processesUnder,
   runDirectories,
+  runOn,
   spawnCli,
   worktreesLeft,
 } from "../test-support/cli-harness.js";
@@ -36,7 +35,8 @@ function nameOf(request: RecordedRequest): string | undefined {
  */
 async function killAndResume(point: KillPoint) {
   const agent = point === "mid-attempt" ? "opencode" : "codex";
-  const run = await killResumeRun(`taskledger-kill-${point}-`, agent === "codex" ? codexEnv : {});
+  const on = runOn(agent);
+  const run = await killResumeRun(`taskledger-kill-${point}-`, on.env);
   const { cwd } = run;
   // A repository: attempts run in worktrees, so a kill also leaves a worktree behind to clean up.
   execFileSync("git", ["init", "-q"], { cwd });
@@ -65,11 +65,7 @@ async function killAndResume(point: KillPoint) {
     const { report, before, after, leftover } = await run.killThenResume([
       demoRequest,
       "--yes",
-      ...(agent === "codex" ? codexArgs : agentArgs)(
-        server.openaiBaseURL,
-        "demo-agent",
-        "demo-manager",
-      ),
+      ...on.args(server.openaiBaseURL, "demo-agent", "demo-manager"),
       "--cwd",
       cwd,
     ]);

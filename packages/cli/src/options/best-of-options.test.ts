@@ -3,7 +3,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { createGitRepo, roleOf, scriptByRole } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
-import { modelOf, ownSum, sumPlan, sums } from "../test-support/best-of-fixture.js";
+import { candidateModel, modelOf, ownSum, sumPlan, sums } from "../test-support/best-of-fixture.js";
 import { codexArgs, runJson, testScratch, useCodexKey } from "../test-support/cli-harness.js";
 import { completedJudge } from "../test-support/scripted-replies.js";
 
@@ -13,8 +13,8 @@ const scratch = testScratch();
 
 // The same sub-task, not marked risky: only --best-of-all, the config or the ladder give it a round.
 const plainPlan = { subTasks: sumPlan.subTasks.map((s) => ({ ...s, risky: false })) };
-const good = "codex:good";
-const bad = "codex:bad";
+const good = candidateModel("good");
+const bad = candidateModel("bad");
 
 /** A run of the plain sub-task on real Codex and git, with `extra` arguments. */
 async function run(extra: string[], config?: unknown) {

@@ -8,16 +8,14 @@ import { afterToolResult, createGitRepo, createModelServer, roleOf } from "@task
 import { describe, expect, it } from "vitest";
 import type { JsonReport } from "../output/json-report.js";
 import { compatibleProviderId } from "../runtime/runtime.js";
-import { modelOf, sumPlan, sums } from "../test-support/best-of-fixture.js";
+import { candidateModel, modelOf, sumPlan, sums } from "../test-support/best-of-fixture.js";
 import {
-  agentArgs,
   builtCli,
-  codexArgs,
-  codexEnv,
   killProcessesUnder,
   processesLeft,
   runDirectories,
   runLogOf,
+  runOn,
   spawnCli,
   worktreesLeft,
 } from "../test-support/cli-harness.js";
@@ -34,9 +32,8 @@ async function stopAndResume(stop: Stop) {
   // The killed candidate's tokens come from opencode's usage at each step (Codex reports a turn's
   // only once it ends); the other stops run on Codex, whose start costs a twentieth of opencode's.
   const agent: AgentName = stop === "kill-candidates" ? "opencode" : "codex";
-  const named = (model: string) =>
-    agent === "codex" ? `codex:${model}` : `${compatibleProviderId}/${model}`;
-  const env = agent === "codex" ? codexEnv : {};
+  const named = (model: string) => candidateModel(model, agent);
+  const { args: runArgs, env } = runOn(agent);
   createGitRepo(cwd, { "sum.js": sums.bad! });
   let victim: ChildProcess | undefined;
   let stopped = false;
@@ -94,7 +91,7 @@ async function stopAndResume(stop: Stop) {
     },
   });
   const args = [
-    ...(agent === "codex" ? codexArgs : agentArgs)(server.openaiBaseURL, "m", "manager"),
+    ...runArgs(server.openaiBaseURL, "m", "manager"),
     "--store",
     store,
     "--cwd",

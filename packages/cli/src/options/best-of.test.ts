@@ -4,7 +4,7 @@ import { gitIn, type RecordedRequest, roleOf, scriptByRole } from "@taskledger/t
 import { describe, expect, it } from "vitest";
 import { runCli } from "../cli.js";
 import { compatibleProviderId } from "../runtime/runtime.js";
-import { modelOf, ownSum, sumPlan, sums } from "../test-support/best-of-fixture.js";
+import { candidateModel, modelOf, ownSum, sumPlan, sums } from "../test-support/best-of-fixture.js";
 import {
   captureIo,
   codexArgs,
@@ -22,8 +22,6 @@ import { completedJudge } from "../test-support/scripted-replies.js";
 useCodexKey();
 const scratch = testScratch();
 
-/** A candidate on Codex with scripted model `model`, as the run names it. */
-const onCodex = (model: string) => `codex:${model}`;
 /** The scripted model of a candidate's `agentModel` (`codex:good` → `good`). */
 const modelIn = (agentModel: string | undefined) => agentModel?.split(":")[1];
 
@@ -33,7 +31,7 @@ const judge = completedJudge("sum.js written.");
 function chooseGood(request: RecordedRequest) {
   const prompt = JSON.stringify(request.body);
   const attemptOf = (model: string) =>
-    new RegExp(`Candidate attempt (\\d+) \\(${onCodex(model)}\\)`).exec(prompt)?.[1];
+    new RegExp(`Candidate attempt (\\d+) \\(${candidateModel(model)}\\)`).exec(prompt)?.[1];
   const good = attemptOf("good");
   const weak = attemptOf("weak");
   return {
@@ -49,14 +47,17 @@ function repoWithSum(): string {
   return tempRepo("taskledger-best-of-", { "sum.js": sums.bad! });
 }
 
-const candidateArgs = ["good", "bad", "weak"].flatMap((m) => ["--candidate-model", onCodex(m)]);
+const candidateArgs = ["good", "bad", "weak"].flatMap((m) => [
+  "--candidate-model",
+  candidateModel(m),
+]);
 
 /** Best of two, both candidates on `model`, then one retry on the executor's model. */
 const twoOn = (model: string) => [
   "--best-of",
   "2",
   "--candidate-model",
-  onCodex(model),
+  candidateModel(model),
   "--max-retries",
   "1",
 ];
@@ -109,7 +110,7 @@ describe("--best-of: parallel candidates, chosen by evidence (real Codex, real g
     const choices = server.requests.filter((r) => roleOf(r) === "choose");
     expect(choices).toHaveLength(1);
     const shown = JSON.stringify(choices[0]!.body);
-    expect(shown).not.toContain(`${onCodex("bad")})`);
+    expect(shown).not.toContain(`${candidateModel("bad")})`);
     // It reads their diffs, where the weak one's special case is plain.
     expect(shown).toContain("a === 2 && b === 3 ? 5 : 0");
     expect(shown).toContain("a + b");

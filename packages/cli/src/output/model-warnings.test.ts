@@ -3,7 +3,12 @@ import { roleOf, scriptByRole } from "@taskledger/testing";
 import pc from "picocolors";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { runCli } from "../cli.js";
-import { captureIo, testScratch, useCodexKey } from "../test-support/cli-harness.js";
+import {
+  captureIo,
+  codexAgentArgs,
+  testScratch,
+  useCodexKey,
+} from "../test-support/cli-harness.js";
 import { callThenAnswer, completedJudge, writeCall } from "../test-support/scripted-replies.js";
 import { createModelWarningPrinter } from "./model-warnings.js";
 
@@ -49,12 +54,7 @@ describe("a manager model its SDK calls deprecated, on the command line", () => 
         "claude-sonnet-4-5",
         "--base-url",
         server.anthropicBaseURL,
-        "--agent",
-        "codex",
-        "--agent-model",
-        "agent",
-        "--agent-base-url",
-        server.openaiBaseURL,
+        ...codexAgentArgs(server.openaiBaseURL),
         "--max-retries",
         "0",
         "--yes",

@@ -1,6 +1,7 @@
 // The sub-task the best-of tests give candidates of known quality. Not part of the package.
 import type { AgentName } from "@taskledger/executor";
 import { afterToolResult, type RecordedRequest } from "@taskledger/testing";
+import { compatibleProviderId } from "../runtime/runtime.js";
 import { writeCall } from "./scripted-replies.js";
 
 // The check is weak: it tries one sum. `weak` passes it with a wrong sum, which its diff shows.
@@ -29,6 +30,11 @@ export const sumPlan = {
     },
   ],
 };
+
+/** A candidate's agent model as a run names it: `codex:good`, `openai-compatible/good`. */
+export function candidateModel(model: string, agent: AgentName = "codex"): string {
+  return agent === "codex" ? `codex:${model}` : `${compatibleProviderId}/${model}`;
+}
 
 /** The agent model a request is for (`good`, `bad`, `weak` or the default `m`). */
 export function modelOf(request: RecordedRequest): string {

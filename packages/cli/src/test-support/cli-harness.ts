@@ -131,15 +131,19 @@ export function agentArgs(baseURL: string, agent = "agent", manager = "m"): stri
  * twentieth of an opencode start's CPU (docs/performance.md). Its key comes from `codexEnv`.
  */
 export function codexArgs(baseURL: string, model = "agent", manager = "m"): string[] {
-  return [
-    ...compatibleArgs(baseURL, manager),
-    "--agent",
-    "codex",
-    "--agent-model",
-    model,
-    "--agent-base-url",
-    baseURL,
-  ];
+  return [...compatibleArgs(baseURL, manager), ...codexAgentArgs(baseURL, model)];
+}
+
+/** The agent's part of `codexArgs`: Codex on `model` at `baseURL`'s Responses face. */
+export function codexAgentArgs(baseURL: string, model = "agent"): string[] {
+  return ["--agent", "codex", "--agent-model", model, "--agent-base-url", baseURL];
+}
+
+/** A run's options on `agent` at `baseURL` (`agentArgs` or `codexArgs`), and the env it needs. */
+export function runOn(agent: "opencode" | "codex") {
+  return agent === "codex"
+    ? { args: codexArgs, env: codexEnv as Record<string, string> }
+    : { args: agentArgs, env: {} };
 }
 
 /** The key Codex sends to the scripted server (any key: the server checks none). */

@@ -13,7 +13,7 @@ import {
   type ScriptedCompletion,
 } from "@taskledger/testing";
 import { afterAll, beforeAll, expect } from "vitest";
-import { agentArgs, builtCli, codexArgs, codexEnv, runDirectories } from "./cli-harness.js";
+import { builtCli, runDirectories, runOn } from "./cli-harness.js";
 import { connectMcp, type McpClientOptions, type TestMcpClient } from "./mcp-client.js";
 import { bashCall } from "./scripted-replies.js";
 
@@ -49,7 +49,7 @@ export function mcpFixture(
   const fixture = {
     clients,
     async connect(options: McpClientOptions) {
-      const env = agent === "codex" ? { ...codexEnv, ...options.env } : options.env;
+      const env = agent === "codex" ? { ...runOn(agent).env, ...options.env } : options.env;
       const client = await connectMcp({ ...options, ...(env ? { env } : {}) });
       clients.push(client);
       return client;
@@ -60,8 +60,7 @@ export function mcpFixture(
     const { root, cwd, store } = await runDirectories(prefix);
     Object.assign(fixture, { root, work: cwd, store });
     fixture.server = await createModelServer({ replies });
-    const args = agent === "codex" ? codexArgs : agentArgs;
-    fixture.args = [...args(fixture.server.openaiBaseURL), "--store", fixture.store];
+    fixture.args = [...runOn(agent).args(fixture.server.openaiBaseURL), "--store", fixture.store];
   });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close()));

@@ -13,7 +13,7 @@ import { afterEach } from "vitest";
 // The queue's own fixtures, shared here rather than copied.
 import { redisForTests } from "../../../queue/src/test-support/queue-fixtures.js";
 import { compatibleProviderId } from "../runtime/runtime.js";
-import { builtCli, codexEnv } from "./cli-harness.js";
+import { builtCli, codexAgentArgs, runOn } from "./cli-harness.js";
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -42,7 +42,7 @@ export async function startWorker(
 ): Promise<WorkerProcess> {
   const agentFlags =
     agent === "codex"
-      ? ["--agent", "codex", "--agent-model", "agent", "--agent-base-url", baseURL]
+      ? codexAgentArgs(baseURL)
       : ["--agent-model", `${compatibleProviderId}/agent`];
   const child = spawn(
     process.execPath,
@@ -61,7 +61,7 @@ export async function startWorker(
       ...extra,
     ],
     {
-      env: { ...process.env, CI: "true", ...(agent === "codex" ? codexEnv : {}) },
+      env: { ...process.env, CI: "true", ...runOn(agent).env },
       stdio: ["ignore", "ignore", "pipe"],
     },
   );
