@@ -1,22 +1,33 @@
 import type { ReadableSpan } from "@opentelemetry/sdk-trace";
 import { createManager, MemoryRunStore } from "@taskledger/core";
-import { createFakeExecutor, type ModelServer } from "@taskledger/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import { createFakeExecutor } from "@taskledger/testing";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTelemetry } from "./index.js";
 import {
   plantedKey,
   scriptedServer,
   type TracedSetup,
+  tracedExecutor,
   tracedSetup,
 } from "./test-support/traced-run.js";
 
-let server: ModelServer | undefined;
+// One model server and one executor for the file's runs, which go one at a time: each run after
+// the first finds its opencode server started (as in a host that makes several runs).
+let server: Awaited<ReturnType<typeof scriptedServer>>;
+let executor: ReturnType<typeof tracedExecutor>;
 let setup: TracedSetup | undefined;
+beforeAll(async () => {
+  server = await scriptedServer();
+  executor = tracedExecutor(server);
+});
+beforeEach(() => server.reset());
 afterEach(async () => {
   await setup?.close();
-  await server?.close();
   setup = undefined;
-  server = undefined;
+});
+afterAll(async () => {
+  await executor?.close();
+  await server?.close();
 });
 
 const request = "Write one.txt and then two.txt";
@@ -25,8 +36,7 @@ const sum = (spans: ReadableSpan[], name: string) => spans.reduce((n, s) => n + 
 
 describe("telemetry of a real run (real opencode, scripted provider)", () => {
   it("makes the GenAI span tree: workflow, planning, attempts, tools, chat calls", async () => {
-    server = await scriptedServer();
-    setup = await tracedSetup(server, { traced: true });
+    setup = await tracedSetup(server, { traced: true, executor });
     const report = await setup.telemetry.start(setup.manager, request).result;
     expect(report.status).toBe("completed");
     const spans = setup.spans();
@@ -128,8 +138,7 @@ describe("telemetry of a real run (real opencode, scripted provider)", () => {
   }, 120_000);
 
   it("records prompts, answers and tool input only when the host turns contents on", async () => {
-    server = await scriptedServer();
-    setup = await tracedSetup(server, { traced: true, captureContent: true });
+    setup = await tracedSetup(server, { traced: true, captureContent: true, executor });
     await setup.telemetry.start(setup.manager, request).result;
     const spans = setup.spans();
     const chat = spans.find((s) => s.name.startsWith("chat "))!;
@@ -141,9 +150,8 @@ describe("telemetry of a real run (real opencode, scripted provider)", () => {
   }, 120_000);
 
   it("a resumed run continues the first session's trace and links to it", async () => {
-    server = await scriptedServer();
     const store = new MemoryRunStore();
-    setup = await tracedSetup(server, { traced: true, store });
+    setup = await tracedSetup(server, { traced: true, store, executor });
     const controller = new AbortController();
     const first = setup.telemetry.start(setup.manager, request, { abortSignal: controller.signal });
     first.on("sub-task-completed", () => controller.abort());

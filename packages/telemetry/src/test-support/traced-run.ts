@@ -11,7 +11,7 @@ import {
   SimpleSpanProcessor,
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
-import { createManager, type Manager, type RunStore } from "@taskledger/core";
+import { createManager, type Executor, type Manager, type RunStore } from "@taskledger/core";
 import { createEvaluator } from "@taskledger/evaluator";
 import { createOpencodeServerExecutor } from "@taskledger/executor";
 import { createModel, createPricing } from "@taskledger/llm";
@@ -47,10 +47,13 @@ export const plan = {
   ],
 };
 
-/** Sub-task `one` is judged incomplete once, so it has two attempts; `two` has one. */
-export async function scriptedServer(): Promise<ModelServer> {
+/**
+ * Sub-task `one` is judged incomplete once, so it has two attempts; `two` has one. `reset` starts
+ * the script over for the next run, so one server (and the agents on it) serves a file's runs.
+ */
+export async function scriptedServer(): Promise<ModelServer & { reset(): void }> {
   let judged = 0;
-  return createModelServer({
+  const server = await createModelServer({
     replies: (request) => {
       const role = roleOf(request);
       if (role === "plan")
@@ -77,6 +80,31 @@ export async function scriptedServer(): Promise<ModelServer> {
       };
     },
   });
+  return Object.assign(server, {
+    reset: () => {
+      judged = 0;
+    },
+  });
+}
+
+const pricing = createPricing({
+  prices: {
+    "openai/manager-m": { inputPerMillion: 5, outputPerMillion: 25 },
+    "scripted/test-model": { inputPerMillion: 1, outputPerMillion: 4, cacheReadPerMillion: 0.1 },
+  },
+});
+
+/**
+ * The executor a run gets by default, on `server`: opencode servers kept up between attempts. One
+ * may serve several runs (each starts none of its own); its caller closes it.
+ */
+export function tracedExecutor(server: ModelServer) {
+  return createOpencodeServerExecutor({
+    model: "scripted/test-model",
+    config: { provider: scriptedOpencodeProvider(server) },
+    env: { OPENAI_API_KEY: plantedKey },
+    pricing,
+  });
 }
 
 export interface TracedSetup {
@@ -95,7 +123,14 @@ export interface TracedSetup {
  */
 export async function tracedSetup(
   server: ModelServer,
-  options: { traced: boolean; captureContent?: boolean; store?: RunStore; cwd?: string },
+  options: {
+    traced: boolean;
+    captureContent?: boolean;
+    store?: RunStore;
+    cwd?: string;
+    /** The agents' executor, left open by `close` (else one of its own, closed there). */
+    executor?: Executor;
+  },
 ): Promise<TracedSetup> {
   const exporter = new InMemorySpanExporter();
   const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
@@ -104,12 +139,6 @@ export async function tracedSetup(
   const telemetry = options.traced
     ? createTelemetry({ tracerProvider: provider, captureContent: options.captureContent ?? false })
     : createTelemetry({ tracerProvider: trace.getTracerProvider() });
-  const pricing = createPricing({
-    prices: {
-      "openai/manager-m": { inputPerMillion: 5, outputPerMillion: 25 },
-      "scripted/test-model": { inputPerMillion: 1, outputPerMillion: 4, cacheReadPerMillion: 0.1 },
-    },
-  });
   const model = telemetry.model(
     createModel({
       provider: "openai",
@@ -120,13 +149,8 @@ export async function tracedSetup(
     }),
   );
   const cwd = options.cwd ?? (await mkdtemp(join(tmpdir(), "taskledger-telemetry-")));
-  // The executor a run gets by default: one opencode server, kept up between attempts.
-  const executor = createOpencodeServerExecutor({
-    model: "scripted/test-model",
-    config: { provider: scriptedOpencodeProvider(server) },
-    env: { OPENAI_API_KEY: plantedKey },
-    pricing,
-  });
+  const own = options.executor === undefined ? tracedExecutor(server) : undefined;
+  const executor = options.executor ?? (own as Executor);
   const manager = createManager({
     model,
     evaluator: telemetry.evaluator(createEvaluator({ model })),
@@ -144,7 +168,7 @@ export async function tracedSetup(
     cwd,
     spans: () => exporter.getFinishedSpans(),
     async close() {
-      await executor.close();
+      await own?.close();
       await provider.shutdown();
       contextManager.disable();
       context.disable();
