@@ -24,12 +24,14 @@ for (const kind of kinds) {
     // The same events and outcome rules for both: the answer-only cases run on the server.
     ...(kind === "cli" ? { answersReadAs: "the server executor" } : {}),
     make: (server, options) => {
-      const models = options.otherModel ? ["test-model", "other-model"] : ["test-model"];
-      const provider = scriptedOpencodeProvider(server, { models });
-      const { otherModel: _other, badConfig, askForCommands, ...rest } = options;
+      // Both models always: the per-attempt model case then runs on the executor most cases share.
+      const provider = scriptedOpencodeProvider(server, { models: ["test-model", "other-model"] });
+      const { badConfig, askForCommands, ...rest } = options;
       return executorFor(
         server,
         {
+          // Three servers serve the cases that share an executor (three run at once).
+          ...(kind === "server" ? { poolSize: 3 } : {}),
           ...rest,
           config: badConfig ? { provider, logLevel: "LOUD" } : { provider },
           ...(askForCommands ? { permission: { bash: "ask" } } : {}),
@@ -87,16 +89,20 @@ describe.concurrent.each(kinds)(
       server: Parameters<typeof executorFor>[0],
       options: Parameters<typeof executorFor>[1] = {},
     ) => executorFor(server, options, kind);
-    it("survives a mid-stream disconnect through opencode's retry", async () => {
-      const server = await scriptedServer([
-        { text: "This answer is cut off by the network", disconnectAfterChunks: 2 },
-        { text: "Complete answer." },
-      ]);
-      const result = await make(server).run("Hi", runOptions(await workDir()));
-      expect(result.outcome).toBe("finished");
-      expect(result.finalText).toBe("Complete answer.");
-      expect(server.requests).toHaveLength(2);
-    });
+    // opencode's own retry, the same code under `opencode run` and its server: run on the server.
+    it.runIf(kind === "server")(
+      "survives a mid-stream disconnect through opencode's retry",
+      async () => {
+        const server = await scriptedServer([
+          { text: "This answer is cut off by the network", disconnectAfterChunks: 2 },
+          { text: "Complete answer." },
+        ]);
+        const result = await make(server).run("Hi", runOptions(await workDir()));
+        expect(result.outcome).toBe("finished");
+        expect(result.finalText).toBe("Complete answer.");
+        expect(server.requests).toHaveLength(2);
+      },
+    );
 
     it.runIf(kind === "server")(
       "a server killed mid-attempt ends it as a retryable error, and the next attempt runs on a new server",

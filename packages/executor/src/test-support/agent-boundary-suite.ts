@@ -66,18 +66,36 @@ export function agentBoundarySuite(name: string, agent: SuiteAgent, expects: Bou
       return executor.run("Do it", attempt);
     };
 
-    it("the agent's environment is its list: a host secret only when passed by name", async () => {
-      const seen = async (passEnv: string[] | undefined) => {
+    // One attempt given MY_SECRET by name, its attempt directory kept: both cases below read it.
+    let passed: Promise<{ env: string; attemptDir: string }> | undefined;
+    const passedRun = () => {
+      passed ??= (async () => {
         const cwd = await workDir();
         const server = await serve([
           { toolCalls: [agent.shell("env > env.txt")] },
           { text: "I wrote the environment into env.txt." },
         ]);
-        const result = await run(server, cwd, passEnv ? { passEnv } : {});
+        const result = await run(server, cwd, { passEnv: ["MY_SECRET"], keepAttemptDirs: true });
+        const attemptDir = result.details?.attemptDir as string;
+        if (attemptDir) cleanups.push(() => rm(attemptDir, { recursive: true, force: true }));
+        expect(result.outcome).toBe("finished");
+        return { env: await readFile(join(cwd, "env.txt"), "utf8"), attemptDir };
+      })();
+      return passed;
+    };
+
+    it("the agent's environment is its list: a host secret only when passed by name", async () => {
+      const plainRun = async () => {
+        const cwd = await workDir();
+        const server = await serve([
+          { toolCalls: [agent.shell("env > env.txt")] },
+          { text: "I wrote the environment into env.txt." },
+        ]);
+        const result = await run(server, cwd);
         expect(result.outcome).toBe("finished");
         return readFile(join(cwd, "env.txt"), "utf8");
       };
-      const [plain, passed] = await Promise.all([seen(undefined), seen(["MY_SECRET"])]);
+      const [plain, { env: passed }] = await Promise.all([plainRun(), passedRun()]);
       expect(plain).toMatch(/^PATH=/m);
       // Its own home, not the host's.
       expect(plain).toMatch(/^HOME=.*taskledger-/m);
@@ -89,16 +107,9 @@ export function agentBoundarySuite(name: string, agent: SuiteAgent, expects: Bou
     });
 
     it("writes no secret of its environment in its attempt directory, named after the agent", async () => {
-      const server = await serve([
-        { toolCalls: [agent.shell("echo hi > hi.txt")] },
-        { text: "I wrote hi.txt with a greeting." },
-      ]);
-      const cwd = await workDir();
-      const result = await run(server, cwd, { passEnv: ["MY_SECRET"], keepAttemptDirs: true });
-      const dir = result.details?.attemptDir as string;
-      cleanups.push(() => rm(dir, { recursive: true, force: true }));
-      expect(result.outcome).toBe("finished");
-      expect(await readFile(join(cwd, "hi.txt"), "utf8")).toBe("hi\n");
+      // The agent had the secret (the case above asserts it) and wrote it in its own cwd only.
+      const { env, attemptDir: dir } = await passedRun();
+      expect(env).toContain("MY_SECRET=host-my-secret");
       expect(basename(dir).startsWith(`${expects.dirPrefix}kept-`)).toBe(true);
       const files = await filesUnder(dir);
       expect(files.length).toBeGreaterThan(0);

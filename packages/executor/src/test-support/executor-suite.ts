@@ -411,7 +411,7 @@ export function executorSuite(name: string, agent: SuiteAgent): void {
 
     it("an attempt's own agentModel is the model that answers it", async () => {
       const { tag, server } = scripted([{ text: "From the other model." }]);
-      const executor = make(server, { otherModel: true });
+      const executor = make(server);
       const result = await executor.run(
         `Hi ${tag}`,
         runOptions(await workDir(), { agentModel: agent.otherModel.agentModel }),

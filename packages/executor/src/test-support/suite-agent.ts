@@ -19,8 +19,6 @@ export interface SuiteOptions {
   keepAttemptDirs?: boolean;
   env?: Record<string, string>;
   binaryPath?: string;
-  /** Offer this second model too (the per-attempt model case). */
-  otherModel?: boolean;
   /** A config the agent refuses to start with. */
   badConfig?: boolean;
   /** Make the agent refuse to run commands without asking (opencode: `bash: ask`). */
@@ -44,7 +42,10 @@ export interface SuiteAgent {
    * case about starting, stopping, confining or talking to the agent still runs on both.
    */
   answersReadAs?: string;
-  /** The model `agentModel` names for the per-attempt model case, and how it appears on the wire. */
+  /**
+   * A second model every executor `make` returns can run, named by an attempt's `agentModel` in the
+   * per-attempt model case, and how it appears on the wire.
+   */
   otherModel: { agentModel: string; wire: string };
   /** A tool call that writes `content` to `path` (relative to `cwd`). */
   write(cwd: string, path: string, content: string): ScriptedToolCall;
