@@ -1,12 +1,21 @@
 import type { TaskLedgerInput } from "@taskledger/core";
-import type { RecordedRequest, ScriptedReply } from "@taskledger/testing";
+import { type RecordedRequest, type ScriptedReply, subTaskOf } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../cli.js";
 import { demoRequest } from "../demo/demo-scenario.js";
-import { agentArgs, captureIo, terminal, testScratch } from "../test-support/cli-harness.js";
+import {
+  captureIo,
+  codexArgs,
+  terminal,
+  testScratch,
+  useCodexKey,
+} from "../test-support/cli-harness.js";
 import type { JsonReport } from "./json-report.js";
 
 const scratch = testScratch();
+// The terminal's cleaning of model and agent text is the subject, not the agent: its runs are on
+// Codex.
+useCodexKey();
 
 // What a hostile or confused model could write: set the window title, clear the screen, move the
 // cursor up over earlier lines, return to the line's start to overwrite it, ring the bell.
@@ -39,7 +48,6 @@ const replan: TaskLedgerInput = {
 
 interface ChatBody {
   response_format?: { json_schema?: { name?: string } };
-  messages?: { role: string; content?: unknown }[];
 }
 
 /**
@@ -51,10 +59,8 @@ function hostileReplies(): (request: RecordedRequest) => ScriptedReply {
   return (request) => {
     const body = request.body as ChatBody;
     const name = body.response_format?.json_schema?.name;
-    const prompt = (body.messages ?? [])
-      .map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content ?? "")))
-      .join("\n");
-    const id = /# Sub-task ([\w.-]+):/.exec(prompt)?.[1];
+    // The manager's chat bodies and Codex's Responses bodies alike.
+    const id = subTaskOf(request);
     if (name === "task_ledger") return { text: JSON.stringify(plans++ === 0 ? plan : replan) };
     if (name === "progress_ledger_entry") {
       const done = id === "write-again";
@@ -75,7 +81,7 @@ function hostileReplies(): (request: RecordedRequest) => ScriptedReply {
 async function setup() {
   const server = await scratch.server({ replies: hostileReplies() });
   const cwd = await scratch.directory("taskledger-escapes-");
-  const args = [...agentArgs(server.openaiBaseURL), "--cwd", cwd, "--max-retries", "1"];
+  const args = [...codexArgs(server.openaiBaseURL), "--cwd", cwd, "--max-retries", "1"];
   return { server, args };
 }
 
