@@ -4,7 +4,7 @@ import { gunzipSync } from "node:zlib";
 import { scriptByRole } from "@taskledger/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../cli.js";
-import { agentArgs, captureIo, testScratch } from "../test-support/cli-harness.js";
+import { captureIo, codexArgs, testScratch, useCodexKey } from "../test-support/cli-harness.js";
 import { completedJudge } from "../test-support/scripted-replies.js";
 
 const plan = {
@@ -55,8 +55,10 @@ afterEach(async () => {
   collector = undefined;
 });
 const scratch = testScratch();
+// The export of the run's spans is the subject, not the agent: its runs are on Codex.
+useCodexKey();
 
-describe("--otlp (real opencode, scripted provider, a local collector)", () => {
+describe("--otlp (real Codex, scripted provider, a local collector)", () => {
   it("exports the run's spans to the collector OTEL_EXPORTER_OTLP_ENDPOINT names (no --otlp), the key in none of them", async () => {
     const key = "sk-planted-otlp-key-0815";
     const model = await scratch.server({ replies: replies() });
@@ -67,7 +69,7 @@ describe("--otlp (real opencode, scripted provider, a local collector)", () => {
       env: { CI: "true", OPENAI_API_KEY: key, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url },
     });
     const code = await runCli(
-      ["run", "Write one.txt", ...agentArgs(model.openaiBaseURL, "agent-x"), "--yes"],
+      ["run", "Write one.txt", ...codexArgs(model.openaiBaseURL, "agent-x"), "--yes"],
       t.io,
     );
     expect(code, t.err()).toBe(0);
@@ -103,7 +105,7 @@ describe("--otlp (real opencode, scripted provider, a local collector)", () => {
       [
         "run",
         "Write one.txt",
-        ...agentArgs(model.openaiBaseURL, "agent-x"),
+        ...codexArgs(model.openaiBaseURL, "agent-x"),
         "--yes",
         "--otlp",
         gone.url,
