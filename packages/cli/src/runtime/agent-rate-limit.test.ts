@@ -2,7 +2,11 @@ import { join } from "node:path";
 import { FileRunStore, type RunEvent, type TaskLedgerInput } from "@taskledger/core";
 import { subTaskOf } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
-import { processesUnder, scriptedOpencode, testScratch } from "../test-support/cli-harness.js";
+import {
+  processesUnder,
+  scriptedOpencodeServer,
+  testScratch,
+} from "../test-support/cli-harness.js";
 import { createManager } from "./create-manager.js";
 
 const ids = ["a", "b", "c", "d"];
@@ -20,7 +24,7 @@ const windowMs = 30_000;
 
 const scratch = testScratch("all");
 
-describe("the agents' provider over its rate limit for 30 s, four sub-tasks at concurrency 4, on the real opencode CLI", () => {
+describe("the agents' provider over its rate limit for 30 s, four sub-tasks at concurrency 4, on real opencode (the server executor a run has by default)", () => {
   it("completes with one counted attempt per sub-task, no retry or replan, the waits in the report, and fewer requests refused than a fan-out that does not adapt", async () => {
     let closesAt: number | undefined;
     // When each refused request came, by sub-task: an attempt's refusals come close together.
@@ -37,7 +41,7 @@ describe("the agents' provider over its rate limit for 30 s, four sub-tasks at c
       },
     });
     const root = await scratch.directory("agent-rate-limit-");
-    const { cwd, executor } = await scriptedOpencode(server, root);
+    const { cwd, executor } = await scriptedOpencodeServer(server, root);
     const events: RunEvent[] = [];
     const store = new FileRunStore(join(root, "store"));
     const started = Date.now();
@@ -47,7 +51,9 @@ describe("the agents' provider over its rate limit for 30 s, four sub-tasks at c
       store,
       concurrency: 4,
       maxRetries: 1,
-    }).run("Do four independent steps", { plan, cwd, onEvent: (event) => events.push(event) });
+    })
+      .run("Do four independent steps", { plan, cwd, onEvent: (event) => events.push(event) })
+      .finally(() => executor.close());
 
     // What happened when, shown when an expectation fails.
     const timeline = events

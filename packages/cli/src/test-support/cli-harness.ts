@@ -6,7 +6,11 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { PassThrough } from "node:stream";
 import { definedOnly, type RunEvent } from "@taskledger/core";
-import { createOpencodeExecutor, type OpencodeExecutorOptions } from "@taskledger/executor";
+import {
+  createOpencodeExecutor,
+  createOpencodeServerExecutor,
+  type OpencodeExecutorOptions,
+} from "@taskledger/executor";
 import { git, poolDirectory } from "@taskledger/git-workspace";
 import {
   createGitRepo,
@@ -226,24 +230,35 @@ export function testScratch(after: "each" | "all" = "each"): TestScratch {
 
 /**
  * An opencode executor on `server`'s scripted model, in `root`: its `work` directory for a run's
- * cwd and `attempts` for the executor's work root (both made here); `options` laid over.
+ * cwd and `attempts` for the executor's work root (both made here); `options` laid over. One
+ * `opencode run` per attempt (the cli executor).
  */
 export async function scriptedOpencode(
   server: ModelServer,
   root: string,
   options: Partial<OpencodeExecutorOptions> = {},
 ) {
+  const { cwd, workRoot, settings } = await scriptedSetting(server, root);
+  return { cwd, workRoot, executor: createOpencodeExecutor({ ...settings, ...options }) };
+}
+
+/** `scriptedOpencode` on kept servers: the server executor a run has by default; close it. */
+export async function scriptedOpencodeServer(server: ModelServer, root: string) {
+  const { cwd, workRoot, settings } = await scriptedSetting(server, root);
+  return { cwd, workRoot, executor: createOpencodeServerExecutor(settings) };
+}
+
+async function scriptedSetting(server: ModelServer, root: string) {
   const cwd = join(root, "work");
   const workRoot = join(root, "attempts");
   await Promise.all([mkdir(cwd), mkdir(workRoot)]);
-  const executor = createOpencodeExecutor({
+  const settings = {
     model: "scripted/test-model",
     config: { provider: scriptedOpencodeProvider(server) },
     workRoot,
     timeoutMs: 90_000,
-    ...options,
-  });
-  return { cwd, workRoot, executor };
+  };
+  return { cwd, workRoot, settings };
 }
 
 /** The records of the one run a store holds, as written so far (none before its log exists). */
