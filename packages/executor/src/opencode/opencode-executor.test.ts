@@ -97,7 +97,9 @@ describe.concurrent.each(kinds)(
           { text: "This answer is cut off by the network", disconnectAfterChunks: 2 },
           { text: "Complete answer." },
         ]);
-        const result = await make(server).run("Hi", runOptions(await workDir()));
+        const executor = make(server) as OpencodeServerExecutor;
+        const result = await executor.run("Hi", runOptions(await workDir()));
+        await executor.close();
         expect(result.outcome).toBe("finished");
         expect(result.finalText).toBe("Complete answer.");
         expect(server.requests).toHaveLength(2);
@@ -134,6 +136,8 @@ describe.concurrent.each(kinds)(
         expect(next).toMatchObject({ outcome: "finished", finalText: "Second attempt done." });
         expect(next.details?.pid).not.toBe(result.details?.pid);
         expect(executor.runningServers).toBe(1);
+        // Its server would idle to the file's end, costing CPU: stopped now.
+        await executor.close();
       },
     );
     it.runIf(kind === "server")(
@@ -168,6 +172,7 @@ describe.concurrent.each(kinds)(
         expect(alive(toolPid)).toBe(false);
         const next = await executor.run("Again", runOptions(cwd, { attempt: 2 }));
         expect(next).toMatchObject({ outcome: "finished", finalText: "After the hang." });
+        await executor.close();
       },
     );
   },

@@ -54,16 +54,20 @@ export function agentBoundarySuite(name: string, agent: SuiteAgent, expects: Bou
       cleanups.push(() => rm(dir, { recursive: true, force: true }));
       return dir;
     };
+    // Each case's executor serves its one attempt and is closed when it ends (its servers idle).
     const run = async (server: SuiteServer, cwd: string, options: SuiteOptions = {}) => {
       const executor = agent.make(server, { timeoutMs: 60_000, ...options });
-      if (executor.close) cleanups.push(() => executor.close?.() ?? Promise.resolve());
       const attempt: ExecuteOptions = {
         subTask,
         attempt: 1,
         cwd,
         abortSignal: new AbortController().signal,
       };
-      return executor.run("Do it", attempt);
+      try {
+        return await executor.run("Do it", attempt);
+      } finally {
+        await executor.close?.();
+      }
     };
 
     // One attempt given MY_SECRET by name, its attempt directory kept: both cases below read it.

@@ -84,16 +84,21 @@ export function executorSuite(name: string, agent: SuiteAgent): void {
       return dir;
     };
     // Cases reach the shared model server by their tag, so a reusable executor's servers (the
-    // costly part of a case: an agent start) serve every case with the same options.
-    const kept = new Map<string, Executor>();
+    // costly part of a case: an agent start) serve every case on the default options. An executor
+    // of other options serves one attempt and is closed when it ends: an idle agent server costs
+    // CPU until it is stopped. `own`: one case's, kept to the end (the case checks its server).
+    let common: Executor | undefined;
     const make = (server: SuiteServer, options: SuiteOptions = {}, own = false) => {
       const settings = { timeoutMs: 60_000, ...options };
-      const key = agent.reusable && !own ? JSON.stringify(settings) : undefined;
-      const reused = key === undefined ? undefined : kept.get(key);
-      if (reused) return reused;
+      const reusable = agent.reusable && !own && Object.keys(options).length === 0;
+      if (reusable && common) return common;
       const executor = agent.make(server, settings);
-      if (key !== undefined) kept.set(key, executor);
+      if (reusable) common = executor;
       if (executor.close) cleanups.push(() => executor.close?.() ?? Promise.resolve());
+      if (agent.reusable && !reusable && !own && executor.close) {
+        const run = executor.run.bind(executor);
+        executor.run = (prompt, attempt) => run(prompt, attempt).finally(() => executor.close?.());
+      }
       return executor;
     };
     const runOptions = (cwd: string, extra: Partial<ExecuteOptions> = {}): ExecuteOptions => ({
