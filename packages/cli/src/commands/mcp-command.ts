@@ -1,7 +1,7 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { FileRunStore, recoverRun } from "@taskledger/core";
-import { type RunHost, serveStdio } from "@taskledger/mcp";
+import type { RunHost } from "@taskledger/mcp";
 import type { Command } from "commander";
 import { type CliIo, exitCodes } from "../cli-io.js";
 import {
@@ -67,6 +67,8 @@ export function addMcpCommand(
       );
       try {
         await runtimes.current().ready(io.signal);
+        // The MCP SDK loads with the command, not with every command line.
+        const { serveStdio } = await import("@taskledger/mcp");
         await serveStdio({
           host: runHost(options, runtimes, io, log),
           startDirectory: options.cwd,

@@ -2,16 +2,12 @@ import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { parseAgentModel } from "@taskledger/executor";
 import { defaultModels } from "@taskledger/llm";
-import {
-  type JobAgentSettings,
-  jobLine,
-  redactRedisUrl,
-  startAttemptWorker,
-} from "@taskledger/queue";
+import type { JobAgentSettings } from "@taskledger/queue";
 import type { Command } from "commander";
 import { type CliIo, exitCodes } from "../cli-io.js";
 import { parseRunOptions, UsageError } from "../options/cli-options.js";
 import { createAgentExecutor } from "../runtime/agent-executor.js";
+import { loadQueue } from "../runtime/queue-module.js";
 import { agentConfig, runSandbox } from "../runtime/runtime.js";
 
 interface RawWorkerOptions {
@@ -128,6 +124,7 @@ async function workerCommand(raw: RawWorkerOptions, io: CliIo): Promise<number> 
   );
   // `required` where it cannot work: refused before any job is taken.
   await sandbox.status();
+  const { jobLine, redactRedisUrl, startAttemptWorker } = await loadQueue();
   const worker = await startAttemptWorker(
     {
       redis,

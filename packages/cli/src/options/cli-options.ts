@@ -10,6 +10,7 @@ import {
 import { type AgentName, agentNames, parseAgentModel } from "@taskledger/executor";
 import type { SetupOptions, SlotLimits } from "@taskledger/git-workspace";
 import { defaultModels, type Provider } from "@taskledger/llm";
+import { loadQueue } from "../runtime/queue-module.js";
 import { type AgentEnvDefaults, type AgentEnvFlags, agentEnvOf } from "./agent-env-options.js";
 import { type BestOfDefaults, type BestOfFlags, bestOfOf } from "./best-of-options.js";
 import { type EnvironmentDefaults, environmentOf } from "./environment-options.js";
@@ -223,7 +224,7 @@ export async function parseRunOptions(
   const agent = agentOf(raw.agent);
   const agentModel = raw.agentModel ?? defaultAgentModel(agent, provider, raw.model, model);
   checkAgentModel("--agent-model", agent, agentModel);
-  return {
+  const options: RunOptions = {
     provider,
     model,
     baseURL: raw.baseUrl,
@@ -270,6 +271,9 @@ export async function parseRunOptions(
     sandbox: sandboxOf(raw, project?.sandbox),
     daemon: raw.daemon !== false,
   };
+  // Loaded here, where reading options may wait, for the synchronous runtime that builds the run.
+  if (options.queue) await loadQueue();
+  return options;
 }
 
 /** `--redis` and `--remote` go together, and attempts on workers need worktrees. */

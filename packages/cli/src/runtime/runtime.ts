@@ -15,7 +15,6 @@ import { createEvaluator } from "@taskledger/evaluator";
 import { agentEnvironment, type OpencodeConfig } from "@taskledger/executor";
 import { cacheDirectory, gitWorkspaces } from "@taskledger/git-workspace";
 import { createModel, createPricing, type ModelWarning } from "@taskledger/llm";
-import { createQueueExecutor } from "@taskledger/queue";
 import { createSandbox } from "@taskledger/sandbox";
 import { createTelemetry, type Telemetry } from "@taskledger/telemetry";
 import type { RunOptions } from "../options/cli-options.js";
@@ -24,6 +23,7 @@ import { agentHosts } from "../options/sandbox-options.js";
 import { createAgentExecutor } from "./agent-executor.js";
 import { createManager } from "./create-manager.js";
 import { daemonLink, sandboxSpecs, usesDaemon } from "./daemon-link.js";
+import { loadedQueue } from "./queue-module.js";
 
 /** Everything one command needs, built from its options. */
 export interface Runtime {
@@ -74,7 +74,7 @@ export function createRuntime(
   const jobModel =
     options.agent === "opencode" ? options.agentModel : `${options.agent}:${options.agentModel}`;
   const queue = options.queue
-    ? createQueueExecutor({
+    ? loadedQueue().createQueueExecutor({
         ...options.queue,
         agentModel: jobModel,
         ...(options.environment.setup ? { setup: options.environment.setup } : {}),
