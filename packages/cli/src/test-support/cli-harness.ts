@@ -238,17 +238,17 @@ export async function scriptedOpencode(
   root: string,
   options: Partial<OpencodeExecutorOptions> = {},
 ) {
-  const { cwd, workRoot, settings } = await scriptedSetting(server, root);
+  const { cwd, workRoot, settings } = await scriptedSettings(server, root);
   return { cwd, workRoot, executor: createOpencodeExecutor({ ...settings, ...options }) };
 }
 
 /** `scriptedOpencode` on kept servers: the server executor a run has by default; close it. */
 export async function scriptedOpencodeServer(server: ModelServer, root: string) {
-  const { cwd, workRoot, settings } = await scriptedSetting(server, root);
+  const { cwd, workRoot, settings } = await scriptedSettings(server, root);
   return { cwd, workRoot, executor: createOpencodeServerExecutor(settings) };
 }
 
-async function scriptedSetting(server: ModelServer, root: string) {
+async function scriptedSettings(server: ModelServer, root: string) {
   const cwd = join(root, "work");
   const workRoot = join(root, "attempts");
   await Promise.all([mkdir(cwd), mkdir(workRoot)]);

@@ -31,8 +31,9 @@ export interface SuiteOptions {
 export interface SuiteAgent {
   make(server: SuiteServer, options: SuiteOptions): Executor;
   /**
-   * One executor serves every case made with the same options (a server executor: its servers
-   * stay up between attempts, as in a run), rather than one executor a case.
+   * One executor serves every case made with the default options (a server executor: its servers
+   * stay up between attempts, as in a run), rather than one executor a case; an executor of other
+   * options serves its one attempt and is closed when it ends.
    */
   reusable?: boolean;
   /**
