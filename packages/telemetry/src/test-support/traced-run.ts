@@ -149,8 +149,7 @@ export async function tracedSetup(
     }),
   );
   const cwd = options.cwd ?? (await mkdtemp(join(tmpdir(), "taskledger-telemetry-")));
-  const own = options.executor === undefined ? tracedExecutor(server) : undefined;
-  const executor = options.executor ?? (own as Executor);
+  const executor = options.executor ?? tracedExecutor(server);
   const manager = createManager({
     model,
     evaluator: telemetry.evaluator(createEvaluator({ model })),
@@ -168,7 +167,7 @@ export async function tracedSetup(
     cwd,
     spans: () => exporter.getFinishedSpans(),
     async close() {
-      await own?.close();
+      if (options.executor === undefined) await executor.close?.();
       await provider.shutdown();
       contextManager.disable();
       context.disable();
