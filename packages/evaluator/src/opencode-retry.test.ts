@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createManager, type RunEvent } from "@taskledger/core";
-import { createOpencodeExecutor } from "@taskledger/executor";
+import { createOpencodeServerExecutor } from "@taskledger/executor";
 import { createModel } from "@taskledger/llm";
 import {
   createModelServer,
@@ -13,7 +13,7 @@ import {
 import { afterEach, describe, expect, it } from "vitest";
 import { createEvaluator } from "./create-evaluator.js";
 
-// The real opencode CLI and the real OpenAI SDK (the judge) over HTTP to the scripted model
+// The real opencode (its server, a run's default) and the real OpenAI SDK (the judge) over HTTP to the scripted model
 // server: the first attempt is cut off, the evaluator finds it incomplete, the retry finishes.
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -25,7 +25,7 @@ const isJudgeCall = (request: RecordedRequest) =>
   JSON.stringify(request.body).includes("progress_ledger_entry");
 const text = (request: RecordedRequest) => JSON.stringify(request.body);
 
-describe("evaluator with the real opencode CLI", () => {
+describe("evaluator with the real opencode", () => {
   it("marks a truncated attempt incomplete and the targeted retry completes the sub-task", async () => {
     const agent: ScriptedReply[] = [
       // Attempt 1: writes half the file, then its output runs out.
@@ -70,11 +70,14 @@ describe("evaluator with the real opencode CLI", () => {
     const cwd = await mkdtemp(join(tmpdir(), "tl-evaluator-e2e-"));
     cleanups.push(() => rm(cwd, { recursive: true, force: true }));
 
-    const executor = createOpencodeExecutor({
+    // A run's default executor: one opencode server serves both attempts (one start, not two).
+    const executor = createOpencodeServerExecutor({
       model: "scripted/test-model",
       config: { provider: scriptedOpencodeProvider(server) },
       timeoutMs: 60_000,
+      poolSize: 1,
     });
+    cleanups.push(() => executor.close());
     const model = createModel({
       provider: "openai-compatible",
       model: "judge-model",

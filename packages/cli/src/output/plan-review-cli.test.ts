@@ -4,14 +4,22 @@ import type { ModelServer } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../cli.js";
 import { createDemoReplies, demoRequest } from "../demo/demo-scenario.js";
-import { agentArgs, terminal, testScratch } from "../test-support/cli-harness.js";
+import {
+  codexArgs,
+  codexEnv,
+  terminal,
+  testScratch,
+  useCodexKey,
+} from "../test-support/cli-harness.js";
 
 const scratch = testScratch();
+// The review at the terminal is the subject, not the agent: Codex, one native binary.
+useCodexKey();
 
 async function setup(): Promise<{ server: ModelServer; cwd: string; args: string[] }> {
-  const server = await scratch.server({ replies: createDemoReplies() });
+  const server = await scratch.server({ replies: createDemoReplies("codex") });
   const cwd = await scratch.directory("taskledger-review-");
-  const args = [...agentArgs(server.openaiBaseURL, "demo-agent", "demo-manager"), "--cwd", cwd];
+  const args = [...codexArgs(server.openaiBaseURL, "demo-agent", "demo-manager"), "--cwd", cwd];
   return { server, cwd, args };
 }
 
@@ -29,7 +37,10 @@ plan.subTasks = plan.subTasks.filter((s) => s.id !== "docs");
 plan.subTasks[0].successCriteria.push("greet returns a string");
 writeFileSync(file, JSON.stringify(plan));`,
     );
-    const t = terminal({ EDITOR: `${JSON.stringify(process.execPath)} ${JSON.stringify(editor)}` });
+    const t = terminal({
+      ...codexEnv,
+      EDITOR: `${JSON.stringify(process.execPath)} ${JSON.stringify(editor)}`,
+    });
     const exit = runCli(["run", demoRequest, ...args], t.io);
     await t.answer("Run this plan? [Y/n/e(dit)]", "e");
     expect(await exit).toBe(0);
@@ -41,7 +52,7 @@ writeFileSync(file, JSON.stringify(plan));`,
 
   it("runs nothing when the plan is declined, and exits 1", async () => {
     const { server, args } = await setup();
-    const t = terminal({});
+    const t = terminal({ ...codexEnv });
     const exit = runCli(["run", demoRequest, ...args], t.io);
     await t.answer("Run this plan? [Y/n/e(dit)]", "n");
     expect(await exit).toBe(1);

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { FileRunStore, type RunEvent, type TaskLedgerInput } from "@taskledger/core";
 import { subTaskOf } from "@taskledger/testing";
 import { describe, expect, it } from "vitest";
-import { processesUnder, scriptedOpencode, testScratch } from "../test-support/cli-harness.js";
+import { processesUnder, scriptedCodex, testScratch } from "../test-support/cli-harness.js";
 import { createManager } from "./create-manager.js";
 
 const plan: TaskLedgerInput = {
@@ -17,17 +17,19 @@ const plan: TaskLedgerInput = {
 
 const scratch = testScratch("all");
 
-describe("the agent's provider failing for one sub-task, on the real opencode CLI", () => {
-  it("reports partial: that sub-task failed naming the 500, the two independent ones completed", async () => {
+// The manager's handling of an agent's failed provider is the subject, not the agent: a real agent,
+// Codex, one native binary (docs/testing.md).
+describe("the agent's provider failing for one sub-task, on a real agent (Codex)", () => {
+  it("reports partial: that sub-task failed with its agent's error, the two independent ones completed", async () => {
     const server = await scratch.server({
       replies: (request) =>
         subTaskOf(request) === "bad"
-          ? // A short retry-after keeps opencode's own five retries quick.
-            { status: 500, headers: { "retry-after-ms": "10" } }
+          ? // A short retry-after keeps Codex's own retry quick.
+            { status: 500, headers: { "retry-after-ms": "10", "retry-after": "0" } }
           : { text: `Step ${subTaskOf(request) ?? "?"} is done.` },
     });
     const root = await scratch.directory("agent-fault-");
-    const { cwd, executor } = await scriptedOpencode(server, root);
+    const { cwd, executor } = await scriptedCodex(server, root, 1);
     const events: RunEvent[] = [];
     const store = new FileRunStore(join(root, "store"));
     const report = await createManager({
@@ -43,8 +45,13 @@ describe("the agent's provider failing for one sub-task, on the real opencode CL
     expect(byId.alpha).toMatchObject({ status: "completed", attempts: 1 });
     expect(byId.gamma).toMatchObject({ status: "completed", attempts: 1 });
     expect(byId.bad).toMatchObject({ status: "failed", attempts: 2 });
-    // The provider's own message and status, as opencode reported them.
-    expect(byId.bad?.reason).toMatch(/Error: scripted error 500 \(status 500\)/);
+    // The error the agent reported for its provider is the sub-task's reason, word for word.
+    const failed = events.flatMap((e) =>
+      e.type === "attempt-finished" && e.subTaskId === "bad" ? [e.result.error ?? ""] : [],
+    );
+    expect(failed).toHaveLength(2);
+    expect(failed[1]).not.toBe("");
+    expect(byId.bad?.reason).toContain(`ended with an error. Error: ${failed[1]}`);
     // Every call of the failing sub-task was answered 500; the others never saw one.
     const agentCalls = server.requests.map(subTaskOf);
     expect(agentCalls.filter((id) => id === "alpha")).toHaveLength(1);

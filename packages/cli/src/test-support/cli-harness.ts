@@ -7,6 +7,7 @@ import { join, resolve } from "node:path";
 import { PassThrough } from "node:stream";
 import { definedOnly, type RunEvent } from "@taskledger/core";
 import {
+  createCodexExecutor,
   createOpencodeExecutor,
   createOpencodeServerExecutor,
   type OpencodeExecutorOptions,
@@ -246,6 +247,23 @@ export async function scriptedOpencode(
 export async function scriptedOpencodeServer(server: ModelServer, root: string) {
   const { cwd, workRoot, settings } = await scriptedSettings(server, root);
   return { cwd, workRoot, executor: createOpencodeServerExecutor(settings) };
+}
+
+/**
+ * A Codex executor on `server`'s Responses face, in `root` as `scriptedOpencode` lays it out: a
+ * real agent for in-process runs whose subject is not the agent (an attempt costs a twentieth of
+ * an opencode start's CPU). `requestMaxRetries`: Codex's own retries of a failed request.
+ */
+export async function scriptedCodex(server: ModelServer, root: string, requestMaxRetries = 0) {
+  const { cwd, workRoot } = await scriptedSettings(server, root);
+  const executor = createCodexExecutor({
+    model: "agent",
+    workRoot,
+    timeoutMs: 90_000,
+    provider: { baseUrl: server.openaiBaseURL, envKey: "SCRIPTED_KEY", requestMaxRetries },
+    env: { SCRIPTED_KEY: codexEnv.OPENAI_API_KEY },
+  });
+  return { cwd, workRoot, executor };
 }
 
 async function scriptedSettings(server: ModelServer, root: string) {

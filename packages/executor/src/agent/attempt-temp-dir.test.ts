@@ -2,7 +2,9 @@ import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { ModelServer } from "@taskledger/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createCodexExecutor } from "../codex/codex-executor.js";
 import { executorHarness } from "../test-support/executor-harness.js";
 
 const systemTmp = tmpdir();
@@ -25,6 +27,20 @@ afterAll(async () => {
   await cleanup();
 });
 
+/**
+ * The temp directory's handling is the CLI executor's, the same for every agent. opencode unpacks a
+ * library into its TMPDIR at every start, so it finishes and is cancelled here; the timeout and the
+ * sweep run on Codex too (one native binary, a twentieth of an opencode start's CPU).
+ */
+function codexFor(server: Pick<ModelServer, "openaiBaseURL">, timeoutMs = 120_000) {
+  return createCodexExecutor({
+    model: "test-model",
+    timeoutMs,
+    provider: { baseUrl: server.openaiBaseURL, envKey: "SCRIPTED_KEY", requestMaxRetries: 0 },
+    env: { SCRIPTED_KEY: "test-key" },
+  });
+}
+
 async function tmpEntries(): Promise<string[]> {
   expect(tmpdir()).toBe(privateTmp);
   return (await readdir(privateTmp)).sort();
@@ -46,13 +62,17 @@ async function deadPid(): Promise<number> {
 }
 
 describe("each attempt's temp directory", { timeout: 150_000 }, () => {
-  it("a finished attempt leaves the system temp directory as it found it", async () => {
-    const server = await scriptedServer([{ text: "Hello." }]);
-    const before = await tmpEntries();
-    const result = await executorFor(server).run("Hi", runOptions(await workDir()));
-    expect(result.outcome).toBe("finished");
-    expect(await tmpEntries()).toEqual(before);
-  });
+  it.each(["opencode", "codex"])(
+    "a finished attempt leaves the system temp directory as it found it (%s)",
+    async (agent) => {
+      const server = await scriptedServer([{ text: "Hello." }]);
+      const before = await tmpEntries();
+      const executor = agent === "codex" ? codexFor(server) : executorFor(server);
+      const result = await executor.run("Hi", runOptions(await workDir()));
+      expect(result.outcome).toBe("finished");
+      expect(await tmpEntries()).toEqual(before);
+    },
+  );
 
   it("a cancelled attempt leaves the system temp directory as it found it", async () => {
     const server = await scriptedServer([{ hang: true }]);
@@ -73,10 +93,7 @@ describe("each attempt's temp directory", { timeout: 150_000 }, () => {
   it("a timed-out attempt leaves the system temp directory as it found it", async () => {
     const server = await scriptedServer([{ hang: true }]);
     const before = await tmpEntries();
-    const result = await executorFor(server, { timeoutMs: 15_000 }).run(
-      "Hi",
-      runOptions(await workDir()),
-    );
+    const result = await codexFor(server, 15_000).run("Hi", runOptions(await workDir()));
     expect(result.outcome).toBe("timeout");
     expect(await tmpEntries()).toEqual(before);
   });
@@ -98,7 +115,7 @@ describe("each attempt's temp directory", { timeout: 150_000 }, () => {
       await mkdir(join(privateTmp, name, "tmp"), { recursive: true });
     }
     const server = await scriptedServer([{ text: "Hello." }]);
-    const result = await executorFor(server).run("Hi", runOptions(await workDir()));
+    const result = await codexFor(server).run("Hi", runOptions(await workDir()));
     expect(result.outcome).toBe("finished");
     const entries = await tmpEntries();
     for (const name of stale) expect(entries).not.toContain(name);
