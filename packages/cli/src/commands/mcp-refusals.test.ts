@@ -28,10 +28,12 @@ function replies(request: RecordedRequest): ScriptedReply {
   if (role === "judge") return completedJudge("Wrote it.");
   const id = subTaskOf(request) ?? "unknown";
   if (afterToolResult(request)) return { text: `Wrote ${id}.txt.` };
-  return waitForGo(mcp.root, id);
+  return waitForGo(mcp.root, id, "codex");
 }
 
-const mcp = mcpFixture("taskledger-mcp-refusals-", replies);
+// The refusals and reviews are the subject, not the agent: Codex, one native binary, which tells
+// a call as it starts as opencode's server does.
+const mcp = mcpFixture("taskledger-mcp-refusals-", replies, "codex");
 
 async function connect(
   options: { elicit?: (request: ElicitRequest) => Promise<ElicitResult> } = {},
@@ -119,7 +121,7 @@ describe.runIf(process.platform === "linux")("taskledger mcp refusals and review
       {
         id: "hold",
         attempt: 1,
-        activity: expect.stringMatching(/^bash \{"command":"while \[ ! -f /),
+        activity: expect.stringMatching(/^bash while \[ ! -f /),
       },
     ]);
   });

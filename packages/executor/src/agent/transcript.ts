@@ -79,6 +79,9 @@ export class Transcript {
       case "tool-use":
         this.addToolCall(event);
         return;
+      case "tool-started":
+        // A notice for a live view; the call is counted by its `tool-use`.
+        return;
       case "step-finish":
         this.usage = addUsage(this.usage, event.usage);
         this.lastStepUsage = event.usage;

@@ -148,6 +148,12 @@ export class ClaudeCodeTranslator implements AgentLineTranslator {
             input: block.input,
           });
         }
+        // Claude Code runs the call once its message ends: a live view shows it until the result.
+        events.push({
+          type: "tool-started",
+          tool: (stringify(block.name) || "unknown").toLowerCase(),
+          input: clip(stringify(block.input), this.limits.maxToolIOChars),
+        });
       }
     }
     return events;

@@ -31,10 +31,16 @@ export class CodexTranslator implements AgentLineTranslator {
         return [];
       case "turn.started":
         return this.startStep();
-      case "item.started":
-        return toolItems.has(stringify(item.type)) && this.stepHasTools
+      case "item.started": {
+        const type = stringify(item.type);
+        if (!toolItems.has(type)) return [];
+        const events: OpencodeEvent[] = this.stepHasTools
           ? [this.finishStep("tool-calls", emptyUsage()), ...this.startStep()]
           : [];
+        const { tool, input } = this.call(type, item);
+        events.push({ type: "tool-started", tool, input });
+        return events;
+      }
       case "item.completed":
         return this.item(item);
       case "turn.completed":
@@ -94,6 +100,27 @@ export class CodexTranslator implements AgentLineTranslator {
     return events;
   }
 
+  /** A tool item's name and input in opencode's terms (a command is `bash`). */
+  private call(type: string, item: Json): { tool: string; input: string } {
+    const max = this.limits.maxToolIOChars;
+    if (type === "file_change") {
+      const changes = Array.isArray(item.changes) ? item.changes.filter(isObject) : [];
+      const paths = changes.map((change) => `${stringify(change.kind)} ${stringify(change.path)}`);
+      return { tool: "apply_patch", input: clip(paths.join(", "), max) };
+    }
+    const tool =
+      type === "command_execution"
+        ? "bash"
+        : type === "mcp_tool_call"
+          ? `${stringify(item.server)}.${stringify(item.tool)}`
+          : "websearch";
+    const input =
+      type === "command_execution"
+        ? unwrapShell(stringify(item.command))
+        : (item.arguments ?? item.query);
+    return { tool, input: clip(stringify(input), max) };
+  }
+
   private toolEvents(type: string, item: Json): OpencodeEvent[] {
     const max = this.limits.maxToolIOChars;
     const status = item.status === "completed" ? "completed" : "error";
@@ -112,21 +139,8 @@ export class CodexTranslator implements AgentLineTranslator {
         return event;
       });
     }
-    const tool =
-      type === "command_execution"
-        ? "bash"
-        : type === "mcp_tool_call"
-          ? `${stringify(item.server)}.${stringify(item.tool)}`
-          : "websearch";
-    const input = type === "command_execution" ? item.command : (item.arguments ?? item.query);
     const output = clip(stringify(item.aggregated_output ?? item.result), max);
-    const event: OpencodeEvent = {
-      type: "tool-use",
-      tool,
-      status,
-      input: clip(stringify(input), max),
-      output,
-    };
+    const event: OpencodeEvent = { type: "tool-use", ...this.call(type, item), status, output };
     if (status === "error") {
       const exit =
         item.exit_code === undefined || item.exit_code === null
@@ -156,4 +170,13 @@ function errorEvent(message: string): OpencodeEvent {
   const event: OpencodeEvent = { type: "error", message };
   if (status !== undefined) event.statusCode = Number(status);
   return event;
+}
+
+/**
+ * The script of Codex's `/bin/bash -lc '<script>'` wrapper, which it puts around every command:
+ * what the model asked to run, for a live view and a digest. Any other command stays as it is.
+ */
+function unwrapShell(command: string): string {
+  const script = /^(?:\/\S+\/)?(?:bash|sh|zsh) -l?c '((?:[^']|'\\'')*)'$/s.exec(command)?.[1];
+  return script === undefined ? command : script.replaceAll("'\\''", "'");
 }

@@ -26,6 +26,8 @@ export type OpencodeEvent =
       /** The file a write/edit/patch tool touched, as the agent gave it. */
       filePath?: string;
     }
+  /** A tool call began, before its `tool-use` (which comes when it ends): what a live view shows. */
+  | { type: "tool-started"; tool: string; input: string }
   | { type: "step-finish"; reason: string; usage: Usage }
   | {
       type: "error";

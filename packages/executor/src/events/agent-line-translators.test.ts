@@ -68,6 +68,7 @@ describe("ClaudeCodeTranslator", () => {
     );
     expect(events.map((e) => e.type)).toEqual([
       "step-start",
+      "tool-started",
       "tool-use",
       "step-finish",
       "step-start",
@@ -75,18 +76,24 @@ describe("ClaudeCodeTranslator", () => {
       "step-finish",
       "unknown",
     ]);
-    expect(events[1]).toMatchObject({
+    // Told as the call's message ends, before its result: what a live view shows meanwhile.
+    expect(events[1]).toEqual({
+      type: "tool-started",
+      tool: "bash",
+      input: JSON.stringify({ command: "rm -rf /x" }),
+    });
+    expect(events[2]).toMatchObject({
       tool: "bash",
       status: "error",
       error: expect.stringMatching(/^permission denied: /),
     });
-    expect(events[2]).toMatchObject({
+    expect(events[3]).toMatchObject({
       reason: "tool-calls",
       usage: { inputTokens: 10, outputTokens: 3 },
     });
-    expect(events[5]).toMatchObject({ reason: "length", usage: { outputTokens: 9 } });
+    expect(events[6]).toMatchObject({ reason: "length", usage: { outputTokens: 9 } });
     // A line past the limit is counted, never parsed whole.
-    expect(events[6]).toEqual({ type: "unknown", rawType: "oversize", bytes: 500 });
+    expect(events[7]).toEqual({ type: "unknown", rawType: "oversize", bytes: 500 });
     expect(translator.costUsd).toBe(0.25);
   });
 });
@@ -136,9 +143,11 @@ describe("CodexTranslator", () => {
     expect(shape).toEqual([
       "unknown",
       "step-start",
+      "tool-started",
       "bash:completed",
       "finish:tool-calls",
       "step-start",
+      "tool-started",
       "bash:error",
       "apply_patch:completed",
       "finish:tool-calls",
@@ -147,10 +156,30 @@ describe("CodexTranslator", () => {
       "finish:stop",
     ]);
     expect(events[1]).toEqual({ type: "step-start", sessionId: "th" });
+    // Each command is told as it starts, in the terms of its `tool-use`.
+    expect(events[2]).toEqual({ type: "tool-started", tool: "bash", input: "ls" });
+    // Codex's own `bash -lc '…'` around a command is taken off: the script is what was asked.
+    const wrapped = await read(
+      [
+        { type: "turn.started" },
+        {
+          type: "item.started",
+          item: {
+            ...command("3"),
+            command: `/bin/bash -lc 'echo '\\''hi'\\'' > a.txt'`,
+            status: "in_progress",
+          },
+        },
+      ],
+      new CodexTranslator(),
+    );
+    expect(wrapped.filter((e) => e.type === "tool-started")).toEqual([
+      { type: "tool-started", tool: "bash", input: "echo 'hi' > a.txt" },
+    ]);
     expect(events.at(-1)).toMatchObject({
       usage: { inputTokens: 60, cacheReadTokens: 40, outputTokens: 7 },
     });
-    expect(events[6]).toMatchObject({ filePath: "b.txt" });
+    expect(events[8]).toMatchObject({ filePath: "b.txt" });
 
     const failed = await read(
       [
