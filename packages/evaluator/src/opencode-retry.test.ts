@@ -13,8 +13,9 @@ import {
 import { afterEach, describe, expect, it } from "vitest";
 import { createEvaluator } from "./create-evaluator.js";
 
-// The real opencode (its server, a run's default) and the real OpenAI SDK (the judge) over HTTP to the scripted model
-// server: the first attempt is cut off, the evaluator finds it incomplete, the retry finishes.
+// The real opencode (its server, a run's default) and the real OpenAI SDK (the judge) over HTTP to
+// the scripted model server: the first attempt is cut off, the evaluator finds it incomplete, the
+// retry finishes.
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

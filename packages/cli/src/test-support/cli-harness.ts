@@ -255,7 +255,7 @@ export async function scriptedOpencodeServer(server: ModelServer, root: string) 
  * an opencode start's CPU). `requestMaxRetries`: Codex's own retries of a failed request.
  */
 export async function scriptedCodex(server: ModelServer, root: string, requestMaxRetries = 0) {
-  const { cwd, workRoot } = await scriptedSettings(server, root);
+  const { cwd, workRoot } = await scriptedDirectories(root);
   const executor = createCodexExecutor({
     model: "agent",
     workRoot,
@@ -266,10 +266,16 @@ export async function scriptedCodex(server: ModelServer, root: string, requestMa
   return { cwd, workRoot, executor };
 }
 
-async function scriptedSettings(server: ModelServer, root: string) {
+/** `root`'s `work` (a run's cwd) and `attempts` (the executor's work root), made here. */
+async function scriptedDirectories(root: string) {
   const cwd = join(root, "work");
   const workRoot = join(root, "attempts");
   await Promise.all([mkdir(cwd), mkdir(workRoot)]);
+  return { cwd, workRoot };
+}
+
+async function scriptedSettings(server: ModelServer, root: string) {
+  const { cwd, workRoot } = await scriptedDirectories(root);
   const settings = {
     model: "scripted/test-model",
     config: { provider: scriptedOpencodeProvider(server) },

@@ -141,17 +141,13 @@ export class ClaudeCodeTranslator implements AgentLineTranslator {
             : { type: "text", text },
         );
       } else if (block.type === "tool_use" && typeof block.id === "string") {
+        const name = stringify(block.name) || "unknown";
         // Bounded: a call is forgotten once its result comes, and a runaway agent is capped.
-        if (this.tools.size < 1000) {
-          this.tools.set(block.id, {
-            name: stringify(block.name) || "unknown",
-            input: block.input,
-          });
-        }
+        if (this.tools.size < 1000) this.tools.set(block.id, { name, input: block.input });
         // Claude Code runs the call once its message ends: a live view shows it until the result.
         events.push({
           type: "tool-started",
-          tool: (stringify(block.name) || "unknown").toLowerCase(),
+          tool: name.toLowerCase(),
           input: clip(stringify(block.input), this.limits.maxToolIOChars),
         });
       }

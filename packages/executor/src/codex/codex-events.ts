@@ -104,9 +104,7 @@ export class CodexTranslator implements AgentLineTranslator {
   private call(type: string, item: Json): { tool: string; input: string } {
     const max = this.limits.maxToolIOChars;
     if (type === "file_change") {
-      const changes = Array.isArray(item.changes) ? item.changes.filter(isObject) : [];
-      const paths = changes.map((change) => `${stringify(change.kind)} ${stringify(change.path)}`);
-      return { tool: "apply_patch", input: clip(paths.join(", "), max) };
+      return { tool: "apply_patch", input: clip(changesOf(item).map(changeLine).join(", "), max) };
     }
     const tool =
       type === "command_execution"
@@ -125,19 +123,20 @@ export class CodexTranslator implements AgentLineTranslator {
     const max = this.limits.maxToolIOChars;
     const status = item.status === "completed" ? "completed" : "error";
     if (type === "file_change") {
-      const changes = Array.isArray(item.changes) ? item.changes.filter(isObject) : [];
-      return changes.slice(0, 100).map((change) => {
-        const event: OpencodeEvent = {
-          type: "tool-use",
-          tool: "apply_patch",
-          status,
-          input: clip(`${stringify(change.kind)} ${stringify(change.path)}`, max),
-          output: "",
-        };
-        if (typeof change.path === "string") event.filePath = change.path;
-        if (status === "error") event.error = "the patch was not applied";
-        return event;
-      });
+      return changesOf(item)
+        .slice(0, 100)
+        .map((change) => {
+          const event: OpencodeEvent = {
+            type: "tool-use",
+            tool: "apply_patch",
+            status,
+            input: clip(changeLine(change), max),
+            output: "",
+          };
+          if (typeof change.path === "string") event.filePath = change.path;
+          if (status === "error") event.error = "the patch was not applied";
+          return event;
+        });
     }
     const output = clip(stringify(item.aggregated_output ?? item.result), max);
     const event: OpencodeEvent = { type: "tool-use", ...this.call(type, item), status, output };
@@ -170,6 +169,16 @@ function errorEvent(message: string): OpencodeEvent {
   const event: OpencodeEvent = { type: "error", message };
   if (status !== undefined) event.statusCode = Number(status);
   return event;
+}
+
+/** A `file_change` item's changes, each `{ kind, path }`. */
+function changesOf(item: Json): Json[] {
+  return Array.isArray(item.changes) ? item.changes.filter(isObject) : [];
+}
+
+/** One change as a call's input: `add src/a.ts`. */
+function changeLine(change: Json): string {
+  return `${stringify(change.kind)} ${stringify(change.path)}`;
 }
 
 /**
